@@ -1,0 +1,133 @@
+"""engine: an autograd engine whose API mirrors PyTorch's (`import engine as torch`).
+
+This module is the public namespace only: everything here is re-exported.
+"""
+
+import numpy as _numpy
+
+from . import autograd, backend
+from . import ops as _ops  # noqa: F401  (installs the Tensor methods)
+from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .backend import (
+    bool_ as bool,
+)
+from .backend import (
+    device,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_device,
+    get_default_dtype,
+    int32,
+    int64,
+    set_default_device,
+    set_default_dtype,
+    uint8,
+)
+from .ops.creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .ops.functions import (
+    abs,
+    add,
+    all,
+    allclose,
+    amax,
+    any,
+    argmax,
+    argmin,
+    cat,
+    clamp,
+    clip,
+    clone,
+    concat,
+    cos,
+    detach,
+    div,
+    dot,
+    eq,
+    equal,
+    exp,
+    flatten,
+    ge,
+    gt,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    log,
+    log1p,
+    log_softmax,
+    lt,
+    matmul,
+    max,
+    mean,
+    min,
+    mm,
+    mul,
+    mv,
+    ne,
+    neg,
+    norm,
+    numel,
+    permute,
+    pow,
+    reciprocal,
+    relu,
+    reshape,
+    rsub,
+    select,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    std,
+    sub,
+    sum,
+    t,
+    tanh,
+    transpose,
+    unsqueeze,
+    var,
+    where,
+)
+from .tensor import Size, Tensor
+
+float = float32
+double = float64
+half = float16
+long = int64
+
+# PyTorch never warns on division by zero or log(0); neither do we (numpy would).
+_numpy.seterr(all="ignore")
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> "bool":
+    return isinstance(obj, Tensor)

@@ -1,0 +1,26 @@
+"""engine.autograd: the graph machinery, with PyTorch's public names."""
+
+from . import anomaly, grad_mode
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .backward import backward, grad
+from .function import Function, FunctionCtx
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .node import AccumulateGrad, Node
+
+__all__ = [
+    "AccumulateGrad",
+    "Function",
+    "FunctionCtx",
+    "Node",
+    "anomaly",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "grad",
+    "grad_mode",
+    "is_anomaly_enabled",
+    "is_grad_enabled",
+    "no_grad",
+    "set_detect_anomaly",
+    "set_grad_enabled",
+]

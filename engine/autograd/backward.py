@@ -1,0 +1,398 @@
+"""The backward executor: a dependency-counted run over the graph from the roots.
+
+Gradients flow as raw arrays unless `create_graph=True`, when they are Tensors and every
+formula is recorded (so the gradient has a graph of its own). Hooks, retain_grad and
+`autograd.grad`'s capture points are applied as a node's gradients become complete.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from .. import backend
+from . import anomaly, grad_mode
+from .node import AccumulateGrad, edge_of
+
+ndarray = numpy.ndarray
+
+
+def _tensor_cls():
+    from ..tensor import Tensor
+
+    return Tensor
+
+
+def _math(create_graph, sample):
+    from ..ops.namespaces import TENSOR_MATH, array_math
+
+    return TENSOR_MATH if create_graph else array_math(sample)
+
+
+def _as_tensor(g):
+    from ..tensor import wrap
+
+    return wrap(g)
+
+
+def _to_mode(g, create_graph):
+    """A gradient in the executor's representation: Tensor or raw array."""
+    Tensor = _tensor_cls()
+    if create_graph:
+        return g if isinstance(g, Tensor) else _as_tensor(g)
+    return g._data if isinstance(g, Tensor) else g
+
+
+# ---------------------------------------------------------------------- leaf accumulation
+
+
+def accumulate_into(variable, g, create_graph) -> None:
+    """Add g into variable.grad as PyTorch does: in place when no graph is being built."""
+    if g is None:
+        return
+    Tensor = _tensor_cls()
+    if variable._hooks:
+        g = _run_tensor_hooks(variable._hooks, g, create_graph)
+    old = variable._grad
+    if create_graph:
+        g = g if isinstance(g, Tensor) else _as_tensor(g)
+        variable._grad = g if old is None else old + g
+        return
+    if isinstance(g, Tensor):
+        g = g._data
+    if old is None:
+        fresh = _as_tensor(
+            g.copy()
+            if g.__class__ is ndarray or backend.is_array(g)
+            else backend.xp_of(variable._data).asarray(g)
+        )
+        if fresh._data.dtype != variable._data.dtype:
+            fresh._data = fresh._data.astype(variable._data.dtype)
+        variable._grad = fresh
+    elif old.grad_fn is not None or old._rg:
+        variable._grad = old.detach() + _as_tensor(g)
+    else:
+        old._data += g
+        old._vc[0] += 1
+
+
+def _run_tensor_hooks(hooks: dict, g, create_graph):
+    Tensor = _tensor_cls()
+    for hook in list(hooks.values()):
+        as_tensor = g if isinstance(g, Tensor) else _as_tensor(g)
+        result = hook(as_tensor)
+        if result is not None:
+            g = _to_mode(result, create_graph)
+    return g
+
+
+# ------------------------------------------------------------------------------ running
+
+
+class _Capture:
+    """Where `autograd.grad` collects gradients instead of accumulating them."""
+
+    __slots__ = ("points", "results")
+
+    def __init__(self, points):
+        self.points = points  # (node, output_nr) -> position in results
+        self.results = [None] * len(points)
+
+
+def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
+    """Propagate `grads` from `roots` (a list of (node, output_nr)) through the graph.
+
+    `inputs` restricts the work to what reaches those tensors; with `capture` the
+    gradients reaching them are returned instead of being accumulated into `.grad`.
+    """
+    targets = None
+    cap = None
+    if inputs is not None:
+        targets = {}
+        for i, t in enumerate(inputs):
+            targets.setdefault(edge_of(t), []).append(i)
+        if capture:
+            cap = [None] * len(inputs)
+    nodes = _needed_nodes(roots, targets, capture)
+    deps = _dependencies(roots, nodes)
+
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, grads):
+        _add_to_buffer(buffers, node, nr, g)
+    ready = []
+    seen_roots = set()
+    for node, _ in roots:
+        if node not in seen_roots and deps.get(node, 0) == 0:
+            seen_roots.add(node)
+            ready.append(node)
+
+    m = None
+    prev_mode = grad_mode.state[0]
+    grad_mode.state[0] = bool(create_graph)
+    try:
+        while ready:
+            node = ready.pop()
+            slot = buffers.pop(node, None)
+            grads_in = slot if slot is not None else [None] * node.num_outputs
+            grads_in = _before_node(node, grads_in, create_graph)
+            if targets is not None:
+                for nr in range(len(grads_in)):
+                    positions = targets.get((node, nr))
+                    if positions is None:
+                        continue
+                    if capture:
+                        for p in positions:
+                            cap[p] = grads_in[nr]
+                    elif node.__class__ is not AccumulateGrad:
+                        for p in positions:
+                            accumulate_into(inputs[p], grads_in[nr], create_graph)
+            if nodes is not None and node not in nodes:
+                continue
+            if capture and node.__class__ is AccumulateGrad:
+                continue
+            if all(g is None for g in grads_in):
+                outputs = [None] * len(node.next_functions)
+            else:
+                if m is None:
+                    sample = next(g for g in grads_in if g is not None)
+                    m = _math(create_graph, sample)
+                outputs = _call(node, grads_in, m, create_graph)
+            if not retain_graph:
+                node.release()
+            for (child, nr), g in zip(node.next_functions, outputs):
+                if child is None:
+                    continue
+                if nodes is not None and child not in nodes:
+                    continue
+                if g is not None:
+                    _add_to_buffer(buffers, child, nr, g)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    ready.append(child)
+    finally:
+        grad_mode.state[0] = prev_mode
+    return cap
+
+
+def _add_to_buffer(buffers, node, nr, g):
+    slot = buffers.get(node)
+    if slot is None:
+        slot = buffers[node] = [None] * node.num_outputs
+    old = slot[nr]
+    slot[nr] = g if old is None else old + g
+
+
+def _before_node(node, grads, create_graph):
+    """Tensor hooks, retain_grad and node pre-hooks, in PyTorch's order."""
+    if node._tensor_hooks:
+        grads = list(grads)
+        for nr, hooks in node._tensor_hooks.items():
+            if hooks and grads[nr] is not None:
+                grads[nr] = _run_tensor_hooks(hooks, grads[nr], create_graph)
+    if node._retained:
+        for nr, ref in node._retained.items():
+            t = ref()
+            if t is None or grads[nr] is None or t.grad_fn is not node:
+                continue
+            g = grads[nr]
+            g = g.clone() if create_graph else _as_tensor(g.copy())
+            t._grad = g if t._grad is None else t._grad + g
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            result = hook(tuple(_wrap_opt(g) for g in grads))
+            if result is not None:
+                grads = [None if g is None else _to_mode(g, create_graph) for g in result]
+    return grads
+
+
+def _wrap_opt(g):
+    if g is None:
+        return None
+    return g if isinstance(g, _tensor_cls()) else _as_tensor(g)
+
+
+def _call(node, grads, m, create_graph):
+    try:
+        outputs = node.apply(grads, m, create_graph)
+    except Exception:
+        if anomaly.state[0]:
+            anomaly.warn_with_trace(node)
+        raise
+    if anomaly.state[0] and anomaly.state[1]:
+        anomaly.check_nan(node, outputs)
+    if node._post_hooks:
+        wrapped_in = tuple(_wrap_opt(g) for g in outputs)
+        wrapped_out = tuple(_wrap_opt(g) for g in grads)
+        for hook in list(node._post_hooks.values()):
+            result = hook(wrapped_in, wrapped_out)
+            if result is not None:
+                wrapped_in = tuple(result)
+        outputs = [None if g is None else _to_mode(g, create_graph) for g in wrapped_in]
+    return outputs
+
+
+def _dependencies(roots, nodes):
+    """How many edges lead into each node (from nodes that will run)."""
+    deps: dict = {}
+    stack = [node for node, _ in roots]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None or (nodes is not None and child not in nodes):
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps
+
+
+def _needed_nodes(roots, targets, capture):
+    """With `inputs`, only the nodes from which a target can be reached; else None (all)."""
+    if targets is None:
+        return None
+    target_nodes = {node for node, _ in targets}
+    needed: set = set()
+    visited: set = set()
+    for root, _ in roots:
+        if root in visited:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        visited.add(root)
+        while stack:
+            node, children = stack[-1]
+            advanced = False
+            for child, _ in children:
+                if child is not None and child not in visited:
+                    visited.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            if node in target_nodes or any(c in needed for c, _ in node.next_functions if c is not None):
+                needed.add(node)
+    return needed
+
+
+def call_node(node, grads):
+    """`grad_fn(*grads)`: run one node's backward on Tensors, outside any graph run."""
+    grads = [None if g is None else g for g in grads]
+    sample = next((g for g in grads if g is not None), None)
+    m = _math(False, sample._data) if sample is not None else None
+    outputs = node.apply([None if g is None else g._data for g in grads], m, False)
+    wrapped = tuple(_wrap_opt(g) for g in outputs)
+    return wrapped if len(wrapped) != 1 else wrapped[0]
+
+
+# ------------------------------------------------------------------------- public entry
+
+
+def _make_grads(tensors, grad_tensors, create_graph, for_grad):
+    Tensor = _tensor_cls()
+    out = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if g is None:
+            if t._rg and t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
+                )
+            g = backend.xp_of(t._data).ones_like(t._data)
+        else:
+            if not isinstance(g, Tensor):
+                from ..ops.creation import tensor
+
+                g = tensor(g, dtype=t.dtype)
+            if g.shape != t.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                    f"has a shape of {t.shape}."
+                )
+        out.append(_to_mode(g, create_graph))
+    return out
+
+
+def _roots(tensors):
+    roots = []
+    for i, t in enumerate(tensors):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(edge_of(t))
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """engine.autograd.backward: accumulate d(sum of tensors . grad_tensors)/d(leaf) into .grad."""
+    Tensor = _tensor_cls()
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    tensors = tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    elif isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(
+            f"grad_tensors has {len(grad_tensors)} elements, but tensors has {len(tensors)} elements"
+        )
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    roots = _roots(tensors)
+    grads = _make_grads(tensors, grad_tensors, create_graph, False)
+    run(roots, grads, retain_graph, create_graph, inputs=inputs, capture=False)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
+    """engine.autograd.grad: the gradients of outputs w.r.t. inputs, returned, not accumulated."""
+    Tensor = _tensor_cls()
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    single_input = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single_input else tuple(inputs)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _roots(outputs)
+    grads = _make_grads(outputs, grad_outputs, create_graph, True)
+    captured = run(roots, grads, retain_graph, create_graph, inputs=inputs, capture=True)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+
+                g = zeros_like(t)
+            result.append(g)
+            continue
+        result.append(g if isinstance(g, Tensor) else _as_tensor(g))
+    return tuple(result)

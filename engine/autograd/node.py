@@ -1,0 +1,157 @@
+"""Graph nodes (`grad_fn`): edges to the next nodes, saved tensors, hooks, AccumulateGrad."""
+
+from __future__ import annotations
+
+import weakref
+from itertools import count
+
+from . import anomaly
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class RemovableHandle:
+    """Returned by every register_*hook; `remove()` unregisters the hook."""
+
+    _ids = count()
+    __slots__ = ("_hooks", "id")
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def add_hook(hooks: dict, fn) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class Node:
+    """A backward function. Subclasses implement `apply(grads, m, create_graph)`.
+
+    `grads` holds one gradient per output of the forward op (None when no gradient
+    reached that output); `apply` returns one gradient per entry of `next_functions`.
+    `m` is the math namespace the gradients live in: raw arrays, or Tensors when the
+    backward itself is being recorded (`create_graph=True`).
+    """
+
+    __slots__ = (
+        "next_functions",
+        "_pre_hooks",
+        "_post_hooks",
+        "_tensor_hooks",
+        "_retained",
+        "_trace",
+        "__weakref__",
+    )
+    num_outputs = 1
+    saved_names: tuple = ()
+
+    def __init__(self, next_functions=()):
+        self.next_functions = next_functions
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_hooks = None
+        self._retained = None
+        self._trace = anomaly.creation_trace() if anomaly.state[0] else None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    def __call__(self, *grads):
+        """Run this node's backward on Tensors directly, as torch's `grad_fn(...)` does."""
+        from .backward import call_node
+
+        return call_node(self, grads)
+
+    def apply(self, grads, m, create_graph):
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved buffers once backward no longer needs them."""
+
+    # hooks on the node itself -------------------------------------------------
+    def register_hook(self, fn) -> RemovableHandle:
+        """fn(grad_inputs, grad_outputs) -> None or replacement grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """fn(grad_outputs) -> None or replacement grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks, fn)
+
+    # hooks registered through a tensor that this node produced -----------------
+    def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return add_hook(self._tensor_hooks.setdefault(output_nr, {}), fn)
+
+    def _retain(self, tensor) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[tensor._output_nr] = weakref.ref(tensor)
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(())
+        self.variable = variable
+
+    def name(self) -> str:
+        return "engine::autograd::AccumulateGrad"
+
+    def apply(self, grads, m, create_graph):
+        from .backward import accumulate_into
+
+        accumulate_into(self.variable, grads[0], create_graph)
+        return ()
+
+
+def accumulator_of(tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, shared by every graph that uses the leaf while alive."""
+    ref = tensor._acc
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._acc = weakref.ref(node)
+    return node
+
+
+def edge_of(tensor):
+    """The (node, output_nr) pair a gradient for `tensor` flows into."""
+    fn = tensor.grad_fn
+    if fn is not None:
+        return (fn, tensor._output_nr)
+    if tensor._rg:
+        return (accumulator_of(tensor), 0)
+    return (None, 0)

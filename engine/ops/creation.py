@@ -1,0 +1,226 @@
+"""Tensor creation: `tensor`, `ones`, `randn`, ... on the default or a given device."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy
+
+from .. import backend
+from ..tensor import Tensor, wrap
+
+
+def _device(device) -> backend.device:
+    return backend.get_default_device() if device is None else backend.device(device)
+
+
+def _dtype(dtype, default=None) -> backend.dtype:
+    if dtype is None:
+        return default or backend.get_default_dtype()
+    if isinstance(dtype, backend.dtype):
+        return dtype
+    return backend.dtype_of(numpy.empty(0, dtype=dtype))
+
+
+def _infer_dtype(values) -> backend.dtype:
+    """What torch.tensor infers from Python data: bool < int64 < default float."""
+    kind = "b"
+    stack = [values]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, Tensor):
+            return v.dtype if kind == "b" or not v.dtype.is_floating_point else v.dtype
+        elif isinstance(v, (bool, numpy.bool_)):
+            continue
+        elif isinstance(v, numbers.Integral):
+            kind = "i" if kind == "b" else kind
+        elif isinstance(v, numbers.Real):
+            return backend.get_default_dtype()
+        else:
+            raise TypeError(f"Could not infer dtype of {type(v).__name__}")
+    return backend.bool_ if kind == "b" else backend.int64
+
+
+def as_array(data, dtype=None, device=None):
+    """An array on `device` holding `data` (copied), with torch's dtype inference."""
+    dev = _device(device)
+    xp = backend.xp_for(dev)
+    if isinstance(data, Tensor):
+        array = data._data
+        dt = _dtype(dtype, data.dtype)
+    elif backend.is_array(data):
+        array = data
+        dt = _dtype(
+            dtype,
+            backend.dtype_of(numpy.asarray(data))
+            if isinstance(data, numpy.generic)
+            else backend.dtype_of(data),
+        )
+    else:
+        if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(data)):
+            data = _unwrap_nested(data)
+        dt = _dtype(dtype, _infer_dtype(data))
+        array = numpy.asarray(data, dtype=dt.np)
+    array = backend.to_device(array, dev) if backend.device_of(array) != dev else array
+    return xp.array(array, dtype=dt.np, copy=True)
+
+
+def _flat(data):
+    for v in data:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _unwrap_nested(data):
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(v) for v in data]
+    if isinstance(data, Tensor):
+        return data.item() if data.dim() == 0 else data.tolist()
+    return data
+
+
+def _finish(array, requires_grad) -> Tensor:
+    out = wrap(array)
+    if requires_grad:
+        if not out.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        out._rg = True
+    return out
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(as_array(data, dtype, device), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype in (None, data.dtype) and device in (None, data.device):
+        return data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array) -> Tensor:
+    """Shares memory with the array, as torch.from_numpy does."""
+    return wrap(array)
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(n) for n in size)
+
+
+def _filled(fill, size, dtype, device, requires_grad, default=None):
+    dt = _dtype(dtype, default)
+    xp = backend.xp_for(_device(device))
+    return _finish(xp.full(_size(size), fill, dtype=dt.np), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    default = _infer_dtype(fill_value) if dtype is None else None
+    return _filled(
+        fill_value, (size,) if isinstance(size, int) else tuple(size), dtype, device, requires_grad, default
+    )
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    xp = backend.xp_for(_device(device))
+    return _finish(xp.eye(n, n if m is None else m, dtype=_dtype(dtype).np), requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    default = _infer_dtype([start, end, step])
+    dt = _dtype(dtype, default)
+    xp = backend.xp_for(_device(device))
+    return _finish(xp.arange(start, end, step).astype(dt.np), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    xp = backend.xp_for(_device(device))
+    return _finish(xp.linspace(start, end, steps).astype(_dtype(dtype).np), requires_grad)
+
+
+def _random(kind, size, dtype, device, requires_grad, generator=None):
+    dev = _device(device)
+    dt = _dtype(dtype)
+    gen = backend.generator(dev)
+    shape = _size(size)
+    if kind == "normal":
+        array = (
+            gen.standard_normal(shape, dtype=dt.np)
+            if dt.np.itemsize >= 4
+            else gen.standard_normal(shape).astype(dt.np)
+        )
+    else:
+        array = gen.random(shape, dtype=dt.np) if dt.np.itemsize >= 4 else gen.random(shape).astype(dt.np)
+    return _finish(array, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _random("uniform", size, dtype, device, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _random("normal", size, dtype, device, requires_grad)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    gen = backend.generator(_device(device))
+    array = gen.integers(low, high, size=tuple(size))
+    return wrap(array.astype(_dtype(dtype, backend.int64).np))
+
+
+def randperm(n, *, dtype=None, device=None) -> Tensor:
+    gen = backend.generator(_device(device))
+    return wrap(gen.permutation(n).astype(_dtype(dtype, backend.int64).np))
+
+
+def _like(maker):
+    def like(t, *, dtype=None, device=None, requires_grad=False, **kwargs):
+        return maker(
+            t.shape,
+            dtype=dtype or t.dtype,
+            device=device or t.device,
+            requires_grad=requires_grad,
+            **kwargs,
+        )
+
+    like.__name__ = maker.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(
+        t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad
+    )
+
+
+def manual_seed(seed: int):
+    backend.manual_seed(seed)
+    return None

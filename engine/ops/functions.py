@@ -1,0 +1,757 @@
+"""The functional API (`engine.exp`, `Tensor.sum`, ...): argument handling, then a table row.
+
+Each function turns PyTorch-style arguments (dims, keepdim, scalars on either side)
+into one `apply_op` call on a row of derivatives.py. Views also record how to
+re-derive themselves from their base, for in-place ops through them (inplace.py).
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import numbers
+
+import numpy
+
+from .. import backend
+from ..autograd import grad_mode
+from ..tensor import Tensor, wrap
+from . import derivatives as D
+from .op import apply_op
+
+ndarray = numpy.ndarray
+return_types_max = collections.namedtuple("max", ["values", "indices"])
+return_types_min = collections.namedtuple("min", ["values", "indices"])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def as_operand(x):
+    """Tensors pass; Python numbers stay scalars (like torch's wrapped numbers); arrays wrap."""
+    if isinstance(x, (Tensor, numbers.Number)):
+        return x
+    if backend.is_array(x):
+        return wrap(x)
+    from .creation import tensor
+
+    return tensor(x)
+
+
+def check_same_device(a: Tensor, b: Tensor) -> None:
+    if a._data.__class__ is not b._data.__class__ and a.device != b.device:
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{a.device} and {b.device}!"
+        )
+
+
+def broadcast_check(a, b) -> None:
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        check_same_device(a, b)
+        sa, sb = a._data.shape, b._data.shape
+        if sa != sb:
+            for i, (x, y) in enumerate(zip(reversed(sa), reversed(sb))):
+                if x != y and x != 1 and y != 1:
+                    dim = builtins.max(len(sa), len(sb)) - 1 - i
+                    raise RuntimeError(
+                        f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                        f"at non-singleton dimension {dim}"
+                    )
+
+
+def norm_dim(dim: int, ndim: int) -> int:
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
+
+
+def norm_dims(dim, ndim: int) -> tuple:
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        return tuple(sorted({norm_dim(d, ndim) for d in dim}))
+    return (norm_dim(dim, ndim),)
+
+
+def _binary(op, a, b, attrs=()):
+    b = as_operand(b)
+    broadcast_check(a, b)
+    return apply_op(op, (a, b), attrs)
+
+
+# -------------------------------------------------------------------------- arithmetic
+
+
+def add(a, b, *, alpha=1):
+    a = as_operand(a)
+    if not isinstance(a, Tensor):
+        return add(b, a) if alpha == 1 else add(as_operand(b) * alpha, a)
+    return _binary(D.ADD, a, b, (alpha,))
+
+
+def sub(a, b, *, alpha=1):
+    a = as_operand(a)
+    if not isinstance(a, Tensor):
+        return rsub(b, a, alpha=alpha)
+    return _binary(D.SUB, a, b, (alpha,))
+
+
+def rsub(a, other, *, alpha=1):
+    if isinstance(other, Tensor):
+        return sub(other, a, alpha=alpha)
+    return apply_op(D.RSUB, (a,), (other, alpha))
+
+
+def mul(a, b):
+    a = as_operand(a)
+    if not isinstance(a, Tensor):
+        return mul(b, a)
+    return _binary(D.MUL, a, b)
+
+
+def div(a, b, *, rounding_mode=None):
+    a = as_operand(a)
+    if not isinstance(a, Tensor):
+        return mul(reciprocal(b), a)
+    if rounding_mode is not None:
+        data = a._data / (b._data if isinstance(b, Tensor) else b)
+        data = numpy.floor(data) if rounding_mode == "floor" else numpy.trunc(data)
+        return wrap(data.astype(a._data.dtype))
+    out = _binary(D.DIV, a, b)
+    if not out.dtype.is_floating_point:  # int / int is true division in torch, float32
+        out._data = out._data.astype(backend.get_default_dtype().np)
+    return out
+
+
+true_divide = divide = div
+multiply = mul
+subtract = sub
+
+
+def neg(a):
+    return apply_op(D.NEG, (a,))
+
+
+negative = neg
+
+
+def reciprocal(a):
+    return apply_op(D.RECIPROCAL, (as_operand(a),))
+
+
+def pow(a, exponent):
+    if not isinstance(a, Tensor):
+        return apply_op(D.RPOW, (as_operand(exponent),), (a,))
+    if isinstance(exponent, Tensor):
+        broadcast_check(a, exponent)
+        return apply_op(D.POW_TENSOR, (a, exponent))
+    return apply_op(D.POW_SCALAR, (a,), (exponent,))
+
+
+def matmul(a, b):
+    b = as_operand(b)
+    check_same_device(a, b)
+    na, nb = a.dim(), b.dim()
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
+    if na == 1 and nb == 1:
+        if a.shape != b.shape:
+            n, k = a.shape[0], b.shape[0]
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{n}] and src [{k}] to have the same "
+                f"number of elements, but got {n} and {k} elements respectively"
+            )
+        return apply_op(D.DOT, (a, b))
+    if na == 2 and nb == 1:
+        n, k = a.shape
+        _check_mm(
+            a.shape, (b.shape[0], 1), f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({b.shape[0]})"
+        )
+        return apply_op(D.MV, (a, b))
+    if na == 1 and nb == 2:
+        return squeeze(mm(unsqueeze(a, 0), b), 0, _name="SqueezeBackward4")
+    if na == 2 and nb == 2:
+        return mm(a, b)
+    left = unsqueeze(a, 0) if na == 1 else a
+    right = unsqueeze(b, -1) if nb == 1 else b
+    if left.shape[-1] != right.shape[-2]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{right.shape[0]}, {left.shape[-1]}] but got: [{right.shape[0]}, {right.shape[-2]}]."
+        )
+    out = apply_op(D.BMM, (left, right))
+    if na == 1:
+        out = squeeze(out, -2, _name="SqueezeBackward4")
+    if nb == 1:
+        out = squeeze(out, -1, _name="SqueezeBackward4")
+    return _view(D.UNSAFE_VIEW, out, (out.shape, out.shape))
+
+
+def _check_mm(sa, sb, message=None):
+    if sa[1] != sb[0]:
+        raise RuntimeError(
+            message or f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
+        )
+
+
+def mm(a, b):
+    if a.dim() != 2 or b.dim() != 2:
+        raise RuntimeError("self must be a matrix" if a.dim() != 2 else "mat2 must be a matrix")
+    check_same_device(a, b)
+    _check_mm(a.shape, b.shape)
+    return apply_op(D.MM, (a, b))
+
+
+def dot(a, b):
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    return matmul(a, b)
+
+
+def mv(a, v):
+    return matmul(a, v)
+
+
+# ---------------------------------------------------------------------------- pointwise
+
+
+def _unary(op):
+    def fn(a):
+        return apply_op(op, (a,))
+
+    return fn
+
+
+exp = _unary(D.EXP)
+log = _unary(D.LOG)
+log1p = _unary(D.LOG1P)
+sqrt = _unary(D.SQRT)
+sin = _unary(D.SIN)
+cos = _unary(D.COS)
+tanh = _unary(D.TANH)
+sigmoid = _unary(D.SIGMOID)
+relu = _unary(D.RELU)
+abs = _unary(D.ABS)
+sign = _unary(D.SIGN)
+clone = _unary(D.CLONE)
+for _fn, _name in (
+    (exp, "exp"),
+    (log, "log"),
+    (log1p, "log1p"),
+    (sqrt, "sqrt"),
+    (sin, "sin"),
+    (cos, "cos"),
+    (tanh, "tanh"),
+    (sigmoid, "sigmoid"),
+    (relu, "relu"),
+    (abs, "abs"),
+    (sign, "sign"),
+    (clone, "clone"),
+):
+    _fn.__name__ = _fn.__qualname__ = _name
+
+
+def square(a):
+    return pow(a, 2)
+
+
+def clamp(a, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return apply_op(D.CLAMP, (a,), (min, max))
+
+
+clip = clamp
+
+
+def where(condition, a, b):
+    cond = condition._data if isinstance(condition, Tensor) else condition
+    a, b = as_operand(a), as_operand(b)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return wrap(backend.xp_of(cond).where(cond, a, b))
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        check_same_device(a, b)
+    return apply_op(D.WHERE, (a, b), (cond,))
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def sum(a, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        a = a.to(dtype)
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0 and not keepdim):
+        out = apply_op(D.SUM, (a,), (a.shape,))
+    else:
+        out = apply_op(D.SUM_DIM, (a,), (a.shape, norm_dims(dim, a.dim()), keepdim))
+    return out
+
+
+def mean(a, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        a = a.to(dtype)
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {a.dtype.name.capitalize()}"
+        )
+    if dim is None:
+        return apply_op(D.MEAN, (a,), (a.shape, a.numel()))
+    return apply_op(D.MEAN_DIM, (a,), (a.shape, norm_dims(dim, a.dim()), keepdim))
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):  # var(unbiased) positional form
+        dim, unbiased = None, dim
+    dims = norm_dims(dim, a.dim())
+    return apply_op(D.VAR, (a,), (dims, _correction(unbiased, correction), keepdim))
+
+
+def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    dims = norm_dims(dim, a.dim())
+    return apply_op(D.STD, (a,), (dims, _correction(unbiased, correction), keepdim))
+
+
+def _extreme(a, dim, keepdim, full_op, dim_op, argfn, result_type):
+    if dim is None:
+        if isinstance(keepdim, Tensor):
+            raise NotImplementedError("elementwise maximum/minimum is not supported; use where()")
+        if a.numel() == 0:
+            raise RuntimeError(
+                "max(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return apply_op(full_op, (a,))
+    if isinstance(dim, Tensor):
+        raise NotImplementedError("elementwise maximum/minimum is not supported; use where()")
+    d = norm_dim(dim, a.dim())
+    data = a._data
+    idx = argfn(data, axis=d, keepdims=True) if data.ndim else data.__class__(0)
+    key = _grid_key(data.shape, d, idx, backend.xp_of(data))
+    values = apply_op(dim_op, (a,), (a.shape, d, keepdim, key))
+    indices = wrap(idx if keepdim or data.ndim == 0 else idx.squeeze(d))
+    return result_type(values, indices)
+
+
+def _grid_key(shape, dim, idx, xp):
+    """An advanced-indexing key that picks idx[...] along `dim` (what gather would)."""
+    key = []
+    for d, n in enumerate(shape):
+        if d == dim:
+            key.append(idx)
+        else:
+            view = [1] * len(shape)
+            view[d] = n
+            key.append(xp.arange(n).reshape(view))
+    return tuple(key)
+
+
+def max(a, dim=None, keepdim=False):
+    return _extreme(a, dim, keepdim, D.MAX, D.MAX_DIM, lambda x, **k: x.argmax(**k), return_types_max)
+
+
+def min(a, dim=None, keepdim=False):
+    return _extreme(a, dim, keepdim, D.MIN, D.MIN_DIM, lambda x, **k: x.argmin(**k), return_types_min)
+
+
+def amax(a, dim=None, keepdim=False):
+    return max(a) if dim is None else max(a, dim, keepdim).values
+
+
+def argmax(a, dim=None, keepdim=False):
+    if dim is None:
+        return wrap(numpy.int64(a._data.argmax()))
+    return wrap(a._data.argmax(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
+
+
+def argmin(a, dim=None, keepdim=False):
+    if dim is None:
+        return wrap(numpy.int64(a._data.argmin()))
+    return wrap(a._data.argmin(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
+
+
+def norm(a, p="fro", dim=None, keepdim=False):
+    if p == "fro" or p is None:
+        p = 2
+    if p in (float("inf"), float("-inf")) or p <= 0:
+        raise ValueError(f"norm: only finite p > 0 is supported here, got p={p}")
+    return apply_op(D.NORM, (a,), (p, norm_dims(dim, a.dim()), keepdim))
+
+
+def softmax(a, dim, dtype=None):
+    if dtype is not None:
+        a = a.to(dtype)
+    return apply_op(D.SOFTMAX, (a,), (norm_dim(dim, a.dim()),))
+
+
+def log_softmax(a, dim, dtype=None):
+    if dtype is not None:
+        a = a.to(dtype)
+    return apply_op(D.LOG_SOFTMAX, (a,), (norm_dim(dim, a.dim()),))
+
+
+# ------------------------------------------------------------------------------- views
+
+
+def _view(op, a, attrs):
+    """Apply a view op: the result shares storage, version counter and base with `a`."""
+    out = apply_op(op, (a,), attrs)
+    if a._rg and not out._rg:  # a view made under no_grad still requires grad, as in torch
+        out._rg = True
+    base = a._base if a._base is not None else a
+    out._vc = a._vc
+    out._base = base
+    parent_fn = a._view_fn
+    forward = op.forward
+
+    def view_fn(xp, array):
+        return forward(xp, parent_fn(xp, array) if parent_fn else array, *attrs)
+
+    out._view_fn = view_fn
+    return out
+
+
+def _view_of(a, view_fn):
+    """A view of `a` given by an arbitrary view function (used by CopySlices)."""
+    return _view(D.AS_STRIDED, a, (a.shape, view_fn))
+
+
+def _infer_shape(shape, numel) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(n) for n in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = 1
+        for n in shape:
+            if n != -1:
+                known *= n
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
+        shape = tuple(numel // known if n == -1 else n for n in shape)
+    total = 1
+    for n in shape:
+        total *= n
+    if total != numel:
+        raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
+    return shape
+
+
+def _can_view(data, shape) -> bool:
+    try:
+        data.reshape(shape, copy=False)
+    except (ValueError, TypeError, AttributeError):
+        return data.flags.c_contiguous
+    return True
+
+
+def view(a, *shape):
+    if len(shape) == 1 and isinstance(shape[0], backend.dtype):
+        raise NotImplementedError("view(dtype) is not supported")
+    new = _infer_shape(shape, a.numel())
+    if not _can_view(a._data, new):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return _view(D.VIEW, a, (a.shape, new))
+
+
+def reshape(a, *shape):
+    new = _infer_shape(shape, a.numel())
+    if _can_view(a._data, new):
+        return _view(D.VIEW, a, (a.shape, new))
+    copied = clone(a)
+    return apply_op(D.UNSAFE_VIEW, (copied,), (a.shape, new))
+
+
+def view_as(a, other):
+    return view(a, other.shape)
+
+
+def reshape_as(a, other):
+    return reshape(a, other.shape)
+
+
+def flatten(a, start_dim=0, end_dim=-1):
+    if a.dim() == 0:
+        return reshape(a, 1)
+    s, e = norm_dim(start_dim, a.dim()), norm_dim(end_dim, a.dim())
+    if s == e:
+        return a
+    shape = a.shape
+    n = 1
+    for d in shape[s : e + 1]:
+        n *= d
+    return reshape(a, shape[:s] + (n,) + shape[e + 1 :])
+
+
+def t(a):
+    if a.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.dim()}D")
+    return _view(D.T, a, ())
+
+
+def transpose(a, dim0, dim1):
+    n = a.dim()
+    return _view(D.TRANSPOSE, a, (norm_dim(dim0, n), norm_dim(dim1, n)))
+
+
+swapaxes = transpose
+
+
+def permute(a, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    n = a.dim()
+    dims = tuple(norm_dim(d, n) for d in dims)
+    if sorted(dims) != list(range(n)):
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not "
+            "match the length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{n} is not equal to len(dims) = {len(dims)}"
+        )
+    inverse = tuple(sorted(range(n), key=dims.__getitem__))
+    return _view(D.PERMUTE, a, (dims, inverse))
+
+
+def expand(a, *sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    shape = a.shape
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{{list(shape)}}}, size=[{', '.join(map(str, sizes))}]): the "
+            "number of sizes provided must be greater or equal to the number of dimensions in the tensor"
+        )
+    new = []
+    for i, n in enumerate(sizes):
+        old = shape[i - lead] if i >= lead else 1
+        if n == -1:
+            n = old
+        elif old != 1 and old != n:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({n}) must match the existing size ({old}) at "
+                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
+                f"Tensor sizes: [{', '.join(map(str, shape))}]"
+            )
+        new.append(int(n))
+    return _view(D.EXPAND, a, (shape, tuple(new)))
+
+
+def expand_as(a, other):
+    return expand(a, other.shape)
+
+
+def squeeze(a, dim=None, _name=None):
+    shape = a.shape
+    if dim is None:
+        name = _name or "SqueezeBackward0"
+        new = tuple(n for n in shape if n != 1)
+    else:
+        dims = norm_dims(dim, a.dim())
+        name = _name or ("SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
+        new = tuple(n for d, n in enumerate(shape) if not (d in dims and n == 1))
+    return _view(D.SQUEEZE[name], a, (shape, new))
+
+
+def unsqueeze(a, dim):
+    shape = a.shape
+    d = norm_dim(dim, a.dim() + 1)
+    new = shape[:d] + (1,) + shape[d:]
+    return _view(D.SQUEEZE["UnsqueezeBackward0"], a, (shape, new))
+
+
+def select(a, dim, index):
+    d = norm_dim(dim, a.dim())
+    size = a.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    index = index % size
+    key = (slice(None),) * d + (index, Ellipsis)  # Ellipsis: numpy returns a view, not a scalar
+    return _view(D.SELECT, a, (a.shape, d, index, key))
+
+
+def narrow(a, dim, start, length):
+    d = norm_dim(dim, a.dim())
+    return _slice(a, d, start, start + length, 1)
+
+
+def _slice(a, d, start, end, step):
+    key = (slice(None),) * d + (slice(start, end, step),)
+    return _view(D.SLICE, a, (a.shape, d, start, end, step, key))
+
+
+# ----------------------------------------------------------------------------- indexing
+
+
+def _is_advanced(item) -> bool:
+    if isinstance(item, Tensor):
+        return item.dim() > 0 or item.dtype.name == "bool"
+    return (
+        isinstance(item, (list, ndarray))
+        or backend.is_array(item)
+        and item.ndim > 0
+        or isinstance(item, bool)
+    )
+
+
+def _array_key(item):
+    if isinstance(item, Tensor):
+        return item._data
+    if isinstance(item, list):
+        return numpy.asarray(item)
+    return item
+
+
+def getitem(a, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    if builtins.any(_is_advanced(k) for k in key):
+        array_key = tuple(_array_key(k) for k in key)
+        if len(array_key) == 1:
+            array_key = array_key[0]
+        return apply_op(D.INDEX, (a,), (a.shape, array_key))
+    out = a
+    dim = 0
+    specified = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    for k in key:
+        if k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif k is Ellipsis:
+            dim += a.dim() - specified
+        elif isinstance(k, slice):
+            size = out.shape[dim]
+            start, stop, step = k.indices(size)
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            if (start, stop, step) != (0, size, 1):
+                out = _slice(out, dim, start, builtins.max(stop, start), step)
+            dim += 1
+        else:
+            index = int(k)
+            if dim >= out.dim():
+                raise IndexError(f"too many indices for tensor of dimension {a.dim()}")
+            out = select(out, dim, index)
+    if out is a:
+        out = _view(D.ALIAS, a, ())
+    return out
+
+
+def index_grad(g, shape, key, basic):
+    """Zeros of `shape` with g placed at `key`, as a differentiable op (double backward)."""
+    return apply_op(D.INDEX_GRAD, (g,), (tuple(shape), key, basic))
+
+
+# ---------------------------------------------------------------------------- joining
+
+
+def cat(tensors, dim=0):
+    tensors = [as_operand(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    d = norm_dim(dim, tensors[0].dim())
+    for t_ in tensors[1:]:
+        check_same_device(tensors[0], t_)
+    sizes = tuple(t_.shape[d] for t_ in tensors)
+    return apply_op(D.CAT, tuple(tensors), (d, sizes))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = [as_operand(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, t_ in enumerate(tensors[1:], 1):
+        if t_.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                f"and {list(t_.shape)} at entry {i}"
+            )
+    d = norm_dim(dim, len(shape) + 1)
+    return apply_op(D.STACK, tuple(tensors), (d, len(tensors)))
+
+
+# ------------------------------------------------------------------------- comparisons
+
+
+def _compare(ufunc_name):
+    def fn(a, b):
+        b = b._data if isinstance(b, Tensor) else b
+        return wrap(getattr(backend.xp_of(a._data), ufunc_name)(a._data, b))
+
+    fn.__name__ = ufunc_name
+    return fn
+
+
+eq = _compare("equal")
+ne = _compare("not_equal")
+lt = _compare("less")
+le = _compare("less_equal")
+gt = _compare("greater")
+ge = _compare("greater_equal")
+logical_and = _compare("logical_and")
+logical_or = _compare("logical_or")
+logical_xor = _compare("logical_xor")
+
+
+def logical_not(a):
+    return wrap(backend.xp_of(a._data).logical_not(a._data))
+
+
+def isnan(a):
+    return wrap(backend.xp_of(a._data).isnan(a._data))
+
+
+def isinf(a):
+    return wrap(backend.xp_of(a._data).isinf(a._data))
+
+
+def isfinite(a):
+    return wrap(backend.xp_of(a._data).isfinite(a._data))
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(backend.xp_of(a._data).allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(a, b) -> bool:
+    return a.shape == b.shape and bool((a._data == b._data).all())
+
+
+def all(a, dim=None):
+    return wrap(a._data.all() if dim is None else a._data.all(axis=dim))
+
+
+def any(a, dim=None):
+    return wrap(a._data.any() if dim is None else a._data.any(axis=dim))
+
+
+def detach(a):
+    return a.detach()
+
+
+def numel(a) -> int:
+    return a.numel()
+
+
+def is_grad_enabled() -> bool:
+    return grad_mode.state[0]

@@ -1,0 +1,213 @@
+"""In-place ops: write into the tensor's storage, bump its version, rebase its history.
+
+An in-place op runs the out-of-place row of the table on a snapshot of the tensor's old
+value and graph position, writes the result into the storage, and makes the new node
+the tensor's grad_fn. Through a view, the base's history is rebased too (CopySlices),
+as PyTorch does, so gradients stay right whichever tensor the user differentiates.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from .. import backend
+from ..autograd import anomaly, grad_mode
+from ..autograd.node import Node, edge_of
+from ..tensor import Tensor, wrap
+from . import derivatives as D
+from .op import apply_op, new_node
+
+LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch refuses in-place ops on leaves that require grad (outside no_grad)."""
+    if not grad_mode.state[0]:
+        return
+    base = t._base
+    if base is not None and base._rg and base.grad_fn is None:
+        raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+    if t._rg and t.grad_fn is None:
+        raise RuntimeError(LEAF_MESSAGE)
+
+
+def _write(t: Tensor, data) -> None:
+    dst = t._data
+    if data.shape != dst.shape:
+        raise RuntimeError(
+            f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(data.shape)}"
+        )
+    if data.dtype != dst.dtype and not numpy.can_cast(data.dtype, dst.dtype, "same_kind"):
+        raise RuntimeError(
+            f"result type {_torch_type(data.dtype)} can't be cast to the desired output type "
+            f"{_torch_type(dst.dtype)}"
+        )
+    dst[...] = data
+
+
+def _torch_type(np_dtype) -> str:
+    names = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool", "int32": "Int"}
+    return names.get(str(np_dtype), str(np_dtype))
+
+
+def _bump(t: Tensor) -> None:
+    t._vc[0] += 1
+    if anomaly.state[0]:
+        anomaly.record_bump(t)
+
+
+def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tensor:
+    """`t.op_(*others)`: the out-of-place row of `op`, written back into `t`."""
+    check_inplace(t)
+    recording = grad_mode.state[0] and (t._rg or any(isinstance(x, Tensor) and x._rg for x in others))
+    if not recording:
+        datas = [x._data if isinstance(x, Tensor) else x for x in others]
+        _write(t, backend.xp_of(t._data).asarray(op.forward(backend.xp_of(t._data), t._data, *datas, *attrs)))
+        _bump(t)
+        return t
+    snapshot = _snapshot(t)
+    result = apply_op(op, (snapshot, *others), attrs)
+    _write(t, result._data)
+    _bump(t)
+    node = result.grad_fn
+    if node._saved:
+        # A saved result must be `t` itself at its new version, so a later change is caught.
+        node._saved = [t if v is result else v for v in node._saved]
+        node._versions = [t._vc[0] if v is t else ver for v, ver in zip(node._saved, node._versions)]
+    if t._base is None:
+        _rebase(t, node)
+    else:
+        _rebase_view(t, node)
+    return t
+
+
+def _snapshot(t: Tensor) -> Tensor:
+    """The tensor's value and graph position before the in-place op."""
+    old = wrap(t._data.copy())
+    old.grad_fn = t.grad_fn
+    old._output_nr = t._output_nr
+    old._rg = t._rg
+    return old
+
+
+def _rebase(t: Tensor, node: Node) -> None:
+    retained = t._retains_grad
+    t.grad_fn = node
+    t._output_nr = 0
+    t._rg = True
+    if retained:
+        node._retain(t)
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op on one of its views, as PyTorch names it."""
+
+    __slots__ = ("view_fn", "fn")
+
+    def name(self) -> str:
+        return "engine::autograd::CopySlices"
+
+    def apply(self, grads, m, create_graph):
+        g = grads[0]
+        if g is None:
+            return [None] * len(self.next_functions)
+        if create_graph:
+            result = g.clone()
+            region = result._view_of(self.view_fn)
+            inner = self.fn.apply([region.clone()], m, True)
+            region.copy_(inner[0] if inner[0] is not None else region.new_zeros(region.shape))
+        else:
+            result = g.copy()
+            region = self.view_fn(m.xp, result)
+            inner = self.fn.apply([region.copy()], m, False)
+            region[...] = inner[0] if inner[0] is not None else 0
+        return [result, *inner[1:]]
+
+    def release(self) -> None:
+        self.fn.release()
+
+
+def _rebase_view(view: Tensor, node: Node) -> None:
+    base = view._base
+    copy_slices = CopySlices((edge_of(base), *node.next_functions[1:]))
+    copy_slices.view_fn = view._view_fn
+    copy_slices.fn = node
+    _rebase(base, copy_slices)
+    as_strided = new_node(D.AS_STRIDED.node, ((copy_slices, 0),), (), (base.shape, view._view_fn))
+    _rebase(view, as_strided)
+
+
+# --------------------------------------------------------------------- the in-place API
+
+
+def _operand(x):
+    from .functions import as_operand
+
+    return as_operand(x)
+
+
+def add_(t, other, *, alpha=1):
+    return apply_inplace(t, D.ADD, (_operand(other),), (alpha,))
+
+
+def sub_(t, other, *, alpha=1):
+    return apply_inplace(t, D.SUB, (_operand(other),), (alpha,))
+
+
+def mul_(t, other):
+    return apply_inplace(t, D.MUL, (_operand(other),))
+
+
+def div_(t, other):
+    return apply_inplace(t, D.DIV, (_operand(other),))
+
+
+def pow_(t, exponent):
+    if isinstance(exponent, Tensor):
+        return apply_inplace(t, D.POW_TENSOR, (exponent,))
+    return apply_inplace(t, D.POW_SCALAR, (), (exponent,))
+
+
+def exp_(t):
+    return apply_inplace(t, D.EXP)
+
+
+def neg_(t):
+    return apply_inplace(t, D.NEG)
+
+
+def clamp_(t, min=None, max=None):
+    return apply_inplace(t, D.CLAMP, (), (min, max))
+
+
+def zero_(t):
+    return apply_inplace(t, D.ZERO)
+
+
+def fill_(t, value):
+    if isinstance(value, Tensor):
+        return copy_(t, value)
+    return apply_inplace(t, D.FILL, (), (value,))
+
+
+def copy_(t, src, non_blocking=False):
+    src = _operand(src)
+    if isinstance(src, Tensor) and src._data.__class__ is not t._data.__class__:
+        src = src.to(t.device)
+    return apply_inplace(t, D.COPY, (src,))
+
+
+def setitem(t, key, value) -> None:
+    from .functions import _array_key, _is_advanced, getitem
+
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(_is_advanced(k) for k in key):
+        array_key = tuple(_array_key(k) for k in key)
+        value = _operand(value)
+        if isinstance(value, Tensor):
+            value = value.to(t.dtype) if value.dtype is not t.dtype else value
+        apply_inplace(t, D.INDEX_PUT, (value,), (array_key if len(array_key) > 1 else array_key[0],))
+        return
+    copy_(getitem(t, key), value)

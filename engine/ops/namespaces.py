@@ -1,0 +1,212 @@
+"""The two math namespaces the derivative formulas are written against.
+
+A formula like `g * m.cos(self)` runs on raw arrays (`ArrayMath`, fast, when no graph
+of the backward is needed) or on Tensors (`TensorMath`, recorded, for create_graph=True).
+Operators (+ - * / ** @, comparisons, `[...]`, `.reshape`) are shared by both types;
+everything else goes through `m`.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from .. import backend
+
+
+def reduced_shape(shape, dims) -> tuple:
+    """`shape` with `dims` kept as size 1: where a reduction's gradient is unsqueezed to."""
+    return tuple(1 if d in dims else n for d, n in enumerate(shape))
+
+
+def sum_to_dims(shape, target) -> tuple[tuple, bool]:
+    """The axes to sum so a broadcast `shape` reduces back to `target`."""
+    lead = len(shape) - len(target)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(target) if n == 1 and shape[lead + i] != 1
+    )
+    return dims, lead > 0
+
+
+class ArrayMath:
+    """Formulas on raw xp arrays."""
+
+    __slots__ = ("xp",)
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def exp(self, x):
+        return self.xp.exp(x)
+
+    def log(self, x):
+        return self.xp.log(x)
+
+    def sin(self, x):
+        return self.xp.sin(x)
+
+    def cos(self, x):
+        return self.xp.cos(x)
+
+    def sign(self, x):
+        return self.xp.sign(x)
+
+    def where(self, cond, a, b):
+        return self.xp.where(cond, a, b)
+
+    def zeros(self, shape, like):
+        return self.xp.zeros(shape, dtype=like.dtype)
+
+    def sum(self, x, dims, keepdim):
+        return x.sum(axis=dims, keepdims=keepdim)
+
+    def mean(self, x, dims, keepdim):
+        return x.mean(axis=dims, keepdims=keepdim)
+
+    def sum_to(self, x, shape):
+        if x.shape == shape:
+            return x
+        dims, lead = sum_to_dims(x.shape, shape)
+        out = x.sum(axis=dims, keepdims=True)
+        return out.reshape(shape) if lead else out
+
+    def expand(self, x, shape):
+        return self.xp.broadcast_to(x, shape)
+
+    def permute(self, x, dims):
+        return x.transpose(dims)
+
+    def transpose(self, x, d0, d1):
+        return self.xp.swapaxes(x, d0, d1)
+
+    def cast(self, x, dt):
+        return x.astype(dt.np)
+
+    def to(self, x, dt, device):
+        return backend.to_device(x, device).astype(dt.np, copy=False)
+
+    def index_grad(self, g, shape, key, basic):
+        """Zeros of `shape` with g added at `key` (duplicates in an advanced key add up)."""
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        if basic:
+            out[key] = g
+        elif self.xp is numpy:
+            numpy.add.at(out, key, g)
+        else:
+            import cupyx  # the GPU counterpart of numpy.add.at
+
+            cupyx.scatter_add(out, key, g)
+        return out
+
+    def embed(self, g, shape, view_fn):
+        """Zeros of the base's `shape` with g written where the view `view_fn` looks."""
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        view_fn(self.xp, out)[...] = g
+        return out
+
+    def zero_at(self, g, key):
+        out = g.copy()
+        out[key] = 0
+        return out
+
+
+class TensorMath:
+    """Formulas on Tensors: every step is an op, so the backward is itself differentiable."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def exp(x):
+        return x.exp()
+
+    @staticmethod
+    def log(x):
+        return x.log()
+
+    @staticmethod
+    def sin(x):
+        return x.sin()
+
+    @staticmethod
+    def cos(x):
+        return x.cos()
+
+    @staticmethod
+    def sign(x):
+        return x.sign()
+
+    @staticmethod
+    def where(cond, a, b):
+        from . import functions
+
+        return functions.where(cond, a, b)
+
+    @staticmethod
+    def zeros(shape, like):
+        return like.new_zeros(shape)
+
+    @staticmethod
+    def sum(x, dims, keepdim):
+        return x.sum(dims, keepdim=keepdim)
+
+    @staticmethod
+    def mean(x, dims, keepdim):
+        return x.mean(dims, keepdim=keepdim)
+
+    @staticmethod
+    def sum_to(x, shape):
+        if x.shape == shape:
+            return x
+        dims, lead = sum_to_dims(x.shape, shape)
+        out = x.sum(dims, keepdim=True)
+        return out.reshape(shape) if lead else out
+
+    @staticmethod
+    def expand(x, shape):
+        return x.expand(shape)
+
+    @staticmethod
+    def permute(x, dims):
+        return x.permute(dims)
+
+    @staticmethod
+    def transpose(x, d0, d1):
+        return x.transpose(d0, d1)
+
+    @staticmethod
+    def cast(x, dt):
+        return x.to(dt)
+
+    @staticmethod
+    def to(x, dt, device):
+        return x.to(device=device, dtype=dt)
+
+    @staticmethod
+    def embed(g, shape, view_fn):
+        out = g.new_zeros(shape)
+        out._view_of(view_fn).copy_(g)
+        return out
+
+    @staticmethod
+    def zero_at(g, key):
+        out = g.clone()
+        out[key] = 0.0
+        return out
+
+    @staticmethod
+    def index_grad(g, shape, key, basic):
+        from . import functions
+
+        return functions.index_grad(g, shape, key, basic)
+
+
+TENSOR_MATH = TensorMath()
+_ARRAY_MATH: dict = {}
+
+
+def array_math(array) -> ArrayMath:
+    """The ArrayMath for an array's module (numpy or cupy), made once per module."""
+    xp = backend.xp_of(array)
+    found = _ARRAY_MATH.get(xp)
+    if found is None:
+        found = _ARRAY_MATH[xp] = ArrayMath(xp)
+    return found

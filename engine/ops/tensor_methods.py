@@ -1,0 +1,262 @@
+"""Attach the functional API to Tensor as methods and operators, as torch.Tensor has them.
+
+Kept apart from tensor.py so the Tensor class stays a small, readable record of state.
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from ..tensor import Tensor, wrap
+from . import creation
+from . import functions as F
+from . import inplace as I
+from .derivatives import TO_COPY
+from .op import apply_op
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.get("dtype")
+    device = kwargs.get("device")
+    for a in args:
+        if isinstance(a, backend.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif a is not None:
+            device = a
+    return dtype, device
+
+
+def to(self, *args, **kwargs):
+    dtype, device = _parse_to(args, kwargs)
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else backend.device(device)
+    if dtype is self.dtype and device == self.device:
+        return self
+    return apply_op(TO_COPY, (self,), (dtype, device, self.dtype, self.device))
+
+
+def _cast(dt):
+    def cast(self):
+        return to(self, dt)
+
+    return cast
+
+
+def cuda(self, device=None):
+    return to(
+        self,
+        backend.device(
+            "cuda" if device is None else f"cuda:{int(device)}" if isinstance(device, int) else device
+        ),
+    )
+
+
+def cpu(self):
+    return to(self, backend.CPU)
+
+
+def type_as(self, other):
+    return to(self, other.dtype)
+
+
+def contiguous(self):
+    return self if self._data.flags.c_contiguous else F.clone(self)
+
+
+def _new(maker):
+    def new(self, *size, dtype=None, device=None, requires_grad=False):
+        return maker(
+            *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
+        )
+
+    return new
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return creation.full(
+        size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
+    )
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    return creation.tensor(
+        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
+    )
+
+
+def sum_to_size(self, *size):
+    from .namespaces import TENSOR_MATH
+
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return TENSOR_MATH.sum_to(self, tuple(size))
+
+
+def _binary_no_grad(name):
+    def fn(self, other):
+        other = other._data if isinstance(other, Tensor) else other
+        return wrap(getattr(self._data, name)(other))
+
+    return fn
+
+
+def _reflected(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _inplace_op(fn):
+    def op(self, other):
+        fn(self, other)
+        return self
+
+    return op
+
+
+METHODS = {
+    # arithmetic and operators
+    "add": F.add,
+    "sub": F.sub,
+    "mul": F.mul,
+    "div": F.div,
+    "pow": F.pow,
+    "neg": F.neg,
+    "matmul": F.matmul,
+    "mm": F.mm,
+    "dot": F.dot,
+    "mv": F.mv,
+    "reciprocal": F.reciprocal,
+    "__add__": F.add,
+    "__radd__": F.add,
+    "__sub__": F.sub,
+    "__rsub__": F.rsub,
+    "__mul__": F.mul,
+    "__rmul__": F.mul,
+    "__truediv__": F.div,
+    "__rtruediv__": lambda self, other: F.mul(F.reciprocal(self), other),
+    "__pow__": F.pow,
+    "__rpow__": _reflected(F.pow),
+    "__matmul__": F.matmul,
+    "__rmatmul__": _reflected(F.matmul),
+    "__neg__": F.neg,
+    "__abs__": F.abs,
+    "__pos__": lambda self: self,
+    "__floordiv__": _binary_no_grad("__floordiv__"),
+    "__mod__": _binary_no_grad("__mod__"),
+    "__eq__": F.eq,
+    "__ne__": F.ne,
+    "__lt__": F.lt,
+    "__le__": F.le,
+    "__gt__": F.gt,
+    "__ge__": F.ge,
+    "eq": F.eq,
+    "ne": F.ne,
+    "lt": F.lt,
+    "le": F.le,
+    "gt": F.gt,
+    "ge": F.ge,
+    "__and__": _binary_no_grad("__and__"),
+    "__or__": _binary_no_grad("__or__"),
+    "__xor__": _binary_no_grad("__xor__"),
+    "__invert__": lambda self: wrap(~self._data),
+    "logical_and": F.logical_and,
+    "logical_or": F.logical_or,
+    "logical_not": F.logical_not,
+    "isnan": F.isnan,
+    "isinf": F.isinf,
+    "isfinite": F.isfinite,
+    "allclose": F.allclose,
+    "equal": F.equal,
+    "all": F.all,
+    "any": F.any,
+    # pointwise
+    "exp": F.exp,
+    "log": F.log,
+    "log1p": F.log1p,
+    "sqrt": F.sqrt,
+    "sin": F.sin,
+    "cos": F.cos,
+    "tanh": F.tanh,
+    "sigmoid": F.sigmoid,
+    "relu": F.relu,
+    "abs": F.abs,
+    "sign": F.sign,
+    "clamp": F.clamp,
+    "clip": F.clamp,
+    "square": F.square,
+    "clone": F.clone,
+    "where": lambda self, c, o: F.where(c, self, o),
+    # reductions
+    "sum": F.sum,
+    "mean": F.mean,
+    "var": F.var,
+    "std": F.std,
+    "max": F.max,
+    "min": F.min,
+    "amax": F.amax,
+    "argmax": F.argmax,
+    "argmin": F.argmin,
+    "norm": F.norm,
+    "softmax": F.softmax,
+    "log_softmax": F.log_softmax,
+    # shapes and views
+    "view": F.view,
+    "view_as": F.view_as,
+    "reshape": F.reshape,
+    "reshape_as": F.reshape_as,
+    "flatten": F.flatten,
+    "t": F.t,
+    "transpose": F.transpose,
+    "swapaxes": F.transpose,
+    "permute": F.permute,
+    "expand": F.expand,
+    "expand_as": F.expand_as,
+    "squeeze": F.squeeze,
+    "unsqueeze": F.unsqueeze,
+    "select": F.select,
+    "narrow": F.narrow,
+    "__getitem__": F.getitem,
+    "__setitem__": I.setitem,
+    "_view_of": F._view_of,
+    "T": property(
+        lambda self: F.t(self) if self.dim() <= 2 else F.permute(self, tuple(reversed(range(self.dim()))))
+    ),
+    "mT": property(lambda self: F.transpose(self, -2, -1)),
+    "sum_to_size": sum_to_size,
+    "contiguous": contiguous,
+    # in place
+    "add_": I.add_,
+    "sub_": I.sub_,
+    "mul_": I.mul_,
+    "div_": I.div_,
+    "pow_": I.pow_,
+    "exp_": I.exp_,
+    "neg_": I.neg_,
+    "clamp_": I.clamp_,
+    "zero_": I.zero_,
+    "fill_": I.fill_,
+    "copy_": I.copy_,
+    "__iadd__": _inplace_op(I.add_),
+    "__isub__": _inplace_op(I.sub_),
+    "__imul__": _inplace_op(I.mul_),
+    "__itruediv__": _inplace_op(I.div_),
+    # conversion and construction
+    "to": to,
+    "cuda": cuda,
+    "cpu": cpu,
+    "type_as": type_as,
+    "float": _cast(backend.float32),
+    "double": _cast(backend.float64),
+    "half": _cast(backend.float16),
+    "long": _cast(backend.int64),
+    "int": _cast(backend.int32),
+    "bool": _cast(backend.bool_),
+    "new_zeros": _new(creation.zeros),
+    "new_ones": _new(creation.ones),
+    "new_empty": _new(creation.empty),
+    "new_full": new_full,
+    "new_tensor": new_tensor,
+}
+
+for _name, _fn in METHODS.items():
+    setattr(Tensor, _name, _fn)

@@ -1,0 +1,385 @@
+"""Tensor: an array plus the autograd state PyTorch keeps beside it.
+
+The state is deliberately small (`__slots__`) because a Tensor is made per op:
+the array, whether it requires grad, its grad and grad_fn, which output of grad_fn it
+is, a version counter shared with its views, and for a view its base and how to
+re-derive it from the base.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy
+
+from . import backend
+from .autograd import grad_mode
+from .autograd.node import accumulator_of, add_hook
+
+ndarray = numpy.ndarray
+
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+NON_LEAF_DETACH_HINT = (
+    " If you want to use a computed variable in a subgraph that doesn't require "
+    "differentiation use var_no_grad = var.detach()."
+)
+
+
+class Size(tuple):
+    """A shape; prints as `engine.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"engine.Size([{', '.join(str(n) for n in self)}])"
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+class Tensor:
+    __slots__ = (
+        "_data",
+        "_rg",
+        "_grad",
+        "grad_fn",
+        "_output_nr",
+        "_vc",
+        "_base",
+        "_view_fn",
+        "_retains_grad",
+        "_hooks",
+        "_acc",
+        "__weakref__",
+    )
+    __array_priority__ = 1000  # numpy defers `array * tensor` to Tensor.__rmul__
+
+    def __init__(self, data=None, *, requires_grad: bool = False):
+        """`engine.Tensor(data)` builds a float tensor the way torch.Tensor(list) does."""
+        from .ops.creation import as_array
+
+        array = as_array([] if data is None else data, backend.get_default_dtype(), None)
+        _init(self, array)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- autograd state -------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self.grad_fn is not None:
+            message = "you can only change requires_grad flags of leaf variables."
+            if not flag:
+                message += NON_LEAF_DETACH_HINT
+            raise RuntimeError(message)
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._rg = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables." + NON_LEAF_DETACH_HINT
+                )
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                    "the same size"
+                )
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self.grad_fn._retain(self)
+
+    def register_hook(self, hook):
+        """hook(grad) -> None or a replacement grad; runs each time a gradient reaches this tensor."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        accumulator_of(self)
+        return add_hook(self._hooks, hook)
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        from .autograd.backward import backward
+
+        backward(
+            (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs
+        )
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing storage and the version counter, outside the graph."""
+        out = _view_tensor(self._data, self)
+        return out
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._base._rg:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
+        self.grad_fn = None
+        self._rg = False
+        self._output_nr = 0
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage with no history and its own version counter (torch's `.data`)."""
+        out = wrap(self._data)
+        return out
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data if isinstance(value, Tensor) else value
+
+    # -- metadata -------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[dim]
+
+    @property
+    def dtype(self):
+        return backend.dtype_of(self._data)
+
+    @property
+    def device(self):
+        return backend.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[dim]
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # -- conversion -----------------------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False):
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        if self._data.__class__ is not ndarray:
+            if not force:
+                raise TypeError(
+                    "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy "
+                    "the tensor to host memory first."
+                )
+            return backend.to_device(self._data, backend.CPU)
+        return self._data
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        array = backend.to_numpy(self._data)
+        return array if dtype is None else array.astype(dtype)
+
+    def __repr__(self) -> str:
+        from .printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (backend.to_numpy(self._data), self._rg))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment.  If you were attempting to deepcopy a module, "
+                "this may be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        out = type(self).__new__(type(self))
+        _init(out, self._data.copy())
+        out._rg = self._rg
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild(array, requires_grad):
+    out = wrap(array.copy())
+    out._rg = requires_grad
+    return out
+
+
+def _init(t: Tensor, array) -> None:
+    t._data = array
+    t._rg = False
+    t._grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._view_fn = None
+    t._retains_grad = False
+    t._hooks = None
+    t._acc = None
+
+
+def wrap(array) -> Tensor:
+    """A fresh Tensor (no grad) around an array; numpy scalars become 0-d arrays."""
+    if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
+        array = numpy.asarray(array)
+    t = Tensor.__new__(Tensor)
+    t._data = array
+    t._rg = False
+    t._grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._view_fn = None
+    t._retains_grad = False
+    t._hooks = None
+    t._acc = None
+    return t
+
+
+def _view_tensor(array, base: Tensor) -> Tensor:
+    """A tensor sharing `base`'s storage and version counter (detach, views)."""
+    t = wrap(array)
+    t._vc = base._vc
+    return t
+
+
+def is_grad_enabled() -> bool:
+    return grad_mode.state[0]
