@@ -32,9 +32,7 @@ NON_LEAF_GRAD_WARNING = (
     "by mistake, make sure you access the leaf Tensor instead. "
     "See github.com/pytorch/pytorch/pull/30531 for more information."
 )
-LEAF_INPLACE = (
-    "a leaf Variable that requires grad is being used in an in-place operation."
-)
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 MODIFIED_BY_INPLACE = (
     "one of the variables needed for gradient computation has been modified by an "
     "inplace operation: [engine.FloatTensor [2]], which is output 0 of "
@@ -56,16 +54,10 @@ NON_LEAF_REQUIRES_GRAD_FALSE = (
     "a computed variable in a subgraph that doesn't require differentiation use "
     "var_no_grad = var.detach()."
 )
-NON_LEAF_REQUIRES_GRAD_TRUE = (
-    "you can only change requires_grad flags of leaf variables."
-)
-INT_FACTORY_REQUIRES_GRAD = (
-    "Only Tensors of floating point and complex dtype can require gradients"
-)
+NON_LEAF_REQUIRES_GRAD_TRUE = "you can only change requires_grad flags of leaf variables."
+INT_FACTORY_REQUIRES_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 INT_REQUIRES_GRAD_ = "only Tensors of floating point dtype can require gradients"
-INT_SET_REQUIRES_GRAD = (
-    "only Tensors of floating point and complex dtype can require gradients"
-)
+INT_SET_REQUIRES_GRAD = "only Tensors of floating point and complex dtype can require gradients"
 
 ADDR = r"0x[0-9a-fA-F]+"
 NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:e[-+]\d+)?)")
@@ -101,8 +93,7 @@ def non_leaf_grad_warnings(count):
     hits = [
         w
         for w in rec
-        if issubclass(w.category, UserWarning)
-        and str(w.message).startswith(NON_LEAF_GRAD_WARNING)
+        if issubclass(w.category, UserWarning) and str(w.message).startswith(NON_LEAF_GRAD_WARNING)
     ]
     assert len(hits) == count
 
@@ -163,9 +154,7 @@ def _forward_graph(inp_requires_grad):
     l3 = l1 * w3
     l4 = l2 * l3
     loss = l4.mean()
-    return SimpleNamespace(
-        inp=inp, w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss
-    )
+    return SimpleNamespace(inp=inp, w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss)
 
 
 def test_000_graph_before_backward(capsys):
@@ -354,9 +343,7 @@ def test_001_create_graph_second_derivative(capsys):
     print(grad_1)
     grad_2 = torch.autograd.grad(grad_1[0], x)
     print(grad_2)
-    assert capsys.readouterr().out == (
-        "(tensor([6.], grad_fn=<MulBackward0>),)\n(tensor([2.]),)\n"
-    )
+    assert capsys.readouterr().out == ("(tensor([6.], grad_fn=<MulBackward0>),)\n(tensor([2.]),)\n")
     assert isinstance(grad_1, tuple) and isinstance(grad_2, tuple)
     assert repr(y) == "tensor([9.], grad_fn=<PowBackward0>)"
     assert x.grad is None  # autograd.grad does not accumulate into .grad
@@ -438,9 +425,7 @@ def test_002_mean_backward(capsys):
     out = z.mean()
     out.backward()
     print(x.grad)
-    assert capsys.readouterr().out == (
-        "tensor([[1.5000, 1.5000],\n        [1.5000, 1.5000]])\n"
-    )
+    assert capsys.readouterr().out == ("tensor([[1.5000, 1.5000],\n        [1.5000, 1.5000]])\n")
 
 
 def test_002_autograd_backward_function():
@@ -505,9 +490,7 @@ def test_003_backward_grad(capsys):
     out = z.mean()
     out.backward()
     print(x.grad)
-    assert capsys.readouterr().out == (
-        "tensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])\n"
-    )
+    assert capsys.readouterr().out == ("tensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])\n")
 
 
 def test_003_vector_jacobian_product(capsys):
@@ -537,10 +520,7 @@ def test_003_vector_jacobian_product(capsys):
     expected = np.float32(scale) * np.array([0.1, 1.0, 0.0001], dtype=np.float32)
     assert x.grad.tolist() == expected.tolist()
     # max/min ratio is 1e4 > 1000, so PyTorch prints in scientific notation.
-    assert (
-        grad_line
-        == "tensor([" + ", ".join(f"{v:.4e}" for v in expected.tolist()) + "])"
-    )
+    assert grad_line == "tensor([" + ", ".join(f"{v:.4e}" for v in expected.tolist()) + "])"
 
 
 def test_003_no_grad(capsys):
@@ -587,9 +567,7 @@ def test_003_custom_function_mul_constant(capsys):
     assert b.grad_fn.name() == "MulConstantBackward"
 
     b.backward(torch.ones_like(a))
-    assert repr(a.grad) == (
-        "tensor([[1., 1., 1.],\n        [1., 1., 1.],\n        [1., 1., 1.]])"
-    )
+    assert repr(a.grad) == ("tensor([[1., 1., 1.],\n        [1., 1., 1.],\n        [1., 1., 1.]])")
 
 
 # --------------------------------------------------------------------------- #
@@ -609,9 +587,7 @@ def test_004_no_grad_view_inplace_update():
     assert (v._version, y._version) == (2, 2)
     assert y.is_leaf and y.requires_grad and y.grad_fn is None
     row = "[0.6000, 0.6000, 0.6000, 0.6000, 0.6000]"
-    assert repr(y) == (
-        "tensor([" + ",\n        ".join([row] * 5) + "], requires_grad=True)"
-    )
+    assert repr(y) == ("tensor([" + ",\n        ".join([row] * 5) + "], requires_grad=True)")
 
 
 def test_004_retain_grad_loop():
@@ -692,20 +668,15 @@ def test_004_fully_connected_bce_with_logits(capsys):
     print(b.grad)
     lines = capsys.readouterr().out.rstrip("\n").split("\n")
     assert len(lines) == 2 + 5 + 1, lines
+    assert re.fullmatch(re.escape("Gradient function for z = ") + node("AddBackward0"), lines[0])
     assert re.fullmatch(
-        re.escape("Gradient function for z = ") + node("AddBackward0"), lines[0]
-    )
-    assert re.fullmatch(
-        re.escape("Gradient function for loss = ")
-        + node("BinaryCrossEntropyWithLogitsBackward0"),
+        re.escape("Gradient function for loss = ") + node("BinaryCrossEntropyWithLogitsBackward0"),
         lines[1],
     )
     zs = np.asarray(z.tolist(), dtype=np.float64)
     dz = 1.0 / (1.0 + np.exp(-zs)) / 3.0  # d mean(BCE(z, 0)) / dz
     np.testing.assert_allclose(b.grad.tolist(), dz, rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(
-        w.grad.tolist(), np.tile(dz, (5, 1)), rtol=1e-5, atol=1e-7
-    )
+    np.testing.assert_allclose(w.grad.tolist(), np.tile(dz, (5, 1)), rtol=1e-5, atol=1e-7)
     assert_printed_close(" ".join(lines[2:7]), flat(w.grad))
     assert_printed_close(lines[7], flat(b.grad))
     assert lines[2].startswith("tensor([[") and lines[6].endswith("]])")

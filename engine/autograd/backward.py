@@ -88,16 +88,6 @@ def _run_tensor_hooks(hooks: dict, g, create_graph):
 # ------------------------------------------------------------------------------ running
 
 
-class _Capture:
-    """Where `autograd.grad` collects gradients instead of accumulating them."""
-
-    __slots__ = ("points", "results")
-
-    def __init__(self, points):
-        self.points = points  # (node, output_nr) -> position in results
-        self.results = [None] * len(points)
-
-
 def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
     """Propagate `grads` from `roots` (a list of (node, output_nr)) through the graph.
 
@@ -126,45 +116,39 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
             ready.append(node)
 
     m = None
+    checked = anomaly.state[0]
     prev_mode = grad_mode.state[0]
     grad_mode.state[0] = bool(create_graph)
     try:
         while ready:
             node = ready.pop()
-            slot = buffers.pop(node, None)
-            grads_in = slot if slot is not None else [None] * node.num_outputs
-            grads_in = _before_node(node, grads_in, create_graph)
+            grads_in = buffers.pop(node, None) or [None] * node.num_outputs
+            if node._hooks is not None:
+                grads_in = _before_node(node, grads_in, create_graph)
             if targets is not None:
-                for nr in range(len(grads_in)):
-                    positions = targets.get((node, nr))
-                    if positions is None:
-                        continue
-                    if capture:
-                        for p in positions:
-                            cap[p] = grads_in[nr]
-                    elif node.__class__ is not AccumulateGrad:
-                        for p in positions:
-                            accumulate_into(inputs[p], grads_in[nr], create_graph)
-            if nodes is not None and node not in nodes:
-                continue
-            if capture and node.__class__ is AccumulateGrad:
-                continue
-            if all(g is None for g in grads_in):
+                _at_target(node, grads_in, targets, inputs, cap, create_graph)
+                if node not in nodes or (capture and node.__class__ is AccumulateGrad):
+                    continue
+            if grads_in[0] is None and (len(grads_in) == 1 or all(g is None for g in grads_in)):
                 outputs = [None] * len(node.next_functions)
             else:
                 if m is None:
-                    sample = next(g for g in grads_in if g is not None)
-                    m = _math(create_graph, sample)
-                outputs = _call(node, grads_in, m, create_graph)
+                    m = _math(create_graph, next(g for g in grads_in if g is not None))
+                if checked or node._hooks is not None:
+                    outputs = _call(node, grads_in, m, create_graph)
+                else:
+                    outputs = node.apply(grads_in, m, create_graph)
             if not retain_graph:
                 node.release()
             for (child, nr), g in zip(node.next_functions, outputs):
-                if child is None:
-                    continue
-                if nodes is not None and child not in nodes:
+                if child is None or (nodes is not None and child not in nodes):
                     continue
                 if g is not None:
-                    _add_to_buffer(buffers, child, nr, g)
+                    slot = buffers.get(child)
+                    if slot is None:
+                        slot = buffers[child] = [None] * child.num_outputs
+                    old = slot[nr]
+                    slot[nr] = g if old is None else old + g
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
@@ -172,6 +156,19 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
     finally:
         grad_mode.state[0] = prev_mode
     return cap
+
+
+def _at_target(node, grads, targets, inputs, cap, create_graph) -> None:
+    """Capture (autograd.grad) or accumulate (backward(inputs=)) at the inputs' positions."""
+    for nr, g in enumerate(grads):
+        positions = targets.get((node, nr))
+        if positions is None:
+            continue
+        for p in positions:
+            if cap is not None:
+                cap[p] = g
+            elif node.__class__ is not AccumulateGrad:
+                accumulate_into(inputs[p], g, create_graph)
 
 
 def _add_to_buffer(buffers, node, nr, g):
@@ -184,24 +181,22 @@ def _add_to_buffer(buffers, node, nr, g):
 
 def _before_node(node, grads, create_graph):
     """Tensor hooks, retain_grad and node pre-hooks, in PyTorch's order."""
-    if node._tensor_hooks:
-        grads = list(grads)
-        for nr, hooks in node._tensor_hooks.items():
-            if hooks and grads[nr] is not None:
-                grads[nr] = _run_tensor_hooks(hooks, grads[nr], create_graph)
-    if node._retained:
-        for nr, ref in node._retained.items():
-            t = ref()
-            if t is None or grads[nr] is None or t.grad_fn is not node:
-                continue
-            g = grads[nr]
-            g = g.clone() if create_graph else _as_tensor(g.copy())
-            t._grad = g if t._grad is None else t._grad + g
-    if node._pre_hooks:
-        for hook in list(node._pre_hooks.values()):
-            result = hook(tuple(_wrap_opt(g) for g in grads))
-            if result is not None:
-                grads = [None if g is None else _to_mode(g, create_graph) for g in result]
+    hooks = node._hooks
+    grads = list(grads)
+    for nr, table in hooks.tensor.items():
+        if table and grads[nr] is not None:
+            grads[nr] = _run_tensor_hooks(table, grads[nr], create_graph)
+    for nr, ref in hooks.retained.items():
+        t = ref()
+        if t is None or grads[nr] is None or t.grad_fn is not node:
+            continue
+        g = grads[nr]
+        g = g.clone() if create_graph else _as_tensor(g.copy())
+        t._grad = g if t._grad is None else t._grad + g
+    for hook in list(hooks.pre.values()):
+        result = hook(tuple(_wrap_opt(g) for g in grads))
+        if result is not None:
+            grads = [None if g is None else _to_mode(g, create_graph) for g in result]
     return grads
 
 
@@ -220,10 +215,10 @@ def _call(node, grads, m, create_graph):
         raise
     if anomaly.state[0] and anomaly.state[1]:
         anomaly.check_nan(node, outputs)
-    if node._post_hooks:
+    if node._hooks is not None and node._hooks.post:
         wrapped_in = tuple(_wrap_opt(g) for g in outputs)
         wrapped_out = tuple(_wrap_opt(g) for g in grads)
-        for hook in list(node._post_hooks.values()):
+        for hook in list(node._hooks.post.values()):
             result = hook(wrapped_in, wrapped_out)
             if result is not None:
                 wrapped_in = tuple(result)
@@ -235,16 +230,19 @@ def _dependencies(roots, nodes):
     """How many edges lead into each node (from nodes that will run)."""
     deps: dict = {}
     stack = [node for node, _ in roots]
-    seen = set(stack)
+    for node in stack:
+        deps.setdefault(node, 0)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None or (nodes is not None and child not in nodes):
                 continue
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
+            count = deps.get(child)
+            if count is None:
+                deps[child] = 1
                 stack.append(child)
+            else:
+                deps[child] = count + 1
     return deps
 
 

@@ -42,6 +42,18 @@ def add_hook(hooks: dict, fn) -> RemovableHandle:
     return handle
 
 
+class NodeHooks:
+    """The rarely used per-node hook tables, kept out of the node so nodes stay small."""
+
+    __slots__ = ("pre", "post", "tensor", "retained")
+
+    def __init__(self):
+        self.pre: dict = {}
+        self.post: dict = {}
+        self.tensor: dict = {}  # output_nr -> {id: hook}
+        self.retained: dict = {}  # output_nr -> weakref to the tensor that retains grad
+
+
 class Node:
     """A backward function. Subclasses implement `apply(grads, m, create_graph)`.
 
@@ -51,24 +63,13 @@ class Node:
     backward itself is being recorded (`create_graph=True`).
     """
 
-    __slots__ = (
-        "next_functions",
-        "_pre_hooks",
-        "_post_hooks",
-        "_tensor_hooks",
-        "_retained",
-        "_trace",
-        "__weakref__",
-    )
+    __slots__ = ("next_functions", "_hooks", "_trace", "__weakref__")
     num_outputs = 1
     saved_names: tuple = ()
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None
-        self._retained = None
+        self._hooks = None
         self._trace = anomaly.creation_trace() if anomaly.state[0] else None
 
     def name(self) -> str:
@@ -89,29 +90,26 @@ class Node:
     def release(self) -> None:
         """Free saved buffers once backward no longer needs them."""
 
-    # hooks on the node itself -------------------------------------------------
+    # hooks ----------------------------------------------------------------------------
+    def _hook_table(self) -> NodeHooks:
+        if self._hooks is None:
+            self._hooks = NodeHooks()
+        return self._hooks
+
     def register_hook(self, fn) -> RemovableHandle:
         """fn(grad_inputs, grad_outputs) -> None or replacement grad_inputs."""
-        if self._post_hooks is None:
-            self._post_hooks = {}
-        return add_hook(self._post_hooks, fn)
+        return add_hook(self._hook_table().post, fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
         """fn(grad_outputs) -> None or replacement grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-        return add_hook(self._pre_hooks, fn)
+        return add_hook(self._hook_table().pre, fn)
 
-    # hooks registered through a tensor that this node produced -----------------
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
-        if self._tensor_hooks is None:
-            self._tensor_hooks = {}
-        return add_hook(self._tensor_hooks.setdefault(output_nr, {}), fn)
+        """A hook registered through a tensor this node produced (runs before `pre`)."""
+        return add_hook(self._hook_table().tensor.setdefault(output_nr, {}), fn)
 
     def _retain(self, tensor) -> None:
-        if self._retained is None:
-            self._retained = {}
-        self._retained[tensor._output_nr] = weakref.ref(tensor)
+        self._hook_table().retained[tensor._output_nr] = weakref.ref(tensor)
 
     @property
     def metadata(self) -> dict:

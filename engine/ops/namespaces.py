@@ -78,8 +78,8 @@ class ArrayMath:
     def transpose(self, x, d0, d1):
         return self.xp.swapaxes(x, d0, d1)
 
-    def cast(self, x, dt):
-        return x.astype(dt.np)
+    def cast(self, x, np_dtype):
+        return x.astype(np_dtype)
 
     def to(self, x, dt, device):
         return backend.to_device(x, device).astype(dt.np, copy=False)
@@ -173,8 +173,8 @@ class TensorMath:
         return x.transpose(d0, d1)
 
     @staticmethod
-    def cast(x, dt):
-        return x.to(dt)
+    def cast(x, np_dtype):
+        return x.to(backend.dtype_of(numpy.empty(0, np_dtype)))
 
     @staticmethod
     def to(x, dt, device):

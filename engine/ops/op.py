@@ -10,10 +10,10 @@ import numpy
 
 from .. import backend
 from ..autograd import anomaly, grad_mode
-from ..autograd.node import FREED_MESSAGE, Node, edge_of
+from ..autograd.node import FREED_MESSAGE, Node, accumulator_of
+from ..tensor import Tensor, wrap
 
 ndarray = numpy.ndarray
-_RESULT = object()  # stands for the op's output in a `saved` tuple
 
 
 def tensor_type_name(t) -> str:
@@ -75,34 +75,44 @@ class FormulaNode(Node):
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         out = []
-        for value, version in zip(saved, self._versions):
+        for i, (value, version) in enumerate(zip(saved, self._versions)):
             if version is None:
                 out.append(value)
             elif value._vc[0] != version:
-                raise version_error(value, version, _producer_of(value))
+                # A saved output is named after this node; a saved input after its current producer.
+                producer = (self, 0) if self.saved_sources[i] == -1 else _producer_of(value)
+                raise version_error(value, version, producer)
             else:
                 out.append(value if as_tensors else value._data)
         return out
 
     def apply(self, grads, m, create_graph):
         g = grads[0]
-        args = self.unpack(create_graph) if self._versions else ()
         attrs = self._attrs
+        versions = self._versions
+        if not versions:
+            args = ()
+        elif create_graph or self._saved is None or len(versions) != 1 or versions[0] is None:
+            args = self.unpack(create_graph)
+        else:  # the common case, inlined: one saved tensor, no graph of the backward
+            value = self._saved[0]
+            args = (value._data,) if value._vc[0] == versions[0] else self.unpack(False)
         if self.joint is not None:
             out = list(self.joint(m, g, *args, *attrs))
         else:
-            out = []
-            for (fn, _), formula in zip(self.next_functions, self.formulas):
-                out.append(None if fn is None else formula(m, g, *args, *attrs))
+            out = [
+                None if edge[0] is None else formula(m, g, *args, *attrs)
+                for edge, formula in zip(self.next_functions, self.formulas)
+            ]
         meta = self._meta
-        if meta is not None:
+        if meta is not None:  # undo broadcasting and type promotion, in one place
             for i, gi in enumerate(out):
                 if gi is None:
                     continue
                 shape, dt = meta[i]
                 if gi.shape != shape:
                     gi = m.sum_to(gi, shape)
-                if (gi.dtype is not dt) if create_graph else (gi.dtype != dt.np):
+                if (gi._data.dtype if create_graph else gi.dtype) != dt:
                     gi = m.cast(gi, dt)
                 out[i] = gi
         return out
@@ -113,14 +123,12 @@ class FormulaNode(Node):
 
     def _saved_value(self, name):
         i = self.saved_names.index(name)
-        from ..tensor import Tensor
-
         value = self.unpack(True)[i]
         return value if isinstance(value, Tensor) else _as_tensor(value)
 
 
 def _as_tensor(value):
-    from ..tensor import tensor
+    from .creation import tensor
 
     return tensor(value)
 
@@ -172,10 +180,8 @@ def _xp_of_inputs(datas):
 
 def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
     """A FormulaNode with its saved values stamped with their current versions."""
-    from ..tensor import Tensor
-
     node = cls.__new__(cls)
-    node._pre_hooks = node._post_hooks = node._tensor_hooks = node._retained = None
+    node._hooks = None
     node._trace = anomaly.creation_trace() if anomaly.state[0] else None
     node.next_functions = next_functions
     node._saved = saved
@@ -185,26 +191,67 @@ def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
     return node
 
 
-def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
-    """Run `op` forward; record a node when grad mode is on and an input requires grad."""
-    from ..tensor import Tensor, wrap
+def _broadcast_meta(inputs, out):
+    """Input (shape, dtype) pairs, when some gradient must be summed or cast back; else None."""
+    shape, dt = out._data.shape, out._data.dtype
+    for x in inputs:
+        if isinstance(x, Tensor) and (x._data.shape != shape or x._data.dtype != dt):
+            return tuple(
+                (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else ((), dt) for x in inputs
+            )
+    return None
 
-    datas = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    d0 = datas[0]
+
+def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
+    """Run `op` forward; record a node when grad mode is on and an input requires grad.
+
+    This is the hot path of every op, hence the plain loops and no helper calls.
+    """
+    if len(inputs) == 1:  # unary ops: the input is always a Tensor
+        a = inputs[0]
+        d0 = a._data
+        datas = (d0,)
+        requires_grad = a._rg
+    else:
+        datas = []
+        requires_grad = False
+        for x in inputs:
+            if x.__class__ is Tensor or isinstance(x, Tensor):
+                datas.append(x._data)
+                if x._rg:
+                    requires_grad = True
+            else:
+                datas.append(x)
+        d0 = datas[0]
     xp = numpy if d0.__class__ is ndarray else _xp_of_inputs(datas)
     out = wrap(op.forward(xp, *datas, *attrs))
-    if not grad_mode.state[0]:
+    if not (requires_grad and grad_mode.state[0]):
         return out
+    edges = []
     for x in inputs:
-        if isinstance(x, Tensor) and x._rg:
-            break
+        if x.__class__ is Tensor or isinstance(x, Tensor):
+            fn = x.grad_fn
+            if fn is not None:
+                edges.append((fn, x._output_nr))
+            elif x._rg:
+                edges.append((accumulator_of(x), 0))
+            else:
+                edges.append((None, 0))
+        else:
+            edges.append((None, 0))
+    node = op.node.__new__(op.node)
+    node._hooks = None
+    node._trace = anomaly.creation_trace() if anomaly.state[0] else None
+    node.next_functions = tuple(edges)
+    index = op.save_index
+    if index:
+        saved = [out if i < 0 else inputs[i] for i in index]
+        node._saved = saved
+        node._versions = [v._vc[0] if isinstance(v, Tensor) else None for v in saved]
     else:
-        return out
-    edges = tuple(edge_of(x) if isinstance(x, Tensor) else (None, 0) for x in inputs)
-    saved = [out if i < 0 else inputs[i] for i in op.save_index] if op.save_index else ()
-    meta = None
-    if op.broadcast:
-        meta = tuple((x._data.shape, x.dtype) if isinstance(x, Tensor) else ((), out.dtype) for x in inputs)
-    out.grad_fn = new_node(op.node, edges, saved, attrs, meta)
+        node._saved = node._versions = ()
+    node._attrs = attrs
+    node._meta = _broadcast_meta(inputs, out) if op.broadcast else None
+    out.grad_fn = node
     out._rg = True
     return out
