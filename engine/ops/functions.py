@@ -78,8 +78,11 @@ def norm_dims(dim, ndim: int) -> tuple:
 
 
 def _binary(op, a, b, attrs=()):
-    b = as_operand(b)
-    broadcast_check(a, b)
+    if b.__class__ is not Tensor:
+        b = as_operand(b)
+        broadcast_check(a, b)
+    elif a._data.shape != b._data.shape or a._data.__class__ is not b._data.__class__:
+        broadcast_check(a, b)
     return apply_op(op, (a, b), attrs)
 
 
@@ -87,6 +90,8 @@ def _binary(op, a, b, attrs=()):
 
 
 def add(a, b, *, alpha=1):
+    if a.__class__ is Tensor:
+        return _binary(D.ADD, a, b, (alpha,))
     a = as_operand(a)
     if not isinstance(a, Tensor):
         return add(b, a) if alpha == 1 else add(as_operand(b) * alpha, a)
@@ -94,6 +99,8 @@ def add(a, b, *, alpha=1):
 
 
 def sub(a, b, *, alpha=1):
+    if a.__class__ is Tensor:
+        return _binary(D.SUB, a, b, (alpha,))
     a = as_operand(a)
     if not isinstance(a, Tensor):
         return rsub(b, a, alpha=alpha)
@@ -107,6 +114,8 @@ def rsub(a, other, *, alpha=1):
 
 
 def mul(a, b):
+    if a.__class__ is Tensor:
+        return _binary(D.MUL, a, b)
     a = as_operand(a)
     if not isinstance(a, Tensor):
         return mul(b, a)

@@ -202,6 +202,20 @@ def _broadcast_meta(inputs, out):
     return None
 
 
+_NO_EDGE = (None, 0)
+
+
+def _edge(x):
+    """Where a gradient for input `x` goes: its grad_fn, its AccumulateGrad, or nowhere."""
+    if x.__class__ is Tensor or isinstance(x, Tensor):
+        fn = x.grad_fn
+        if fn is not None:
+            return (fn, x._output_nr)
+        if x._rg:
+            return (accumulator_of(x), 0)
+    return _NO_EDGE
+
+
 def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     """Run `op` forward; record a node when grad mode is on and an input requires grad.
 
@@ -227,27 +241,26 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     out = wrap(op.forward(xp, *datas, *attrs))
     if not (requires_grad and grad_mode.state[0]):
         return out
-    edges = []
-    for x in inputs:
-        if x.__class__ is Tensor or isinstance(x, Tensor):
-            fn = x.grad_fn
-            if fn is not None:
-                edges.append((fn, x._output_nr))
-            elif x._rg:
-                edges.append((accumulator_of(x), 0))
-            else:
-                edges.append((None, 0))
-        else:
-            edges.append((None, 0))
+    n = len(inputs)
+    if n == 1:
+        edges = (_edge(inputs[0]),)
+    elif n == 2:
+        edges = (_edge(inputs[0]), _edge(inputs[1]))
+    else:
+        edges = tuple(map(_edge, inputs))
     node = op.node.__new__(op.node)
     node._hooks = None
     node._trace = anomaly.creation_trace() if anomaly.state[0] else None
-    node.next_functions = tuple(edges)
+    node.next_functions = edges
     index = op.save_index
     if index:
-        saved = [out if i < 0 else inputs[i] for i in index]
+        saved = (
+            tuple(out if i < 0 else inputs[i] for i in index)
+            if len(index) > 1
+            else (out if index[0] < 0 else inputs[index[0]],)
+        )
         node._saved = saved
-        node._versions = [v._vc[0] if isinstance(v, Tensor) else None for v in saved]
+        node._versions = tuple(v._vc[0] if isinstance(v, Tensor) else None for v in saved)
     else:
         node._saved = node._versions = ()
     node._attrs = attrs
