@@ -666,9 +666,7 @@ def test_max_min_dim_indices(op, dim, keepdim):
     # only the selected positions receive gradient
     values.sum().backward()
     expected_grad = np.zeros_like(a)
-    np.put_along_axis(
-        expected_grad, np.expand_dims(arg(a, axis=dim), dim), 1.0, axis=dim
-    )
+    np.put_along_axis(expected_grad, np.expand_dims(arg(a, axis=dim), dim), 1.0, axis=dim)
     np.testing.assert_array_equal(x.grad.numpy(), expected_grad)
 
 

@@ -14,9 +14,7 @@ import pytest
 torch = pytest.importorskip(os.environ.get("ENGINE_MODULE", "engine"))
 
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
-LEAF_INPLACE = (
-    "a leaf Variable that requires grad is being used in an in-place operation."
-)
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 SECOND_TIME = "Trying to backward through the graph a second time"
 
 
@@ -214,8 +212,7 @@ def test_modified_saved_tensor_raises_with_torch_message():
     z = y * y
     y.add_(1)
     msg = (
-        MODIFIED
-        + r": \[(torch|engine)\.DoubleTensor \[3\]\], which is output 0 of \w+, "
+        MODIFIED + r": \[(torch|engine)\.DoubleTensor \[3\]\], which is output 0 of \w+, "
         r"is at version 1; expected version 0 instead"
     )
     with pytest.raises(RuntimeError, match=msg):
@@ -399,9 +396,7 @@ def test_shared_input_gradients_sum():
 def test_backward_non_scalar_requires_gradient():
     x = f64([1, 2, 3], requires_grad=True)
     y = x * 2
-    with pytest.raises(
-        RuntimeError, match="grad can be implicitly created only for scalar outputs"
-    ):
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         y.backward()
     y.backward(f64([1, 0, 2]))
     close(x.grad, [2, 0, 4])
@@ -564,9 +559,7 @@ def test_requires_grad_propagation():
     assert not (a * 2).requires_grad and (a * 2).is_leaf
     c = a * b
     assert c.requires_grad and not c.is_leaf and c.grad_fn is not None
-    assert (
-        torch.cat([a, b]).requires_grad and torch.stack([a, a]).requires_grad is False
-    )
+    assert torch.cat([a, b]).requires_grad and torch.stack([a, a]).requires_grad is False
     assert torch.where(a > 1, a, b).requires_grad
 
 
@@ -592,9 +585,7 @@ def test_requires_grad_():
 
 def test_requires_grad_false_on_non_leaf_raises():
     y = f64([1, 2], requires_grad=True) * 2
-    with pytest.raises(
-        RuntimeError, match="you can only change requires_grad flags of leaf variables"
-    ):
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad_(False)
 
 
@@ -802,17 +793,13 @@ def test_double_backward_with_backward_create_graph():
 def test_autograd_grad_grad_outputs_and_multiple_outputs():
     x = f64([1, 2, 3], requires_grad=True)
     y1, y2 = x * 2, x * x
-    (g,) = torch.autograd.grad(
-        [y1, y2], [x], grad_outputs=[f64([1, 1, 1]), f64([1, 0, -1])]
-    )
+    (g,) = torch.autograd.grad([y1, y2], [x], grad_outputs=[f64([1, 1, 1]), f64([1, 0, -1])])
     close(g, [2 + 2, 2, 2 - 6])
 
 
 def test_autograd_grad_non_scalar_needs_grad_outputs():
     x = f64([1, 2, 3], requires_grad=True)
-    with pytest.raises(
-        RuntimeError, match="grad can be implicitly created only for scalar outputs"
-    ):
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         torch.autograd.grad(x * 2, x)
 
 
@@ -841,7 +828,5 @@ def test_autograd_backward_inputs():
 
 
 def test_backward_on_tensor_without_grad_raises():
-    with pytest.raises(
-        RuntimeError, match="does not require grad and does not have a grad_fn"
-    ):
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
         f64([1.0]).sum().backward()

@@ -5,18 +5,25 @@ from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .backward import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, GradcheckReport, PairReport, check_gradients, gradcheck, gradgradcheck
 from .node import AccumulateGrad, Node
 
 __all__ = [
     "AccumulateGrad",
     "Function",
     "FunctionCtx",
+    "GradcheckError",
+    "GradcheckReport",
     "Node",
+    "PairReport",
     "anomaly",
     "backward",
+    "check_gradients",
     "detect_anomaly",
     "enable_grad",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "grad_mode",
     "is_anomaly_enabled",
     "is_grad_enabled",
