@@ -1,0 +1,5 @@
+"""`python -m gradcli` runs the CLI."""
+
+from .cli import main
+
+main()

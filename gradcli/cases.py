@@ -1,0 +1,110 @@
+"""Check cases: the `@gradcli.case` decorator and the `Case` record the loader collects.
+
+Kept free of typer/rich (and of engine) so a check file can `import gradcli` for free.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Per-case options a case may set; each overrides the matching CLI option for that case.
+OPTION_NAMES = ("eps", "atol", "rtol", "order", "fast", "nondet_tol")
+
+
+@dataclass
+class Case:
+    """One thing to check: a function and the inputs to call it with.
+
+    `inputs` is a tuple, or a zero-argument callable returning one (built only when the case
+    is selected, with the seed freshly set). For the model form, `model` is the callable
+    object whose `.parameters()` are checked along with the inputs. `inputs_line` is where
+    the inputs were written when that is not `line` (the top-level `inputs = ...`).
+    """
+
+    name: str
+    func: Callable[..., Any]
+    inputs: tuple | Callable[[], tuple]
+    options: dict[str, Any] = field(default_factory=dict)
+    file: str | None = None
+    line: int | None = None
+    model: Any = None
+    inputs_line: int | None = None
+
+
+_collectors: list[list[Case]] = []
+
+
+@contextmanager
+def collecting() -> Iterator[list[Case]]:
+    """Collect every case declared while the block runs (the loader wraps a file's execution)."""
+    found: list[Case] = []
+    _collectors.append(found)
+    try:
+        yield found
+    finally:
+        _collectors.remove(found)
+
+
+def validate_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Reject misspelt or out-of-range options where they are written, not at check time."""
+    for key, value in options.items():
+        if key not in OPTION_NAMES:
+            raise TypeError(
+                f"gradcli.case() got an unexpected option {key!r}; options are {', '.join(OPTION_NAMES)}"
+            )
+        if key == "order" and value not in (1, 2):
+            raise ValueError(f"gradcli.case(order=...) must be 1 or 2, not {value!r}")
+        if key == "fast" and value not in (True, False, None):
+            raise ValueError(f"gradcli.case(fast=...) must be True, False or None, not {value!r}")
+        if key in ("eps", "atol", "rtol", "nondet_tol"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"gradcli.case({key}=...) must be a non-negative number, not {value!r}")
+            if key == "eps" and value == 0:
+                raise ValueError("gradcli.case(eps=...) must be positive")
+    return dict(options)
+
+
+def case(*inputs: Any, name: str | None = None, **options: Any) -> Callable[[Callable], Callable]:
+    """Declare a gradient check of the decorated function at `inputs`.
+
+    `inputs` are the positional arguments (tensors and plain values), or a single zero-argument
+    callable returning a fresh tuple of them. `options` (eps, atol, rtol, order, fast,
+    nondet_tol) override the command-line settings for this case only. Decorators stack: each
+    one declares its own case. The function itself is returned unchanged.
+    """
+    options = validate_options(options)
+    if len(inputs) == 1 and callable(inputs[0]):
+        declared: tuple | Callable[[], tuple] = inputs[0]
+    else:
+        declared = tuple(inputs)
+    caller = sys._getframe(1)
+    file, line = caller.f_code.co_filename, caller.f_lineno
+
+    def decorate(func: Callable) -> Callable:
+        if not callable(func):
+            raise TypeError(f"@gradcli.case must decorate a function, not {type(func).__name__}")
+        record = Case(
+            name=name or getattr(func, "__name__", "case"),
+            func=func,
+            inputs=declared,
+            options=options,
+            file=file,
+            line=line,
+        )
+        cases = getattr(func, "__gradcli_cases__", None)
+        if cases is None:
+            cases = []
+            try:
+                func.__gradcli_cases__ = cases
+            except (AttributeError, TypeError):
+                pass
+        cases.append(record)
+        if _collectors:
+            _collectors[-1].append(record)
+        return func
+
+    return decorate

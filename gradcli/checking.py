@@ -1,0 +1,403 @@
+"""Running prepared cases through `engine.autograd.check_gradients`, into plain dataclasses.
+
+The results carry names (`x`, `model.fc1.weight`) instead of input positions, and for a
+failure the source of the custom backward(s) involved, so the renderer needs nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import linecache
+import os
+import re
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .loading import PreparedCase
+
+#: Below this many differentiable input elements a case is checked in full mode by default:
+#: the full Jacobian is cheap there, and its report points at every wrong entry.
+FULL_MODE_BELOW = 1000
+
+
+@dataclass
+class Settings:
+    """Tolerances and mode for a check; `fast=None` means automatic (see FULL_MODE_BELOW)."""
+
+    order: int = 1
+    fast: bool | None = None
+    eps: float = 1e-6
+    atol: float = 1e-5
+    rtol: float = 1e-3
+    nondet_tol: float = 0.0
+
+    def with_options(self, options: dict[str, Any]) -> Settings:
+        """These settings overridden by a case's own options."""
+        return dataclasses.replace(self, **options)
+
+
+@dataclass
+class Mismatch:
+    """One failing Jacobian entry: d output[output_index] / d input[input_index]."""
+
+    output_index: tuple
+    input_index: tuple
+    numerical: float
+    analytical: float
+
+
+@dataclass
+class PairResult:
+    """The comparison of one (output, input) Jacobian block.
+
+    `input` and `output` are names: the argument's (`x`, `model.fc1.weight`), `out` or
+    `out<k>`; at order 2 the outputs are first-order gradients (`grad(x)`) and the extra
+    inputs the random grad_outputs that gradgradcheck adds (`grad_out`).
+    """
+
+    input: str
+    output: str
+    input_index: int
+    output_index: int
+    input_shape: tuple
+    output_shape: tuple
+    jacobian_shape: tuple
+    max_abs_err: float
+    max_rel_err: float
+    worst_input_index: tuple | None
+    worst_output_index: tuple | None
+    numerical: float | None
+    analytical: float | None
+    passed: bool
+    order: int
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+
+@dataclass
+class SourceLocation:
+    """Where a custom Function's backward is written, with its source for display."""
+
+    function: str
+    file: str
+    line: int
+    source: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Problem:
+    """A failure other than a Jacobian mismatch; file/line when the text names the user's line."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    source: str | None = None
+
+
+@dataclass
+class CaseResult:
+    """Everything reported about one case."""
+
+    file: str
+    name: str
+    line: int | None
+    passed: bool
+    settings: Settings
+    mode: str
+    order: int
+    device: str
+    dtype: str
+    upcast: bool
+    localized: bool
+    elapsed: float
+    differentiable_elements: int
+    pairs: list[PairResult] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    backwards: list[SourceLocation] = field(default_factory=list)
+    traceback: str | None = None
+
+
+def differentiable_elements(prepared: PreparedCase) -> int:
+    """Total elements of the float inputs and parameters that require grad (what decides fast/full)."""
+    tensors = list(prepared.inputs) + [p for _, p in prepared.params]
+    return sum(x.numel() for x in tensors if _wants_grad(x))
+
+
+def run_case(prepared: PreparedCase, settings: Settings) -> CaseResult:
+    """Check one case; user-code errors become problems of a failed result, never exceptions."""
+    from engine.autograd import check_gradients
+
+    case = prepared.case
+    chosen = settings.with_options(case.options)
+    elements = differentiable_elements(prepared)
+    fast = chosen.fast if chosen.fast is not None else elements >= FULL_MODE_BELOW
+    func, inputs = _callable_and_inputs(prepared)
+    names = prepared.input_names + [name for name, _ in prepared.params]
+    started = time.perf_counter()
+    report, failure = None, None
+    upcast_parameters = _float64_parameters(prepared)
+    try:
+        with upcast_parameters:
+            report = check_gradients(
+                func,
+                inputs,
+                order=chosen.order,
+                fast_mode=fast,
+                eps=chosen.eps,
+                atol=chosen.atol,
+                rtol=chosen.rtol,
+                nondet_tol=chosen.nondet_tol,
+            )
+    except Exception as exc:  # check_gradients should not raise; report it as a failure if it does
+        failure = exc
+    elapsed = time.perf_counter() - started
+
+    result = CaseResult(
+        file=prepared.file.path,
+        name=case.name,
+        line=case.line,
+        passed=False,
+        settings=chosen,
+        mode="fast" if fast else "full",
+        order=chosen.order,
+        device=_device_name(inputs),
+        dtype="",
+        upcast=True,
+        localized=False,
+        elapsed=elapsed,
+        differentiable_elements=elements,
+    )
+    if failure is not None:
+        result.problems.append(Problem(f"the check itself raised {type(failure).__name__}: {failure}"))
+        result.traceback = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
+    else:
+        result.passed = bool(report.passed)
+        result.mode = report.mode
+        result.order = report.order
+        result.device = str(report.device)
+        result.dtype = str(report.dtype)
+        result.upcast = bool(report.upcast) or upcast_parameters.upcast
+        result.localized = bool(getattr(report, "localized", False))
+        result.problems = [_problem(str(p)) for p in report.problems]
+        result.pairs = _pair_results(report.pairs, names, inputs)
+    if not result.passed:
+        result.backwards = backward_sources(prepared)
+    return result
+
+
+def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:
+    """For the model form, parameters become extra inputs of a wrapper that ignores them."""
+    case = prepared.case
+    if case.model is None:
+        return case.func, prepared.inputs
+    model, count = case.model, len(prepared.inputs)
+    params = tuple(p for _, p in prepared.params)
+    return (lambda *xs: model(*xs[:count])), prepared.inputs + params
+
+
+class _float64_parameters:
+    """Give float32/float16 parameters float64 storage for the check, then restore it exactly.
+
+    check_gradients upcasts its inputs by copying them, but the model reads its own parameter
+    objects: so their storage is swapped in place, and the original arrays (and grads) put back.
+    """
+
+    def __init__(self, prepared: PreparedCase):
+        self.params = [p for _, p in prepared.params]
+        self.saved: list[tuple[Any, Any, Any]] = []
+        self.upcast = False
+
+    def __enter__(self) -> None:
+        for p in self.params:
+            self.saved.append((p, p._data, p._grad))
+            if p.dtype.is_floating_point and p.dtype.itemsize < 8 and p.requires_grad:
+                p._data = p._data.astype("float64")
+                self.upcast = True
+
+    def __exit__(self, *exc: object) -> None:
+        for p, data, grad in self.saved:
+            p._data = data
+            p._grad = grad
+        self.saved.clear()
+
+
+_AT_LINE = re.compile(r"\(at (?P<file>.+):(?P<line>\d+)\)")
+
+
+def _problem(text: str) -> Problem:
+    """A report problem; check_gradients ends texts about user code with '(at file:line)'."""
+    matches = list(_AT_LINE.finditer(text))
+    if not matches:
+        return Problem(text)
+    found = matches[-1]
+    path, line = found.group("file"), int(found.group("line"))
+    shown = _display_path(path)
+    text = text[: found.start()] + f"(at {shown}:{line})" + text[found.end() :]
+    source = linecache.getline(path, line).strip() or None
+    return Problem(text, shown, line, source)
+
+
+def _pair_results(pairs: list, names: list[str], inputs: tuple) -> list[PairResult]:
+    """Name each pair's input and output (see PairResult) and copy it into a plain record."""
+    count = len(inputs)
+    multiple_outputs = len({p.output_index for p in pairs if getattr(p, "order", 1) == 1}) > 1
+    extra = {p.input_index - count for p in pairs if p.input_index >= count}
+    differentiable = [name for name, x in zip(names, inputs) if _wants_grad(x)]
+    results = []
+    for pair in pairs:
+        order, index, out = int(getattr(pair, "order", 1)), int(pair.input_index), int(pair.output_index)
+        if index < len(names):
+            name = names[index]
+        elif index >= count and order == 2:
+            name = "grad_out" if max(extra) == 0 else f"grad_out{index - count}"
+        else:
+            name = f"inputs[{index}]"
+        if order == 2:
+            output = f"grad({differentiable[out]})" if out < len(differentiable) else f"grad{out}"
+        else:
+            output = f"out{out}" if multiple_outputs else "out"
+        results.append(_pair_result(pair, name, output))
+    return results
+
+
+def _pair_result(pair: Any, name: str, output: str) -> PairResult:
+    index = int(pair.input_index)
+    return PairResult(
+        input=name,
+        output=output,
+        input_index=index,
+        output_index=int(pair.output_index),
+        input_shape=_tuple(pair.input_shape),
+        output_shape=_tuple(pair.output_shape),
+        jacobian_shape=_tuple(pair.jacobian_shape),
+        max_abs_err=float(pair.max_abs_err),
+        max_rel_err=float(pair.max_rel_err),
+        worst_input_index=_opt_tuple(pair.worst_input_index),
+        worst_output_index=_opt_tuple(pair.worst_output_index),
+        numerical=_opt_float(pair.numerical),
+        analytical=_opt_float(pair.analytical),
+        passed=bool(pair.passed),
+        order=int(getattr(pair, "order", 1)),
+        mismatches=[
+            Mismatch(_tuple(out), _tuple(inp), float(num), float(ana))
+            for out, inp, num, ana in pair.mismatches
+        ],
+    )
+
+
+def backward_sources(prepared: PreparedCase) -> list[SourceLocation]:
+    """The custom Functions behind a case: those in its graph, else those defined in its file.
+
+    Found by running the forward once more and walking `grad_fn.next_functions`; the
+    Functions defined in the user's module are the fallback when the walk finds none.
+    """
+    found = _functions_in_graph(prepared)
+    if not found:
+        found = _functions_defined_in(prepared.file.module.__name__)
+    locations = []
+    for cls in found:
+        location = _backward_location(cls)
+        if location is not None:
+            locations.append(location)
+    return locations
+
+
+def _functions_in_graph(prepared: PreparedCase) -> list[type]:
+    import engine
+
+    func, inputs = _callable_and_inputs(prepared)
+    try:
+        with engine.enable_grad():
+            outputs = func(*inputs)
+    except Exception:
+        return []
+    if not isinstance(outputs, (tuple, list)):
+        outputs = (outputs,)
+    stack = [getattr(o, "grad_fn", None) for o in outputs]
+    seen: set[int] = set()
+    classes: list[type] = []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        cls = getattr(type(node), "_forward_cls", None)
+        if cls is not None and not cls.__module__.startswith("engine.") and cls not in classes:
+            classes.append(cls)
+        for edge in getattr(node, "next_functions", ()) or ():
+            stack.append(edge[0] if isinstance(edge, tuple) else edge)
+    classes.reverse()  # the walk meets the last-applied Function first
+    return classes
+
+
+def _functions_defined_in(module_name: str) -> list[type]:
+    from engine.autograd import Function
+
+    found: list[type] = []
+    pending = list(Function.__subclasses__())
+    while pending:
+        cls = pending.pop(0)
+        if cls.__module__ == module_name and cls not in found:
+            found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def _backward_location(cls: type) -> SourceLocation | None:
+    backward = cls.__dict__.get("backward") or cls.__dict__.get("vjp")
+    if backward is None:
+        return None
+    backward = getattr(backward, "__func__", backward)
+    try:
+        lines, start = inspect.getsourcelines(backward)
+        path = inspect.getsourcefile(backward)
+    except (OSError, TypeError):
+        return None
+    if path is None:
+        return None
+    return SourceLocation(
+        function=f"{cls.__qualname__}.backward",
+        file=_display_path(path),
+        line=start,
+        source=[line.rstrip("\n") for line in lines],
+    )
+
+
+def _display_path(path: str) -> str:
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def _device_name(inputs: tuple) -> str:
+    for x in inputs:
+        if _wants_grad(x):
+            return str(x.device)
+    return "cpu"
+
+
+def _wants_grad(value: Any) -> bool:
+    import engine
+
+    return isinstance(value, engine.Tensor) and value.dtype.is_floating_point and value.requires_grad
+
+
+def _tuple(value: Any) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, (int,)) or not hasattr(value, "__iter__"):
+        return (int(value),)
+    return tuple(int(v) for v in value)
+
+
+def _opt_tuple(value: Any) -> tuple | None:
+    return None if value is None else _tuple(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)

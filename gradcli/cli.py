@@ -1,0 +1,175 @@
+"""The `gradcli` command line: argument parsing and exit codes, nothing else.
+
+Loading user files lives in `gradcli.loading`, checking in `gradcli.checking`, and output
+in `gradcli.render`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import traceback
+from enum import Enum
+
+import typer
+from rich.console import Console
+
+from . import checking, loading, render
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="A gradient checker and autograd graph debugger for engine (import engine as torch).",
+)
+
+
+class Device(str, Enum):
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+@app.callback()
+def _root() -> None:
+    """A gradient checker and autograd graph debugger for engine (import engine as torch)."""
+
+
+CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in FILE(s).
+
+A check file is plain Python importing engine. It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters()) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., **options)`, whose options (eps, atol, rtol, order, fast, nondet_tol) override the command line for that case.
+
+Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
+
+--json prints one document on stdout: schema "gradcli.check/1", described in gradcli/render.py.
+
+Exit codes: 0 every case passed; 1 a gradient check failed; 2 usage or loading error (file missing, syntax error, exception while loading, no cases, no float input requiring grad, CUDA unavailable); 3 internal error of gradcli.
+"""
+
+
+@app.command("check", help=CHECK_HELP)
+def check(
+    files: list[str] = typer.Argument(..., metavar="FILE", help="Check files to run."),
+    order: int = typer.Option(1, "--order", min=1, max=2, help="1: gradients; 2: also second derivatives."),
+    fast: bool | None = typer.Option(
+        None,
+        "--fast/--full",
+        help=f"Force fast or full mode (default: full below {checking.FULL_MODE_BELOW} differentiable input elements, else fast).",
+        show_default=False,
+    ),
+    eps: float = typer.Option(checking.Settings.eps, "--eps", min=0.0, help="Finite-difference step."),
+    atol: float = typer.Option(checking.Settings.atol, "--atol", min=0.0, help="Absolute tolerance."),
+    rtol: float = typer.Option(checking.Settings.rtol, "--rtol", min=0.0, help="Relative tolerance."),
+    nondet_tol: float = typer.Option(
+        checking.Settings.nondet_tol,
+        "--nondet-tol",
+        min=0.0,
+        help="Tolerated difference between two backward runs (nondeterminism).",
+    ),
+    pattern: str | None = typer.Option(
+        None,
+        "-k",
+        metavar="PATTERN",
+        help="Only cases whose name contains PATTERN (or matches it as a glob).",
+    ),
+    device: Device = typer.Option(Device.cpu, "--device", help="Default device while loading and checking."),
+    seed: int = typer.Option(
+        0, "--seed", help="engine.manual_seed before loading each file and building inputs."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Machine-readable results on stdout."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    started = time.perf_counter()
+    out = render.make_console(sys.stdout)
+    err = render.make_console(sys.stderr)
+    if eps <= 0:
+        _usage_exit(err, "--eps must be positive")
+    settings = checking.Settings(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
+    try:
+        code = _run(files, settings, device.value, seed, pattern, json_output, debug, out, err, started)
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        err.print("interrupted", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except Exception as exc:  # a bug of gradcli itself: say so, in one line unless --debug
+        if debug:
+            err.print(traceback.format_exc().rstrip(), soft_wrap=True)
+        err.print(
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            soft_wrap=True,
+        )
+        code = EXIT_INTERNAL
+    raise typer.Exit(code)
+
+
+def _run(
+    files: list[str],
+    settings: checking.Settings,
+    device: str,
+    seed: int,
+    pattern: str | None,
+    json_output: bool,
+    debug: bool,
+    out: Console,
+    err: Console,
+    started: float,
+) -> int:
+    from engine.backend import CudaUnavailable
+
+    # In --json mode stdout belongs to the document: what user code prints goes to stderr.
+    quiet = contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
+    results: list[checking.CaseResult] = []
+    try:
+        with loading.using_device(device), quiet:
+            errors, prepared = loading.collect(files, pattern, seed=seed)
+            if not errors:
+                for number, case in enumerate(prepared, 1):
+                    description = f"checking {case.file.path}::{case.case.name} [{number}/{len(prepared)}]"
+                    with render.progress(err, description):
+                        results.append(checking.run_case(case, settings))
+    except CudaUnavailable as exc:
+        _usage_exit(err, f"--device {device} is unavailable: {exc}")
+    elapsed = time.perf_counter() - started
+
+    failed = sum(not r.passed for r in results)
+    code = EXIT_USAGE if errors else (EXIT_FAILED if failed else EXIT_OK)
+    if errors:
+        render.print_errors(err, errors, debug)
+    if json_output:
+        document = render.json_document(
+            results,
+            errors,
+            settings=settings,
+            device=device,
+            seed=seed,
+            pattern=pattern,
+            elapsed=elapsed,
+            exit_code=code,
+        )
+        print(document, file=sys.stdout)
+        return code
+    by_file: dict[str, list[checking.CaseResult]] = {}
+    for result in results:
+        by_file.setdefault(result.file, []).append(result)
+    for path, file_results in by_file.items():
+        render.print_file_results(out, path, file_results)
+    render.print_failures(out, results, debug)
+    render.print_summary(out, len(results) - failed, failed, len(errors), elapsed)
+    return code
+
+
+def _usage_exit(err: Console, message: str) -> None:
+    err.print(f"error: {message}", soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def main() -> None:
+    """Console-script entry point (`gradcli = gradcli.cli:main`)."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

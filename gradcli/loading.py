@@ -1,0 +1,484 @@
+"""Running a user's check file and finding its cases.
+
+Everything that executes user code before the check itself (the file's body, input
+factories) happens here, so that every failure of the user's file becomes one `LoadError`
+that names the file and the line: the CLI turns it into exit code 2.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .cases import Case, collecting
+
+ANY_CASES_HINT = (
+    "declare a top-level callable `f` and a tuple `inputs`, a top-level `model` (callable, with "
+    ".parameters()) and `inputs`, or functions decorated with @gradcli.case(*inputs)"
+)
+INPUTS_HINT = "e.g. engine.randn(3, dtype=engine.float64, requires_grad=True)"
+
+
+class LoadError(Exception):
+    """A user file that cannot be checked (exit code 2): what went wrong, where, and the cause."""
+
+    def __init__(
+        self,
+        message: str,
+        file: str | None,
+        line: int | None = None,
+        source_line: str | None = None,
+        cause: BaseException | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.source_line = source_line
+        self.cause = cause
+
+    @property
+    def location(self) -> str:
+        if self.file is None:
+            return ""
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+    @property
+    def headline(self) -> str:
+        return f"{self.location}: {self.message}" if self.location else self.message
+
+    @property
+    def source_text(self) -> str | None:
+        """The offending line, numbered, as shown under the headline."""
+        if not self.source_line:
+            return None
+        return f"    {self.line} | {self.source_line.strip()}"
+
+    def __str__(self) -> str:
+        return self.headline + (f"\n{self.source_text}" if self.source_text else "")
+
+    def traceback_text(self) -> str | None:
+        """The full traceback of the cause, for --debug."""
+        if self.cause is None:
+            return None
+        return "".join(traceback.format_exception(type(self.cause), self.cause, self.cause.__traceback__))
+
+
+@dataclass
+class LoadedFile:
+    """A check file after its body ran: the module and the cases it declared, in source order."""
+
+    path: str
+    abspath: str
+    module: ModuleType
+    cases: list[Case]
+    source_lines: list[str] = field(default_factory=list)
+
+    def line_text(self, line: int | None) -> str | None:
+        if line is None or not 1 <= line <= len(self.source_lines):
+            return None
+        return self.source_lines[line - 1]
+
+
+@dataclass
+class PreparedCase:
+    """A selected case with its inputs built: what `checking.run_case` needs."""
+
+    case: Case
+    file: LoadedFile
+    inputs: tuple
+    input_names: list[str]
+    params: list[tuple[str, Any]] = field(default_factory=list)
+
+
+@contextmanager
+def using_device(device: str) -> Iterator[None]:
+    """Make `device` engine's default for the block (raises engine.backend.CudaUnavailable)."""
+    import engine
+
+    previous = engine.get_default_device()
+    engine.set_default_device(device)
+    try:
+        yield
+    finally:
+        engine.set_default_device(previous)
+
+
+_loaded_count = [0]
+
+
+def load_file(path: str, *, seed: int = 0) -> LoadedFile:
+    """Run `path` as a fresh module (with `seed` set) and collect the cases it declares."""
+    import engine
+
+    abspath = os.path.abspath(path)
+    if not os.path.exists(abspath):
+        raise LoadError("file not found", path)
+    if os.path.isdir(abspath):
+        raise LoadError("is a directory, not a check file", path)
+    try:
+        with open(abspath, encoding="utf-8") as handle:
+            source = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError(f"cannot read the file: {exc}", path, cause=exc) from None
+    lines = source.splitlines()
+    try:
+        code = compile(source, abspath, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        line = exc.lineno
+        text = (
+            exc.text if exc.text is not None else (lines[line - 1] if line and line <= len(lines) else None)
+        )
+        raise LoadError(f"syntax error: {exc.msg}", path, line, text, exc) from None
+
+    _loaded_count[0] += 1
+    stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
+    name = f"_gradcli_check_{_loaded_count[0]}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, abspath)
+    if spec is not None:
+        module = importlib.util.module_from_spec(spec)
+    else:  # not a .py name: still plain Python
+        module = ModuleType(name)
+        module.__file__ = abspath
+    sys.modules[name] = module
+    folder = os.path.dirname(abspath)
+    sys.path.insert(0, folder)
+    engine.manual_seed(seed)
+    try:
+        with collecting() as decorated:
+            exec(code, module.__dict__)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's file may raise anything, SystemExit included
+        sys.modules.pop(name, None)
+        raise _user_error("exception while loading", exc, path, abspath, lines) from None
+    finally:
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+    loaded = LoadedFile(path, abspath, module, [], lines)
+    loaded.cases = _find_cases(loaded, decorated, source)
+    return loaded
+
+
+def _user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:
+    """A LoadError at the innermost frame of the traceback that lies in the user's file."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != abspath:
+        tb = tb.tb_next  # drop gradcli's own frames from what --debug shows
+    if tb is not None:
+        exc.__traceback__ = tb
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == abspath:
+            line = frame.lineno
+    text = lines[line - 1] if line and line <= len(lines) else None
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return LoadError(f"{what}: {detail}", path, line, text, exc)
+
+
+def _top_level_lines(source: str) -> dict[str, int]:
+    """Where each top-level name was last bound, to point errors at `inputs = ...` and the like."""
+    where: dict[str, int] = {}
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return where
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            where[node.name] = node.lineno
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        where[sub.id] = node.lineno
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            where[node.target.id] = node.lineno
+    return where
+
+
+def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[Case]:
+    namespace = loaded.module.__dict__
+    where = _top_level_lines(source)
+    path = loaded.path
+    cases = list(decorated)
+    for record in cases:
+        if record.file == loaded.abspath:
+            record.file = path
+
+    f = namespace.get("f")
+    model = namespace.get("model")
+    has_inputs = "inputs" in namespace
+    top_level = []
+    if f is not None and not hasattr(f, "__gradcli_cases__"):
+        if not callable(f):
+            raise LoadError(
+                f"`f` must be callable, not {type(f).__name__}",
+                path,
+                where.get("f"),
+                loaded.line_text(where.get("f")),
+            )
+        top_level.append(("f", f, None))
+    if model is not None:
+        line = where.get("model")
+        if inspect.isclass(model):
+            raise LoadError(
+                f"`model` is the class {model.__name__}, not an instance: write `model = {model.__name__}(...)`",
+                path,
+                line,
+                loaded.line_text(line),
+            )
+        if not callable(model) or not callable(getattr(model, "parameters", None)):
+            raise LoadError(
+                "`model` must be a callable object with a .parameters() method",
+                path,
+                line,
+                loaded.line_text(line),
+            )
+        top_level.append(("model", model, model))
+    if top_level and not has_inputs:
+        if not cases:
+            name = top_level[0][0]
+            line = where.get(name)
+            raise LoadError(
+                f"`{name}` is defined but `inputs` is not: add a top-level tuple `inputs = (...)` of the "
+                f"arguments to call it with ({INPUTS_HINT})",
+                path,
+                line,
+                loaded.line_text(line),
+            )
+        top_level = []
+    if has_inputs and not top_level and not cases:
+        line = where.get("inputs")
+        raise LoadError(
+            "`inputs` is defined but there is no `f` or `model` to call with it",
+            path,
+            line,
+            loaded.line_text(line),
+        )
+    if top_level:
+        declared = namespace["inputs"]
+        if not (isinstance(declared, (tuple, list)) or callable(declared) or _is_tensor(declared)):
+            line = where.get("inputs")
+            raise LoadError(
+                f"`inputs` must be a tuple of arguments (or a function returning one), not {type(declared).__name__}",
+                path,
+                line,
+                loaded.line_text(line),
+            )
+        if isinstance(declared, list):
+            declared = tuple(declared)
+        for name, func, owner in top_level:
+            cases.append(
+                Case(
+                    name=name,
+                    func=func,
+                    inputs=declared,
+                    file=path,
+                    line=where.get(name),
+                    model=owner,
+                    inputs_line=where.get("inputs"),
+                )
+            )
+
+    if not cases:
+        raise LoadError(f"no cases found: {ANY_CASES_HINT}", path)
+    cases.sort(key=lambda c: (c.file != path, c.line or 0))
+    _unique_names(cases)
+    return cases
+
+
+def _unique_names(cases: list[Case]) -> None:
+    """Number repeated names (stacked decorators, reused names) so -k and reports can tell them apart."""
+    counts: dict[str, int] = {}
+    for record in cases:
+        counts[record.name] = counts.get(record.name, 0) + 1
+    seen: dict[str, int] = {}
+    for record in cases:
+        if counts[record.name] > 1:
+            index = seen.get(record.name, 0)
+            seen[record.name] = index + 1
+            record.name = f"{record.name}[{index}]"
+
+
+def collect(
+    files: list[str], pattern: str | None, *, seed: int = 0
+) -> tuple[list[LoadError], list[PreparedCase]]:
+    """Load every file and build the selected cases' inputs; all loading errors are gathered."""
+    errors: list[LoadError] = []
+    prepared: list[PreparedCase] = []
+    total = 0
+    for path in files:
+        try:
+            loaded = load_file(path, seed=seed)
+        except LoadError as exc:
+            errors.append(exc)
+            continue
+        total += len(loaded.cases)
+        for case in select(loaded.cases, pattern):
+            try:
+                prepared.append(prepare(loaded, case, seed=seed))
+            except LoadError as exc:
+                errors.append(exc)
+    if not errors and not prepared:
+        errors.append(
+            LoadError(f"-k {pattern!r} matches none of the {total} cases in {', '.join(files)}", None)
+        )
+    return errors, prepared
+
+
+def select(cases: list[Case], pattern: str | None) -> list[Case]:
+    """Cases whose name contains -k's pattern, or matches it as a glob (*?[); case-insensitive."""
+    if not pattern:
+        return list(cases)
+    wanted = pattern.lower()
+    is_glob = any(ch in wanted for ch in "*?[")
+    return [
+        c
+        for c in cases
+        if wanted in c.name.lower() or (is_glob and fnmatch.fnmatchcase(c.name.lower(), wanted))
+    ]
+
+
+def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
+    """Build the case's inputs (calling its factory, seeded) and check there is something to differentiate."""
+    import engine
+
+    line = case.line
+    declared = case.inputs
+    if callable(declared):
+        engine.manual_seed(seed)
+        try:
+            built = declared()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise _user_error(
+                f"exception while building the inputs of case {case.name!r}",
+                exc,
+                loaded.path,
+                loaded.abspath,
+                loaded.source_lines,
+            ) from None
+    else:
+        built = declared
+    if _is_tensor(built):
+        built = (built,)
+    if isinstance(built, list):
+        built = tuple(built)
+    if not isinstance(built, tuple):
+        raise LoadError(
+            f"case {case.name!r}: inputs must be a tuple of arguments, not {type(built).__name__}",
+            loaded.path,
+            line,
+            loaded.line_text(line),
+        )
+
+    params: list[tuple[str, Any]] = []
+    if case.model is not None:
+        params = _named_parameters(loaded, case)
+    names = _input_names(case.model if case.model is not None else case.func, len(built))
+
+    differentiable = [x for x in list(built) + [p for _, p in params] if _wants_grad(x)]
+    if not differentiable:
+        described = ", ".join(f"{n}: {_describe(x)}" for n, x in zip(names, built)) or "none"
+        line = case.inputs_line or line
+        raise LoadError(
+            f"case {case.name!r}: no input is a floating-point tensor with requires_grad=True, so there is "
+            f"nothing to check (inputs: {described}). Make the inputs to differentiate float tensors that "
+            f"require grad, {INPUTS_HINT}",
+            loaded.path,
+            line,
+            loaded.line_text(line),
+        )
+    return PreparedCase(case, loaded, built, names, params)
+
+
+def _named_parameters(loaded: LoadedFile, case: Case) -> list[tuple[str, Any]]:
+    """The model's parameters, named `model.<attr>` via named_parameters() when it has one."""
+    model = case.model
+    try:
+        params = list(model.parameters())
+        named = {}
+        if callable(getattr(model, "named_parameters", None)):
+            for attr, tensor in model.named_parameters():
+                named.setdefault(id(tensor), f"{case.name}.{attr}")
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise _user_error(
+            "exception while listing the model's parameters",
+            exc,
+            loaded.path,
+            loaded.abspath,
+            loaded.source_lines,
+        ) from None
+    out: list[tuple[str, Any]] = []
+    seen = set()
+    for index, tensor in enumerate(params):
+        if not _is_tensor(tensor):
+            raise LoadError(
+                f"model.parameters() returned a {type(tensor).__name__} at position {index}; expected tensors",
+                loaded.path,
+                case.line,
+                loaded.line_text(case.line),
+            )
+        if id(tensor) in seen:
+            continue
+        seen.add(id(tensor))
+        out.append((named.get(id(tensor), f"param[{index}]"), tensor))
+    return out
+
+
+def _input_names(func: Callable, count: int) -> list[str]:
+    """Argument names from the signature (`x`, `w`), falling back to `inputs[i]`."""
+    names = [f"inputs[{i}]" for i in range(count)]
+    target = getattr(func, "forward", None) if not inspect.isfunction(func) else None
+    for candidate in (target, func):
+        if candidate is None:
+            continue
+        try:
+            parameters = list(inspect.signature(candidate).parameters.values())
+        except (TypeError, ValueError):
+            continue
+        position = 0
+        for parameter in parameters:
+            if position >= count:
+                break
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+                names[position] = parameter.name
+                position += 1
+            elif parameter.kind is parameter.VAR_POSITIONAL:
+                break  # *args: the rest keep their `inputs[i]` names
+        return names
+    return names
+
+
+def _is_tensor(value: Any) -> bool:
+    import engine
+
+    return isinstance(value, engine.Tensor)
+
+
+def _wants_grad(value: Any) -> bool:
+    return _is_tensor(value) and value.dtype.is_floating_point and value.requires_grad
+
+
+def _describe(value: Any) -> str:
+    if _is_tensor(value):
+        kind = f"{value.dtype.name} tensor"
+        if value.dtype.is_floating_point and not value.requires_grad:
+            kind += " without requires_grad"
+        return kind
+    return type(value).__name__

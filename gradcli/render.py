@@ -1,0 +1,476 @@
+"""Showing check results: rich tables for people, a JSON document for machines.
+
+Off a terminal rich prints no colour codes and the tables use ASCII rules, so redirected
+output is plain text that diffs and greps well.
+
+JSON schema (`gradcli check --json`, schema id "gradcli.check/1"); numbers that are not
+finite are written as the strings "nan", "inf", "-inf"; indices and shapes are lists::
+
+    {
+      "schema": "gradcli.check/1",
+      "version": str,                      # gradcli version
+      "passed": bool,                      # every selected case passed and nothing failed to load
+      "exit_code": 0 | 1 | 2,
+      "summary": {"passed": int, "failed": int, "errors": int, "total": int, "elapsed": float},
+      "settings": {"order": 1 | 2, "fast": bool | null, "eps": float, "atol": float, "rtol": float,
+                   "nondet_tol": float, "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
+      "errors": [{"file": str, "line": int | null, "message": str, "source": str | null}],
+      "cases": [{
+        "file": str, "name": str, "line": int | null, "passed": bool,
+        "order": int, "mode": "fast" | "full", "localized": bool, "device": str, "dtype": str,
+        "upcast": bool, "elapsed": float, "differentiable_elements": int,
+        "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol"},   # after the case's own options
+        "problems": [{"message": str, "file": str | null, "line": int | null}],   # failures besides mismatches
+        "backwards": [{"function": str, "file": str, "line": int}],         # only for failed cases
+        "pairs": [{
+          "input": str, "output": str, "input_index": int, "output_index": int, "order": int, "passed": bool,
+          "input_shape": [int], "output_shape": [int], "jacobian_shape": [int],
+          "max_abs_err": float, "max_rel_err": float,
+          "worst_input_index": [int] | null, "worst_output_index": [int] | null,
+          "numerical": float | null, "analytical": float | null,
+          "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}]
+        }]
+      }]
+    }
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from .checking import CaseResult, PairResult, Settings
+from .loading import LoadError
+
+SCHEMA = "gradcli.check/1"
+#: Failing entries shown per input in a failure's side-by-side table.
+MISMATCH_ROWS = 5
+#: Lines of a custom backward's source shown under a failure.
+SOURCE_LINES = 15
+PROGRESS_DELAY = 1.0
+#: Shown as "-": a relative error against a numerical derivative of 0 is divided by a tiny floor.
+HUGE = 1e100
+
+PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
+
+
+def make_console(stream: TextIO | None = None) -> Console:
+    """A console on `stream`; off a terminal: no colour, ASCII, wide enough for the tables."""
+    stream = stream if stream is not None else sys.stdout
+    plain = dict(highlight=False, markup=False, emoji=False)  # user text may contain [brackets]
+    console = Console(file=stream, **plain)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(file=stream, width=120, **plain)
+    return console
+
+
+# ----------------------------------------------------------------------- human output
+
+
+def print_file_results(console: Console, path: str, results: list[CaseResult]) -> None:
+    """One table for a file: a row per (case, input) pair."""
+    console.print(Text(path, style="bold"))
+    table = Table(
+        box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX,
+        pad_edge=False,
+        show_edge=False,
+    )
+    show_output = any(_names_outputs(r) for r in results)
+    table.add_column("case", overflow="fold")
+    if show_output:
+        table.add_column("output", overflow="fold")
+    table.add_column("input", overflow="fold")
+    table.add_column("shape")
+    table.add_column("max abs err", justify="right")
+    table.add_column("max rel err", justify="right")
+    table.add_column("worst index")
+    table.add_column("result")
+    table.add_column("mode")
+    table.add_column("time", justify="right")
+    for result in results:
+        rows: list[PairResult | None] = list(result.pairs)
+        if not result.passed and all(p.passed for p in result.pairs):
+            rows.append(None)  # failed on a problem (raised, nondeterministic...): a row that says so
+        for number, pair in enumerate(rows):
+            first = number == 0
+            name = result.name if first else ""
+            timing = f"{result.elapsed:.2f}s" if first else ""
+            mode = (result.mode + (" (localized)" if result.localized else "")) if first else ""
+            output = [pair.output if pair is not None else "-"] if show_output else []
+            if pair is None:
+                label = "(see problems)" if result.problems else "-"
+                table.add_row(name, *output, label, "-", "-", "-", "-", _verdict(result.passed), mode, timing)
+                continue
+            table.add_row(
+                name,
+                *output,
+                pair.input,
+                _shape(pair.input_shape),
+                _num(pair.max_abs_err),
+                _num(pair.max_rel_err),
+                _index(pair.worst_input_index),
+                _verdict(pair.passed),
+                mode,
+                timing,
+            )
+    _print(console, table)
+    console.print()
+
+
+def _print(console: Console, renderable: Any) -> None:
+    """Print; off a terminal without the trailing blanks rich pads table rows with."""
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    with console.capture() as captured:
+        console.print(renderable)
+    console.file.write("\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n")
+
+
+def print_failures(console: Console, results: list[CaseResult], debug: bool = False) -> None:
+    """For each failed case: the worst entries side by side, the problems, the backward's source."""
+    for result in results:
+        if result.passed:
+            continue
+        title = f"FAILED {result.file}::{result.name}"
+        details = f"order {result.order}, {result.mode} mode"
+        if result.localized:
+            details += ", localized"
+        if result.dtype:
+            details += f", {result.dtype}" + (" (upcast)" if result.upcast else "")
+        details += f", {result.device}"
+        console.print(Text(title, style="bold red"), Text(f"({details})", style="dim"), soft_wrap=True)
+        for pair in result.pairs:
+            if not pair.passed:
+                _print_pair_failure(console, pair, result)
+        if result.problems:
+            console.print("  problems:")
+            for problem in result.problems:
+                _print(console, _Indented(Text("- " + problem.message), by=4))
+                if problem.source:
+                    console.print(Text(f"        {problem.line} | {problem.source}"), soft_wrap=True)
+        for location in result.backwards:
+            console.print(
+                f"  backward of {location.function.rsplit('.', 1)[0]}: {location.file}:{location.line}"
+            )
+            source = location.source[:SOURCE_LINES]
+            if console.is_terminal:
+                code = Syntax(
+                    "\n".join(source),
+                    "python",
+                    line_numbers=True,
+                    start_line=location.line,
+                    dedent=True,
+                    background_color="default",
+                )
+                console.print(_Indented(code))
+            else:
+                width = len(str(location.line + len(source)))
+                indent = min((len(s) - len(s.lstrip()) for s in source if s.strip()), default=0)
+                for offset, text in enumerate(source):
+                    console.print(
+                        Text(f"    {location.line + offset:>{width}} | {text[indent:]}"), soft_wrap=True
+                    )
+            if len(location.source) > SOURCE_LINES:
+                console.print("    ...")
+        if debug and result.traceback:
+            console.print(Text(result.traceback))
+        console.print()
+
+
+def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) -> None:
+    label = _pair_label(pair, result)
+    where = ""
+    if pair.worst_input_index is not None:
+        where = f" at {_entry(pair.input, pair.worst_input_index)}"
+        if pair.worst_output_index is not None:
+            where += f" of {_entry(pair.output, pair.worst_output_index)}"
+    errors = f"max abs err {_num(pair.max_abs_err)}"
+    if _num(pair.max_rel_err) != "-":
+        errors += f", max rel err {_num(pair.max_rel_err)}"
+    console.print(f"  {label}: {errors}{where}")
+    if not pair.mismatches:
+        return
+    table = Table(box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX, show_edge=False, padding=(0, 1))
+    table.add_column("output", style="dim")
+    table.add_column("input")
+    table.add_column("numerical", justify="right")
+    table.add_column("analytical", justify="right")
+    table.add_column("difference", justify="right")
+    for mismatch in pair.mismatches[:MISMATCH_ROWS]:
+        table.add_row(
+            _entry(pair.output, mismatch.output_index),
+            _entry(pair.input, mismatch.input_index),
+            _num(mismatch.numerical, 6),
+            _num(mismatch.analytical, 6),
+            _num(mismatch.analytical - mismatch.numerical),
+        )
+    _print(console, _Indented(table))
+    if len(pair.mismatches) > MISMATCH_ROWS:
+        console.print(f"    ... {len(pair.mismatches) - MISMATCH_ROWS} more listed in --json")
+
+
+class _Indented:
+    """Render a renderable shifted right, so failure tables sit under their heading."""
+
+    def __init__(self, renderable: Any, by: int = 4):
+        self.renderable, self.by = renderable, by
+
+    def __rich_console__(self, console: Console, options: Any) -> Iterator[Any]:
+        from rich.padding import Padding
+
+        yield Padding(self.renderable, (0, 0, 0, self.by), expand=False)
+
+
+def print_errors(console: Console, errors: list[LoadError], debug: bool = False) -> None:
+    """Loading and usage errors: one paragraph each, the traceback only with --debug."""
+    for error in errors:
+        text = error.traceback_text() if debug else None
+        if text:
+            console.print(Text(text.rstrip()), soft_wrap=True)
+        message = Text("error: ", style="bold red") + Text(error.headline)
+        if not debug and error.cause is not None and not isinstance(error.cause, SyntaxError):
+            message += Text(" (--debug shows the traceback)", style="dim")
+        if error.source_text:
+            message += Text("\n" + error.source_text)
+        console.print(message, soft_wrap=True)
+
+
+def print_summary(console: Console, passed: int, failed: int, errors: int, elapsed: float) -> None:
+    """The closing line, pytest style: '3 passed, 1 failed in 0.42s'."""
+    console.print(
+        Text(
+            summary_line(passed, failed, errors, elapsed),
+            style="green" if passed and not (failed or errors) else "red",
+        )
+    )
+
+
+def summary_line(passed: int, failed: int, errors: int, elapsed: float) -> str:
+    parts = []
+    if passed:
+        parts.append(f"{passed} passed")
+    if failed:
+        parts.append(f"{failed} failed")
+    if errors:
+        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+    if not parts:
+        parts.append("no cases ran")
+    return f"{', '.join(parts)} in {elapsed:.2f}s"
+
+
+@contextmanager
+def progress(console: Console, description: str, delay: float = PROGRESS_DELAY) -> Iterator[None]:
+    """A transient spinner for a check, shown only once it has run `delay` seconds on a terminal."""
+    if not console.is_terminal:
+        yield
+        return
+    lock = threading.Lock()
+    state: dict[str, Any] = {"done": False, "bar": None}
+
+    def start() -> None:
+        with lock:
+            if state["done"]:
+                return
+            bar = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            bar.add_task(description, total=None)
+            bar.start()
+            state["bar"] = bar
+
+    timer = threading.Timer(delay, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if state["bar"] is not None:
+                state["bar"].stop()
+
+
+# ------------------------------------------------------------------------------ JSON
+
+
+def json_document(
+    results: list[CaseResult],
+    errors: list[LoadError],
+    *,
+    settings: Settings,
+    device: str,
+    seed: int,
+    pattern: str | None,
+    elapsed: float,
+    exit_code: int,
+) -> str:
+    """The --json output (schema in this module's docstring)."""
+    from . import __version__
+
+    passed = sum(r.passed for r in results)
+    document = {
+        "schema": SCHEMA,
+        "version": __version__,
+        "passed": exit_code == 0,
+        "exit_code": exit_code,
+        "summary": {
+            "passed": passed,
+            "failed": len(results) - passed,
+            "errors": len(errors),
+            "total": len(results),
+            "elapsed": elapsed,
+        },
+        "settings": {
+            **_settings_json(settings),
+            "device": device,
+            "seed": seed,
+            "pattern": pattern,
+        },
+        "errors": [
+            {"file": e.file, "line": e.line, "message": e.message, "source": e.source_line} for e in errors
+        ],
+        "cases": [_case_json(r) for r in results],
+    }
+    return json.dumps(_finite(document), indent=2)
+
+
+def _settings_json(settings: Settings) -> dict[str, Any]:
+    return {
+        "order": settings.order,
+        "fast": settings.fast,
+        "eps": settings.eps,
+        "atol": settings.atol,
+        "rtol": settings.rtol,
+        "nondet_tol": settings.nondet_tol,
+    }
+
+
+def _case_json(result: CaseResult) -> dict[str, Any]:
+    return {
+        "file": result.file,
+        "name": result.name,
+        "line": result.line,
+        "passed": result.passed,
+        "order": result.order,
+        "mode": result.mode,
+        "localized": result.localized,
+        "device": result.device,
+        "dtype": result.dtype,
+        "upcast": result.upcast,
+        "elapsed": result.elapsed,
+        "differentiable_elements": result.differentiable_elements,
+        "settings": _settings_json(result.settings),
+        "problems": [{"message": p.message, "file": p.file, "line": p.line} for p in result.problems],
+        "backwards": [{"function": b.function, "file": b.file, "line": b.line} for b in result.backwards],
+        "pairs": [_pair_json(p) for p in result.pairs],
+    }
+
+
+def _pair_json(pair: PairResult) -> dict[str, Any]:
+    return {
+        "input": pair.input,
+        "output": pair.output,
+        "input_index": pair.input_index,
+        "output_index": pair.output_index,
+        "order": pair.order,
+        "passed": pair.passed,
+        "input_shape": list(pair.input_shape),
+        "output_shape": list(pair.output_shape),
+        "jacobian_shape": list(pair.jacobian_shape),
+        "max_abs_err": pair.max_abs_err,
+        "max_rel_err": pair.max_rel_err,
+        "worst_input_index": _list_or_none(pair.worst_input_index),
+        "worst_output_index": _list_or_none(pair.worst_output_index),
+        "numerical": pair.numerical,
+        "analytical": pair.analytical,
+        "mismatches": [
+            {
+                "output_index": list(m.output_index),
+                "input_index": list(m.input_index),
+                "numerical": m.numerical,
+                "analytical": m.analytical,
+            }
+            for m in pair.mismatches
+        ],
+    }
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: write them as strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _verdict(passed: bool) -> Text:
+    return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
+
+
+def _pair_label(pair: PairResult, result: CaseResult) -> str:
+    """`x`, or `grad(x) w.r.t. x` where the case has several outputs or second-order pairs."""
+    return f"{pair.output} w.r.t. {pair.input}" if _names_outputs(result) else pair.input
+
+
+def _names_outputs(result: CaseResult) -> bool:
+    """Whether a case's pairs need their output named: several outputs, or order 2."""
+    return any(p.order != 1 for p in result.pairs) or len({p.output for p in result.pairs}) > 1
+
+
+def _entry(name: str, index: tuple | None) -> str:
+    if index is None:
+        return name
+    if not index:
+        return name
+    return f"{name}[{', '.join(str(i) for i in index)}]"
+
+
+def _index(index: tuple | None) -> str:
+    if index is None:
+        return "-"
+    return "[" + ", ".join(str(i) for i in index) + "]"
+
+
+def _shape(shape: tuple) -> str:
+    return str(tuple(shape))
+
+
+def _list_or_none(value: tuple | None) -> list | None:
+    return None if value is None else list(value)
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    if value is None:
+        return "-"
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if abs(value) >= HUGE:
+        return "-"  # a relative error against a numerical derivative of exactly 0: undefined
+    return f"{value:.{digits}e}"
