@@ -198,3 +198,31 @@ def test_max_dim_returns_named_values_and_indices():
     assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
     values.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 1.0], [1.0, 0.0]])
+
+
+def test_custom_function_backward_runs_on_zeros_when_no_gradient_arrives():
+    """As torch: an upstream backward returning None still calls the custom Function (on zeros)."""
+    calls = []
+
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(g.tolist())
+            return g * 2
+
+    class G(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x = engine.ones(2, requires_grad=True)
+    (gx,) = engine.autograd.grad(G.apply(F.apply(x)).sum(), [x], allow_unused=True)
+    assert calls == [[0.0, 0.0]] and gx.tolist() == [0.0, 0.0]

@@ -129,10 +129,14 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
                 _at_target(node, grads_in, targets, inputs, cap, create_graph)
                 if node not in nodes or (capture and node.__class__ is AccumulateGrad):
                     continue
-            if grads_in[0] is None and (len(grads_in) == 1 or all(g is None for g in grads_in)):
+            if (
+                grads_in[0] is None
+                and (len(grads_in) == 1 or all(g is None for g in grads_in))
+                and not node.runs_without_grads
+            ):
                 outputs = [None] * len(node.next_functions)
             else:
-                if m is None:
+                if m is None and any(g is not None for g in grads_in):
                     m = _math(create_graph, next(g for g in grads_in if g is not None))
                 if checked or node._hooks is not None:
                     outputs = _call(node, grads_in, m, create_graph)

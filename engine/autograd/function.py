@@ -36,6 +36,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls = None
     materialize_grads = True
+    runs_without_grads = True
 
     @property
     def saved_tensors(self) -> tuple:

@@ -66,6 +66,7 @@ class Node:
     __slots__ = ("next_functions", "_hooks", "_trace", "__weakref__")
     num_outputs = 1
     saved_names: tuple = ()
+    runs_without_grads = False  # custom Functions still run (on zeros) when no gradient arrives
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
