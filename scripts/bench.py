@@ -92,7 +92,43 @@ def bench_anomaly(args):
     )
 
 
-WORKLOADS = {"chain": bench_chain, "anomaly": bench_anomaly}
+def gradcheck_inputs(lib):
+    lib.manual_seed(0)
+    x = lib.randn(8, 32, dtype=lib.float64, requires_grad=True)
+    w = (lib.randn(32, 32, dtype=lib.float64) / 6).requires_grad_()
+    return x, w
+
+
+def bench_gradcheck(args):
+    """tanh(x @ W).sum(), x 8x32, W 32x32, float64: full and fast mode, same verdicts."""
+    out = []
+    for fast in (False, True):
+        fns = {}
+        verdicts = {}
+        for name, lib in (("engine", engine), ("torch", torch)):
+            if lib is None:
+                continue
+            x, w = gradcheck_inputs(lib)
+
+            def run(lib=lib, x=x, w=w, fast=fast):
+                return lib.autograd.gradcheck(lambda a, b: (a @ b).tanh().sum(), (x, w), fast_mode=fast)
+
+            verdicts[name] = run()
+            fns[name] = run
+        best = interleaved(fns, max(3, args.repeats // 3), 1)
+        mode = "fast" if fast else "full"
+        agree = "same verdict" if len(set(verdicts.values())) == 1 else f"VERDICTS DIFFER {verdicts}"
+        out.append(
+            (
+                f"gradcheck {mode} mode, tanh(x@W).sum() ({agree})",
+                "ms",
+                [(k, v * 1e3) for k, v in best.items()],
+            )
+        )
+    return out
+
+
+WORKLOADS = {"chain": bench_chain, "anomaly": bench_anomaly, "gradcheck": bench_gradcheck}
 
 
 def main(argv=None) -> int:
@@ -107,12 +143,13 @@ def main(argv=None) -> int:
     for key, fn in WORKLOADS.items():
         if args.only and not any(o in key for o in args.only):
             continue
-        title, unit, results = fn(args)
-        cells = ", ".join(f"{name} {value:.2f} {unit}" for name, value in results)
-        ratio = ""
-        if len(results) == 2:
-            ratio = f"  ratio {results[0][1] / results[1][1]:.2f}x"
-        print(f"{title}: {cells}{ratio}")
+        rows = fn(args)
+        for title, unit, results in rows if isinstance(rows, list) else [rows]:
+            cells = ", ".join(f"{name} {value:.2f} {unit}" for name, value in results)
+            ratio = ""
+            if len(results) == 2:
+                ratio = f"  ratio {results[0][1] / results[1][1]:.2f}x"
+            print(f"{title}: {cells}{ratio}", flush=True)
     return 0
 
 

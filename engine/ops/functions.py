@@ -162,9 +162,16 @@ def pow(a, exponent):
 
 
 def matmul(a, b):
-    b = as_operand(b)
+    if b.__class__ is not Tensor:
+        b = as_operand(b)
+    sa, sb = a._data.shape, b._data.shape
+    na, nb = len(sa), len(sb)
+    if na == 2 and nb == 2:  # the common case first
+        if a._data.__class__ is not b._data.__class__:
+            check_same_device(a, b)
+        _check_mm(sa, sb)
+        return apply_op(D.MM, (a, b))
     check_same_device(a, b)
-    na, nb = a.dim(), b.dim()
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
     if na == 1 and nb == 1:
@@ -183,8 +190,6 @@ def matmul(a, b):
         return apply_op(D.MV, (a, b))
     if na == 1 and nb == 2:
         return squeeze(mm(unsqueeze(a, 0), b), 0, _name="SqueezeBackward4")
-    if na == 2 and nb == 2:
-        return mm(a, b)
     left = unsqueeze(a, 0) if na == 1 else a
     right = unsqueeze(b, -1) if nb == 1 else b
     if left.shape[-1] != right.shape[-2]:
@@ -210,9 +215,7 @@ def _check_mm(sa, sb, message=None):
 def mm(a, b):
     if a.dim() != 2 or b.dim() != 2:
         raise RuntimeError("self must be a matrix" if a.dim() != 2 else "mat2 must be a matrix")
-    check_same_device(a, b)
-    _check_mm(a.shape, b.shape)
-    return apply_op(D.MM, (a, b))
+    return matmul(a, b)
 
 
 def dot(a, b):
@@ -293,11 +296,10 @@ def where(condition, a, b):
 def sum(a, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         a = a.to(dtype)
+    shape = a._data.shape
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0 and not keepdim):
-        out = apply_op(D.SUM, (a,), (a.shape,))
-    else:
-        out = apply_op(D.SUM_DIM, (a,), (a.shape, norm_dims(dim, a.dim()), keepdim))
-    return out
+        return apply_op(D.SUM, (a,), (shape,))
+    return apply_op(D.SUM_DIM, (a,), (shape, norm_dims(dim, len(shape)), keepdim))
 
 
 def mean(a, dim=None, keepdim=False, *, dtype=None):
@@ -308,9 +310,10 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {a.dtype.name.capitalize()}"
         )
+    shape = a._data.shape
     if dim is None:
-        return apply_op(D.MEAN, (a,), (a.shape, a.numel()))
-    return apply_op(D.MEAN_DIM, (a,), (a.shape, norm_dims(dim, a.dim()), keepdim))
+        return apply_op(D.MEAN, (a,), (shape, a._data.size))
+    return apply_op(D.MEAN_DIM, (a,), (shape, norm_dims(dim, len(shape)), keepdim))
 
 
 def _correction(unbiased, correction):
