@@ -15,7 +15,8 @@ from enum import Enum
 import typer
 from rich.console import Console
 
-from . import checking, loading, render
+from . import checking, loading
+from .render import check as render
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -43,7 +44,7 @@ A check file is plain Python importing engine. It declares cases as a top-level 
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
---json prints one document on stdout: schema "gradcli.check/1", described in gradcli/render.py.
+--json prints one document on stdout: schema "gradcli.check/1", described in gradcli/render/check.py.
 
 Exit codes: 0 every case passed; 1 a gradient check failed; 2 usage or loading error (file missing, syntax error, exception while loading, no cases, no float input requiring grad, CUDA unavailable); 3 internal error of gradcli.
 """

@@ -52,8 +52,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from .checking import CaseResult, PairResult, Settings
-from .loading import LoadError
+from ..checking import CaseResult, PairResult, Settings
+from ..loading import LoadError
 
 SCHEMA = "gradcli.check/1"
 #: Failing entries shown per input in a failure's side-by-side table.
