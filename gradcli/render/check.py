@@ -324,7 +324,7 @@ def json_document(
     exit_code: int,
 ) -> str:
     """The --json output (schema in this module's docstring)."""
-    from . import __version__
+    from .. import __version__
 
     passed = sum(r.passed for r in results)
     document = {
