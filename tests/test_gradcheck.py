@@ -1,4 +1,4 @@
-"""gradcheck, gradgradcheck and check_gradients (engine/autograd/gradcheck.py).
+"""gradcheck, gradgradcheck and check_gradients (engine/autograd/gradcheck/).
 
 The functions under test are built by factories taking the tensor module, so the same
 cases also run against real PyTorch where it is installed (`test_verdict_matches_torch`,

@@ -1,0 +1,52 @@
+"""gradcheck / gradgradcheck: PyTorch's finite-difference checks, plus a structured report.
+
+`gradcheck` and `gradgradcheck` keep torch.autograd's signatures, order of checks and
+messages (they return True or raise `GradcheckError`). `check_gradients` runs the same
+checks without stopping at the first failure and never raises for errors in user code:
+everything it finds goes into a `GradcheckReport`, which the CLI renders.
+
+How a check runs (one `Check` per order):
+
+- Full mode compares the whole Jacobian of every (differentiable output, input requiring
+  grad) pair. Numerically: central differences, perturbing one input element at a time
+  in place through the tensor's array (no version bump, so the graph of the reference
+  forward stays valid) and restoring it bit for bit; the forwards run under `no_grad`
+  unless the function needs grad mode for its values (e.g. it calls autograd.grad).
+  Analytically: one vector-Jacobian product per output element, run twice to check that
+  backward is deterministic.
+- Fast mode compares v^T J u for random unit vectors u (per input) and v (per output):
+  two forwards per input and one backward per output. A pair that disagrees is
+  localised: its full Jacobians are computed and the entries that disagree reported.
+- Then, as in torch, backward with zero grad_outputs must give zero gradients of the
+  inputs' shapes and dtypes, and (check_undefined_grad) undefined output gradients must
+  not break backward: every output undefined (custom Functions that don't materialise
+  grads are called with None, as torch's engine would), then one output at a time.
+
+Jacobians are (output numel, input numel) float64 numpy arrays. Messages number outputs
+and inputs as torch does (among differentiable outputs / inputs requiring grad), while
+`PairReport` indices are positions in the output and input tuples.
+
+Modules, from the entry points down:
+
+- api.py: gradcheck, gradgradcheck, check_gradients (input checks, upcasting).
+- second_order.py: the function of (inputs, grad_outputs) that gradgradcheck checks.
+- check.py: `Check`, the order of one check's steps.
+- state.py: what a check knows (`CheckState`, `Options`) and how it records failures.
+- numerical.py / analytical.py: the two sides of each Jacobian.
+- compare.py: numerical against analytical per pair, into `PairReport`s.
+- backward_checks.py: zero and undefined grad_outputs.
+- report.py: GradcheckError, PairReport, GradcheckReport; describing user exceptions.
+- messages.py: torch's failure texts; util.py: small shared helpers.
+"""
+
+from .api import check_gradients, gradcheck, gradgradcheck
+from .report import GradcheckError, GradcheckReport, PairReport
+
+__all__ = [
+    "GradcheckError",
+    "GradcheckReport",
+    "PairReport",
+    "check_gradients",
+    "gradcheck",
+    "gradgradcheck",
+]

@@ -1,0 +1,174 @@
+"""The public functions: gradcheck and gradgradcheck (torch's), and check_gradients (the report).
+
+gradcheck runs one strict `Check`; gradgradcheck runs gradcheck on the second-order
+problem. check_gradients runs non-strict checks of both orders into one report, upcasting
+lower-precision inputs to float64 instead of warning.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+
+from ... import backend
+from ...tensor import Tensor, wrap
+from .check import Check
+from .messages import NON_DOUBLE_WARNING
+from .report import GradcheckError, GradcheckReport, describe_exception, empty_report, record
+from .second_order import gradgrad_problem
+from .state import Abort, Options
+from .util import as_tuple, stacklevel_outside
+
+
+def gradcheck(
+    func: Callable[..., Any],
+    inputs: Any,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    fast_mode: bool = False,
+    check_grad_dtypes: bool = False,
+) -> bool:
+    """torch.autograd.gradcheck: True, or GradcheckError (False with raise_exception=False).
+
+    As in torch, errors raised by `func` or its backward, and invalid inputs, propagate
+    as they are whatever `raise_exception` says.
+    """
+    tupled = as_tuple(inputs)
+    _warn_non_double(tupled)
+    opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, check_grad_dtypes)
+    report = empty_report(tupled, fast_mode, upcast=False)
+    try:
+        Check(func, tupled, opts, report, order=1, strict=True).run()
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def gradgradcheck(
+    func: Callable[..., Any],
+    inputs: Any,
+    grad_outputs: Any = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    fast_mode: bool = False,
+    check_grad_dtypes: bool = False,
+) -> bool:
+    """torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs) -> first-order grads.
+
+    Random grad_outputs (uniform in [-1, 1), requiring grad) come from a fixed-seed
+    generator, so the user's random state is untouched and reruns agree.
+    """
+    new_func, new_inputs = gradgrad_problem(func, as_tuple(inputs), grad_outputs, gen_non_contig_grad_outputs)
+    return gradcheck(
+        new_func,
+        new_inputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        fast_mode=fast_mode,
+        check_grad_dtypes=check_grad_dtypes,
+    )
+
+
+def check_gradients(
+    func: Callable[..., Any],
+    inputs: Any,
+    *,
+    order: int = 1,
+    fast_mode: bool = False,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    upcast: bool = True,
+) -> GradcheckReport:
+    """Run gradcheck (and with order=2 gradgradcheck) and report everything it finds.
+
+    Never raises for errors in user code. With `upcast`, inputs requiring grad in a lower
+    precision are checked as float64 copies (fresh leaves, same requires_grad) instead of
+    warning that the check will likely fail; the caller's tensors are not touched.
+    """
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    start = time.perf_counter()
+    tupled = as_tuple(inputs)
+    upcasting = upcast and _needs_upcast(tupled)
+    if upcasting:
+        tupled = _float64_copies(tupled)
+    else:
+        _warn_non_double(tupled)
+    opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
+    report = empty_report(tupled, fast_mode, upcast=upcasting)
+    first = Check(func, tupled, opts, report, order=1, strict=False)
+    _run_collecting(first)
+    if order == 2 and first.forward_ran:
+        report.order = 2
+        try:
+            new_func, new_inputs = gradgrad_problem(func, tupled, None, False)
+        except Exception as exc:
+            record(report, describe_exception("second order: forward (making grad_outputs)", exc))
+        else:
+            _run_collecting(Check(new_func, new_inputs, opts, report, order=2, strict=False))
+    report.pairs.sort(key=lambda p: (p.order, p.output_index, p.input_index))
+    report.elapsed = time.perf_counter() - start
+    return report
+
+
+def _run_collecting(check: Check) -> None:
+    """Run a non-strict check; anything unexpected (even a bug here) becomes a problem."""
+    try:
+        check.run()
+    except Abort:
+        pass
+    except Exception as exc:
+        record(check.report, check.label(describe_exception("gradcheck", exc)))
+
+
+def _warn_non_double(inputs: tuple) -> None:
+    """torch's warning for inputs requiring grad in less than double precision."""
+    for idx, a in enumerate(inputs):
+        if isinstance(a, Tensor) and a.requires_grad and a.dtype is not backend.float64:
+            warnings.warn(NON_DOUBLE_WARNING.format(idx=idx), UserWarning, stacklevel=stacklevel_outside())
+
+
+def _needs_upcast(inputs: tuple) -> bool:
+    return any(
+        isinstance(a, Tensor)
+        and a.requires_grad
+        and a.dtype.is_floating_point
+        and a.dtype is not backend.float64
+        for a in inputs
+    )
+
+
+def _float64_copies(inputs: tuple) -> tuple:
+    """Lower-precision float tensors as float64 leaves (same requires_grad); others as they are."""
+    out = []
+    for a in inputs:
+        if isinstance(a, Tensor) and a.dtype.is_floating_point and a.dtype is not backend.float64:
+            copy = wrap(backend.xp_of(a._data).array(a._data, dtype=numpy.float64, copy=True))
+            copy.requires_grad_(a.requires_grad)
+            a = copy
+        out.append(a)
+    return tuple(out)

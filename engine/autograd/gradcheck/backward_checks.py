@@ -1,0 +1,150 @@
+"""torch's checks of backward beyond the Jacobians: zero grad_outputs, undefined grad_outputs.
+
+Zero grad_outputs must give zero gradients of the inputs' shapes and dtypes. Undefined
+output gradients must not break backward: every output undefined (custom Functions that
+don't materialise grads are called with None, as torch's engine would), then one output
+at a time, the others zero.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+
+import numpy
+
+from ... import backend
+from ...tensor import Tensor, wrap
+from .. import grad_mode
+from ..backward import grad as autograd_grad
+from ..backward import run as run_graph
+from ..function import BackwardCFunction
+from ..node import edge_of
+from .messages import UNDEFINED_GRAD_BC_WARNING, UNDEFINED_GRAD_FAILED, UNDEFINED_GRAD_NONZERO
+from .report import GradcheckError, describe_exception
+from .state import Abort, CheckState
+from .util import as_tuple, host, stacklevel_outside
+
+
+def check_zero_grad_outputs(state: CheckState) -> None:
+    """Zero grad_outputs must give zero gradients of the inputs' dtypes and shapes."""
+    outputs = [o for _, o in state.outputs]
+    zeros = [wrap(backend.xp_of(o._data).zeros_like(o._data)) for o in outputs]
+    tensors = [t for _, t in state.diff_inputs]
+    try:
+        grads = state.user(
+            "backward with zero grad_outputs",
+            autograd_grad,
+            outputs,
+            tensors,
+            zeros,
+            retain_graph=True,
+            allow_unused=True,
+        )
+    except Abort:
+        return
+    for (pos, t), g in zip(state.diff_inputs, grads):
+        if g is None:
+            continue
+        if numpy.any(host(g._data) != 0):
+            state.fail(
+                "backward not multiplied by grad_output",
+                f"backward not multiplied by grad_output (zero grad_outputs gave a nonzero gradient for input {pos})",
+            )
+        elif g.dtype is not t.dtype:
+            state.fail(
+                "grad is incorrect type",
+                f"grad is incorrect type (input {pos} is {t.dtype.name}, its gradient {g.dtype.name})",
+            )
+        elif g._data.shape != t._data.shape:
+            state.fail(
+                "grad is incorrect size",
+                f"grad is incorrect size (input {pos} has shape {tuple(t.shape)}, its gradient {tuple(g.shape)})",
+            )
+
+
+def check_undefined_grads(state: CheckState) -> None:
+    """torch's check that backward copes with undefined (None) output gradients.
+
+    First every output undefined, then (with several outputs) one at a time, the others
+    zero. Backward must not fail and must give gradients that are None or zero.
+    """
+    _undefined_everywhere(state)
+    if len(state.outputs) < 2:
+        return
+    roots = [edge_of(o) for _, o in state.outputs]
+    tensors = tuple(t for _, t in state.diff_inputs)
+    for undefined, (pos, _) in enumerate(state.outputs):
+        # autograd.grad has no way to pass an undefined grad_output: drive the executor.
+        grads = [
+            None if k == undefined else backend.xp_of(o._data).zeros_like(o._data)
+            for k, (_, o) in enumerate(state.outputs)
+        ]
+        context = f"backward with the gradient of output {pos} undefined"
+        try:
+            captured = run_graph(roots, grads, True, False, inputs=tensors, capture=True)
+        except Exception as exc:
+            _undefined_failed(state, context, exc)
+            return
+        if not _undefined_gave_zeros(state, captured, context):
+            return
+
+
+def _undefined_everywhere(state: CheckState) -> None:
+    """Every output gradient undefined, as torch runs it.
+
+    The engine never calls a node whose gradients are all undefined, where torch calls
+    it with None for custom Functions that set_materialize_grads(False) (and zeros for
+    the others, whose results are then defined). Those backwards are called directly,
+    walking the graph as far as undefined gradients would reach.
+    """
+    stack = [o.grad_fn for _, o in state.outputs if o.grad_fn is not None]
+    seen: set = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, BackwardCFunction):
+            if node.materialize_grads:
+                continue  # it gets zeros: defined gradients from here on
+            context = f"{node.name()}.backward with every output gradient undefined"
+            try:
+                with grad_mode.no_grad():
+                    result = type(node)._forward_cls.backward(node, *([None] * node.num_outputs))
+            except Exception as exc:
+                _undefined_failed(state, context, exc)
+                return
+            result = [r for r in as_tuple(result) if r is not None]
+            if result:
+                if not _undefined_gave_zeros(state, result, context):
+                    return
+                continue
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+
+
+def _undefined_failed(state: CheckState, context: str, exc: Exception) -> None:
+    """torch turns a RuntimeError here into its message and lets other errors through."""
+    if state.strict:
+        if isinstance(exc, RuntimeError):
+            warnings.warn(UNDEFINED_GRAD_BC_WARNING, UserWarning, stacklevel=stacklevel_outside())
+            raise GradcheckError(UNDEFINED_GRAD_FAILED) from exc
+        raise exc
+    state.fail(UNDEFINED_GRAD_FAILED, f"{UNDEFINED_GRAD_FAILED}: {describe_exception(context, exc)}")
+
+
+def _undefined_gave_zeros(state: CheckState, grads: Iterable, context: str) -> bool:
+    for g in grads:
+        if g is not None and numpy.any(_values(g) != 0):
+            if state.strict:
+                warnings.warn(UNDEFINED_GRAD_BC_WARNING, UserWarning, stacklevel=stacklevel_outside())
+            state.fail(UNDEFINED_GRAD_NONZERO, f"{UNDEFINED_GRAD_NONZERO} ({context})")
+            return False
+    return True
+
+
+def _values(g) -> numpy.ndarray:
+    """A gradient's values on the host, whatever a backward returned (Tensor, array, scalar)."""
+    if isinstance(g, Tensor):
+        return host(g._data)
+    return host(g) if backend.is_array(g) else numpy.asarray(g)

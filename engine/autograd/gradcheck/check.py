@@ -1,0 +1,96 @@
+"""`Check`: one gradcheck, run in torch's order.
+
+Inputs are validated, the function runs once (the reference forward), the Jacobians are
+compared (full or fast mode), then backward is checked with zero and with undefined
+grad_outputs. The steps themselves live in numerical.py, analytical.py, compare.py and
+backward_checks.py; this module only decides what runs and when.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from ...tensor import Tensor
+from .analytical import checked_analytical, checked_vjps
+from .backward_checks import check_undefined_grads, check_zero_grad_outputs
+from .compare import compare_fast, compare_full
+from .messages import NO_INPUT_REQUIRES_GRAD, NO_TENSOR_OUTPUT, STRIDE_ZERO
+from .numerical import check_numerical_is_zero, numerical_jacobians, numerical_jvps, numerics_need_grad
+from .state import Abort, CheckState
+from .util import FAST_MODE_SEED, as_tuple, unit_vector
+
+
+class Check(CheckState):
+    """One gradcheck of `func` at `inputs` (see CheckState for `strict` and the indexing)."""
+
+    def run(self) -> None:
+        """torch's order: inputs, forward, Jacobians, zero grad_outputs, undefined grads."""
+        self._validate_inputs()
+        out = self.user("forward", self.func, *self.inputs)
+        self.forward_ran = True
+        outs = as_tuple(out)
+        if not any(isinstance(o, Tensor) for o in outs):
+            self.error(TypeError(NO_TENSOR_OUTPUT.format(type=type(out).__name__)))
+        self.outputs = [(k, o) for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        float_outputs = [
+            (k, o) for k, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_floating_point
+        ]
+        self.numerics_need_grad = numerics_need_grad(self, float_outputs)
+        if not self.outputs:
+            check_numerical_is_zero(self, float_outputs)
+            return
+        if self.opts.fast_mode:
+            self._fast_mode()
+        else:
+            self._full_mode()
+        if not self.backward_failed:
+            check_zero_grad_outputs(self)
+            if self.opts.check_undefined_grad:
+                check_undefined_grads(self)
+
+    def _validate_inputs(self) -> None:
+        """torch's _check_inputs: something must require grad; no stride-0 (expanded) input."""
+        for idx, t in self.diff_inputs:
+            array = t._data
+            if array.size > 1 and any(st == 0 and n > 1 for st, n in zip(array.strides, array.shape)):
+                self.error(RuntimeError(STRIDE_ZERO.format(idx=idx)))
+        if not self.diff_inputs:
+            self.error(ValueError(NO_INPUT_REQUIRES_GRAD))
+
+    def _full_mode(self) -> None:
+        """Every entry of every Jacobian: numerical for all inputs first, then per output."""
+        numerical = [numerical_jacobians(self, rank) for rank in range(len(self.diff_inputs))]
+        for out_rank in range(len(self.outputs)):
+            try:
+                analytical = checked_analytical(self, out_rank)
+            except Abort:
+                continue
+            for in_rank, ana in enumerate(analytical):
+                if ana is not None:
+                    compare_full(self, out_rank, in_rank, numerical[in_rank][out_rank], ana)
+
+    def _fast_mode(self) -> None:
+        """v^T J u per pair (torch's fast mode); a pair that disagrees is localised."""
+        rng = numpy.random.default_rng(FAST_MODE_SEED)
+        us = [unit_vector(rng, t._data.size) for _, t in self.diff_inputs]
+        vs = [unit_vector(rng, o._data.size) for _, o in self.outputs]
+        numerical = [
+            [float(v @ ju) for v, ju in zip(vs, numerical_jvps(self, pos, t, u, self.outputs))]
+            for (pos, t), u in zip(self.diff_inputs, us)
+        ]
+        analytical = []
+        for out_rank, v in enumerate(vs):
+            try:
+                vjps = checked_vjps(self, out_rank, lambda v=v: [v], 1)
+            except Abort:
+                analytical.append(None)
+                continue
+            analytical.append([None if vj is None else float(vj[0] @ u) for vj, u in zip(vjps, us)])
+        for in_rank, u in enumerate(us):
+            for out_rank, v in enumerate(vs):
+                if analytical[out_rank] is None or analytical[out_rank][in_rank] is None:
+                    continue
+                atol = self.opts.atol * float(u.sum()) * float(v.sum())
+                compare_fast(
+                    self, out_rank, in_rank, numerical[in_rank][out_rank], analytical[out_rank][in_rank], atol
+                )

@@ -1,0 +1,164 @@
+"""Numerical against analytical, per (output, input) pair: the PairReport and its verdict.
+
+Full mode compares Jacobians entry by entry; fast mode compares the projections v^T J u,
+and a pair that disagrees there is localised by computing its full Jacobians.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from .analytical import full_analytical
+from .messages import FAST_FAIL_SLOW_OK_MSG, fast_mode_mismatch, jacobian_mismatch, mismatch_listing
+from .numerical import numerical_jacobians
+from .report import MAX_MISMATCHES, PairReport
+from .state import Abort, CheckState, Options
+
+_TINY = numpy.finfo(numpy.float64).tiny
+
+
+def compare_full(
+    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
+) -> PairReport:
+    pair = _pair(state, out_rank, in_rank, num, ana)
+    state.report.pairs.append(pair)
+    if not pair.passed:
+        output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
+        state.fail(jacobian_mismatch(out_rank, in_rank, num, ana, output, input))
+    return pair
+
+
+def compare_fast(state: CheckState, out_rank: int, in_rank: int, num: float, ana: float, atol: float) -> None:
+    """torch's fast-mode comparison; on a mismatch the pair's full Jacobians replace it."""
+    if numpy.isclose(ana, num, rtol=state.opts.rtol, atol=atol):
+        state.report.pairs.append(_fast_pair(state, out_rank, in_rank, num, ana))
+        return
+    _localize(state, out_rank, in_rank, num, ana)
+
+
+def pair_report(
+    num: numpy.ndarray,
+    ana: numpy.ndarray,
+    output_index: int,
+    input_index: int,
+    output_shape: tuple,
+    input_shape: tuple,
+    opts: Options,
+    order: int,
+) -> PairReport:
+    """Compare two Jacobians entry by entry, vectorised, as torch.allclose(ana, num) does.
+
+    The worst entry is the one furthest outside its tolerance, |num - ana| / (atol +
+    rtol |num|) (NaN counts as infinitely far), and mismatches are listed worst first.
+    """
+    m, n = num.shape
+    where = dict(
+        output_index=output_index,
+        input_index=input_index,
+        input_shape=input_shape,
+        output_shape=output_shape,
+        jacobian_shape=(m, n),
+        order=order,
+    )
+    if num.size == 0:
+        return PairReport(
+            **where,
+            max_abs_err=0.0,
+            max_rel_err=0.0,
+            worst_input_index=None,
+            worst_output_index=None,
+            numerical=None,
+            analytical=None,
+            mismatches=[],
+            passed=True,
+        )
+    close = numpy.isclose(ana, num, rtol=opts.rtol, atol=opts.atol)
+    with numpy.errstate(all="ignore"):
+        diff = numpy.where(num == ana, 0.0, numpy.abs(num - ana))
+        rel = numpy.where(diff == 0, 0.0, diff / numpy.maximum(numpy.abs(num), _TINY))
+        score = numpy.where(diff == 0, 0.0, diff / (opts.atol + opts.rtol * numpy.abs(num)))
+    score = numpy.where(numpy.isnan(score), numpy.inf, score).reshape(-1)
+    worst = int(numpy.argmax(score))
+    bad = numpy.flatnonzero(~close.reshape(-1))
+    bad = bad[numpy.argsort(-score[bad], kind="stable")][:MAX_MISMATCHES]
+    flat_num, flat_ana = num.reshape(-1), ana.reshape(-1)
+
+    def entry(k: int) -> tuple[tuple, tuple]:
+        """(output multi-index, input multi-index) of flat Jacobian entry k."""
+        r, c = divmod(k, n)
+        return _unravel(r, output_shape), _unravel(c, input_shape)
+
+    worst_out, worst_in = entry(worst)
+    return PairReport(
+        **where,
+        max_abs_err=float(diff.max()),
+        max_rel_err=float(rel.max()),
+        worst_input_index=worst_in,
+        worst_output_index=worst_out,
+        numerical=float(flat_num[worst]),
+        analytical=float(flat_ana[worst]),
+        mismatches=[(*entry(int(k)), float(flat_num[k]), float(flat_ana[k])) for k in bad],
+        passed=bool(close.all()),
+    )
+
+
+def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, fast_ana: float) -> None:
+    """Full mode for one pair that failed in fast mode: the entries that disagree."""
+    try:
+        num = numerical_jacobians(state, in_rank)[out_rank]
+        ana = full_analytical(state, out_rank)[in_rank]
+    except Abort:
+        return
+    if ana is None:  # a gradient of the wrong size: already reported
+        return
+    state.report.localized = True
+    pair = _pair(state, out_rank, in_rank, num, ana)
+    state.report.pairs.append(pair)
+    output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
+    message = fast_mode_mismatch(out_rank, in_rank, fast_num, fast_ana, num, ana, output, input)
+    if pair.passed:
+        message += FAST_FAIL_SLOW_OK_MSG
+        problem = (
+            f"fast mode: v^T J u mismatch for output {pair.output_index} with respect to input "
+            f"{pair.input_index} (numerical {fast_num:.6g}, analytical {fast_ana:.6g}), but every "
+            "Jacobian entry is within tolerance: full mode would pass"
+        )
+    else:
+        message += mismatch_listing(pair)
+        problem = None
+    state.fail(message, problem)
+
+
+def _pair(
+    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
+) -> PairReport:
+    (out_pos, out), (in_pos, inp) = state.outputs[out_rank], state.diff_inputs[in_rank]
+    return pair_report(
+        num, ana, out_pos, in_pos, tuple(out._data.shape), tuple(inp._data.shape), state.opts, state.order
+    )
+
+
+def _fast_pair(state: CheckState, out_rank: int, in_rank: int, num: float, ana: float) -> PairReport:
+    """A pair known only through v^T J u: no entries, the projections as its values."""
+    (out_pos, out), (in_pos, inp) = state.outputs[out_rank], state.diff_inputs[in_rank]
+    err = abs(num - ana)
+    return PairReport(
+        output_index=out_pos,
+        input_index=in_pos,
+        input_shape=tuple(inp._data.shape),
+        output_shape=tuple(out._data.shape),
+        jacobian_shape=(out._data.size, inp._data.size),
+        max_abs_err=err,
+        max_rel_err=0.0 if err == 0 else err / max(abs(num), _TINY),
+        worst_input_index=None,
+        worst_output_index=None,
+        numerical=num,
+        analytical=ana,
+        mismatches=[],
+        passed=True,
+        order=state.order,
+    )
+
+
+def _unravel(flat_index: int, shape: tuple) -> tuple:
+    return tuple(int(i) for i in numpy.unravel_index(flat_index, shape)) if shape else ()

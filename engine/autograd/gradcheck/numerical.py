@@ -1,0 +1,164 @@
+"""Numerical derivatives: central differences (full Jacobians) and directional ones (fast mode).
+
+Inputs are perturbed in place, through the tensor's own array: views and the graph of the
+reference forward see the change, and no version counter moves. Every perturbed element is
+set back to its saved bits, and the whole array is restored once more at the end, even
+when the function raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy
+
+from ... import backend
+from ...tensor import Tensor
+from .. import grad_mode
+from .messages import NUMERICAL_NOT_ZERO, same_shape_error
+from .report import describe_exception
+from .state import Abort, CheckState
+from .util import FAST_MODE_SEED, as_tuple, host, unit_vector
+
+
+def numerics_need_grad(state: CheckState, reference: list[tuple[int, Tensor]]) -> bool:
+    """Whether the numerical forwards must run in grad mode.
+
+    no_grad forwards are cheaper, but a function that differentiates internally (as
+    gradgradcheck's does) needs grad mode for its values: if a no_grad forward fails or
+    gives other values than the reference forward, grad mode is used.
+    """
+    try:
+        with grad_mode.no_grad():
+            outs = as_tuple(state.func(*state.inputs))
+        for k, ref in reference:
+            other = outs[k]
+            if not isinstance(other, Tensor) or not numpy.array_equal(
+                host(other._data), host(ref._data), equal_nan=True
+            ):
+                return True
+    except Exception:
+        return True
+    return False
+
+
+def numerical_jacobians(state: CheckState, in_rank: int) -> list[numpy.ndarray]:
+    """The numerical Jacobians of every differentiable output wrt one input (computed once)."""
+    cached = state.numerical_cache.get(in_rank)
+    if cached is None:
+        pos, tensor = state.diff_inputs[in_rank]
+        cached = state.numerical_cache[in_rank] = central_differences(state, pos, tensor, state.outputs)
+    return cached
+
+
+def central_differences(
+    state: CheckState, pos: int, tensor: Tensor, outputs: list[tuple[int, Tensor]]
+) -> list[numpy.ndarray]:
+    """Central differences wrt each element of one input: a Jacobian per output.
+
+    Each element is set to x - eps and x + eps in the input's own array and set back to its
+    saved bits; the whole array is restored once more at the end.
+    """
+    array = tensor._data
+    n = array.size
+    minus = [numpy.empty((n, *o._data.shape)) for _, o in outputs]
+    plus = [numpy.empty((n, *o._data.shape)) for _, o in outputs]
+    saved = array.copy()
+    original = saved.reshape(-1)
+    flat = array.reshape(-1) if array.flags.c_contiguous else None
+    index = range(n) if flat is not None else list(numpy.ndindex(array.shape))
+    target = flat if flat is not None else array
+    evaluate = _evaluator(state, outputs)
+    eps = state.opts.eps
+    try:
+        with _forward_mode(state):
+            for row, idx in enumerate(index):
+                x0 = original[row]
+                target[idx] = x0 - eps
+                evaluate(minus, row)
+                target[idx] = x0 + eps
+                evaluate(plus, row)
+                target[idx] = x0
+    except Exception as exc:
+        _numerical_failed(state, pos, exc)
+    finally:
+        array[...] = saved
+    return [((p - m) / (2 * eps)).reshape(n, o._data.size).T for p, m, (_, o) in zip(plus, minus, outputs)]
+
+
+def numerical_jvps(
+    state: CheckState, pos: int, tensor: Tensor, u: numpy.ndarray, outputs: list[tuple[int, Tensor]]
+) -> list[numpy.ndarray]:
+    """J u per output by central differences along u (fast mode: two forwards)."""
+    array = tensor._data
+    step = backend.xp_of(array).asarray((state.opts.eps * u).reshape(array.shape))
+    minus = [numpy.empty((1, *o._data.shape)) for _, o in outputs]
+    plus = [numpy.empty((1, *o._data.shape)) for _, o in outputs]
+    saved = array.copy()
+    evaluate = _evaluator(state, outputs)
+    try:
+        with _forward_mode(state):
+            array[...] = saved - step
+            evaluate(minus, 0)
+            array[...] = saved + step
+            evaluate(plus, 0)
+    except Exception as exc:
+        _numerical_failed(state, pos, exc)
+    finally:
+        array[...] = saved
+    return [((p - m) / (2 * state.opts.eps)).reshape(-1) for p, m in zip(plus, minus)]
+
+
+def check_numerical_is_zero(state: CheckState, float_outputs: list[tuple[int, Tensor]]) -> None:
+    """No differentiable output: the function must then be numerically constant (torch)."""
+    if not float_outputs:
+        return
+    rng = numpy.random.default_rng(FAST_MODE_SEED)
+    for pos, t in state.diff_inputs:
+        if state.opts.fast_mode:
+            jvps = numerical_jvps(state, pos, t, unit_vector(rng, t._data.size), float_outputs)
+            bad = any(j.size and numpy.abs(j).max() > state.opts.nondet_tol for j in jvps)
+        else:
+            bad = any(numpy.any(j != 0) for j in central_differences(state, pos, t, float_outputs))
+        if bad:
+            state.fail(NUMERICAL_NOT_ZERO, f"{NUMERICAL_NOT_ZERO} (no output requires grad)")
+            return
+
+
+def _forward_mode(state: CheckState):
+    return grad_mode.enable_grad() if state.numerics_need_grad else grad_mode.no_grad()
+
+
+def _evaluator(state: CheckState, outputs: list[tuple[int, Tensor]]) -> Callable:
+    """f(buffers, row): one forward at the current inputs, output k's values into buffers[k][row].
+
+    This runs once per perturbation, so it does no more than it must: buffers are
+    shaped (rows, *output shape) to take the values without a reshape.
+    """
+    func, inputs, eps = state.func, state.inputs, state.opts.eps
+    specs = [(k, o._data.shape) for k, o in outputs]
+
+    def evaluate(buffers: list[numpy.ndarray], row: int) -> None:
+        outs = func(*inputs)
+        if isinstance(outs, Tensor) and len(specs) == 1 and specs[0][0] == 0:
+            data = outs._data
+            if data.shape != specs[0][1]:
+                raise same_shape_error(eps, specs[0][1], outs)
+            buffers[0][row] = host(data)
+            return
+        outs = as_tuple(outs)
+        for (k, shape), buf in zip(specs, buffers):
+            o = outs[k] if k < len(outs) else None
+            if not isinstance(o, Tensor) or o._data.shape != shape:
+                raise same_shape_error(eps, shape, o)
+            buf[row] = host(o._data)
+
+    return evaluate
+
+
+def _numerical_failed(state: CheckState, pos: int, exc: Exception) -> None:
+    if state.strict:
+        raise exc
+    text = describe_exception(f"forward (numerical, perturbing input {pos})", exc)
+    state.fail(text, text)
+    raise Abort from exc

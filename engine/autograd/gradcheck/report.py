@@ -1,0 +1,121 @@
+"""What a check produces: GradcheckError, the PairReport / GradcheckReport records, and how
+failures and user-code exceptions are written into a report."""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+import traceback
+from dataclasses import dataclass
+
+from ...tensor import Tensor
+
+MAX_MISMATCHES = 10  # entries listed in PairReport.mismatches, worst first
+_ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_LIBRARY_DIRS = tuple(
+    {os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "purelib", "platlib")}
+)
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck / gradgradcheck when a check fails (torch's class of the same name)."""
+
+
+@dataclass
+class PairReport:
+    """How one (output, input) Jacobian compared; see the package docstring for the indexing.
+
+    The worst entry is the one furthest outside its tolerance, |num - ana| / (atol +
+    rtol |num|); in fast mode without a mismatch there are no entries, only the projections
+    v^T J u (numerical / analytical) and their difference.
+    """
+
+    output_index: int
+    input_index: int
+    input_shape: tuple
+    output_shape: tuple
+    jacobian_shape: tuple
+    max_abs_err: float
+    max_rel_err: float
+    worst_input_index: tuple | None
+    worst_output_index: tuple | None
+    numerical: float | None
+    analytical: float | None
+    mismatches: list
+    passed: bool
+    order: int = 1
+
+
+@dataclass
+class GradcheckReport:
+    """Everything one `check_gradients` call found: the pairs compared and other failures."""
+
+    passed: bool
+    order: int
+    mode: str
+    device: str
+    dtype: str
+    upcast: bool
+    pairs: list
+    problems: list
+    elapsed: float
+    localized: bool = False
+
+    def __post_init__(self) -> None:
+        # torch-style failure texts in the order torch would have raised them; not a field,
+        # so dataclasses.asdict (JSON output) leaves it out.
+        self._messages: list[str] = []
+
+    def message(self) -> str:
+        """The text gradcheck would have raised for the first failure ("" when passed)."""
+        if self.passed:
+            return ""
+        if self._messages:
+            return self._messages[0]
+        for pair in self.pairs:
+            if not pair.passed:
+                return (
+                    f"Jacobian mismatch for output {pair.output_index:d} with respect to input "
+                    f"{pair.input_index:d},\nnumerical:{pair.numerical}\nanalytical:{pair.analytical}\n"
+                )
+        return self.problems[0] if self.problems else "gradcheck failed"
+
+
+def empty_report(inputs: tuple, fast_mode: bool, *, upcast: bool) -> GradcheckReport:
+    """A passing report, described by the inputs that require grad (device, dtypes)."""
+    checked = [a for a in inputs if isinstance(a, Tensor) and a.requires_grad]
+    dtypes = list(dict.fromkeys(a.dtype.name for a in checked))
+    return GradcheckReport(
+        passed=True,
+        order=1,
+        mode="fast" if fast_mode else "full",
+        device=str(checked[0].device) if checked else "cpu",
+        dtype="/".join(dtypes) if dtypes else "float64",
+        upcast=upcast,
+        pairs=[],
+        problems=[],
+        elapsed=0.0,
+    )
+
+
+def record(report: GradcheckReport, problem: str) -> None:
+    """A failure found outside a check (its problem text is also its message)."""
+    report.passed = False
+    report.problems.append(problem)
+    report._messages.append(problem)
+
+
+def describe_exception(context: str, exc: BaseException) -> str:
+    """'<context> raised Type: message (at file:line)', the line being the user's."""
+    text = f"{context} raised {type(exc).__name__}: {exc}"
+    where = _user_frame(exc)
+    return f"{text} (at {where})" if where else text
+
+
+def _user_frame(exc: BaseException) -> str | None:
+    """file:line of the innermost traceback frame outside engine/ (and the Python libraries)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    outside = [f for f in frames if not os.path.abspath(f.filename).startswith(_ENGINE_DIR)]
+    preferred = [f for f in outside if not os.path.abspath(f.filename).startswith(_LIBRARY_DIRS)]
+    chosen = preferred or outside
+    return f"{chosen[-1].filename}:{chosen[-1].lineno}" if chosen else None

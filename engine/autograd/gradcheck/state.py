@@ -1,0 +1,90 @@
+"""What one check knows (options, inputs, outputs, cached Jacobians) and how it records failures.
+
+The numerical, analytical, comparison and backward-check functions all take this state;
+`Check` (check.py) adds the order in which they run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy
+
+from ...tensor import Tensor
+from .report import GradcheckError, GradcheckReport, describe_exception
+
+
+@dataclass(frozen=True)
+class Options:
+    eps: float
+    atol: float
+    rtol: float
+    nondet_tol: float
+    check_undefined_grad: bool
+    fast_mode: bool
+    check_grad_dtypes: bool = False
+
+
+class Abort(Exception):
+    """Ends the current check: a failure that makes the rest of it meaningless was recorded."""
+
+
+class CheckState:
+    """One gradcheck of `func` at `inputs`, writing pairs and failures into `report`.
+
+    `strict` is gradcheck's behaviour: raise at the first failure (GradcheckError) and let
+    exceptions from user code propagate. Otherwise failures are recorded and the check
+    goes on with whatever does not depend on the failed step.
+
+    Outputs and inputs are addressed by rank (torch's numbering: among differentiable
+    outputs / inputs requiring grad); `outputs` and `diff_inputs` pair each with its
+    position in the output / input tuple.
+    """
+
+    def __init__(
+        self, func, inputs: tuple, opts: Options, report: GradcheckReport, *, order: int, strict: bool
+    ):
+        self.func = func
+        self.inputs = inputs
+        self.opts = opts
+        self.report = report
+        self.order = order
+        self.strict = strict
+        self.diff_inputs = [(i, a) for i, a in enumerate(inputs) if isinstance(a, Tensor) and a.requires_grad]
+        self.outputs: list[tuple[int, Tensor]] = []  # (position, tensor) of differentiable outputs
+        self.forward_ran = False
+        self.backward_failed = False
+        self.numerics_need_grad = False
+        self.numerical_cache: dict[int, list[numpy.ndarray]] = {}  # by input rank
+        self.analytical_cache: dict[int, list[numpy.ndarray | None]] = {}  # by output rank
+
+    def fail(self, message: str, problem: str | None = None) -> None:
+        """Record a failure (problem: text for report.problems); strict mode raises it."""
+        self.report.passed = False
+        self.report._messages.append(message)
+        if problem is not None:
+            self.report.problems.append(self.label(problem))
+        if self.strict:
+            raise GradcheckError(message)
+
+    def error(self, exc: Exception) -> None:
+        """A failure torch reports with another exception type (bad inputs, bad outputs)."""
+        if self.strict:
+            raise exc
+        self.fail(str(exc), str(exc))
+        raise Abort
+
+    def user(self, context: str, fn: Callable, *args, **kwargs):
+        """Call into user code: strict mode lets its exceptions through, else they are recorded."""
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if self.strict:
+                raise
+            text = describe_exception(context, exc)
+            self.fail(text, text)
+            raise Abort from exc
+
+    def label(self, problem: str) -> str:
+        return problem if self.order == 1 else f"second order: {problem}"
