@@ -13,7 +13,7 @@ import warnings
 import numpy
 
 from . import backend
-from .autograd import grad_mode
+from .autograd import anomaly, grad_mode
 from .autograd.node import accumulator_of, add_hook
 
 ndarray = numpy.ndarray
@@ -106,6 +106,8 @@ class Tensor:
 
     @property
     def grad(self):
+        if anomaly.state[0] and anomaly.observer is not None:
+            anomaly.observer.grad_read(self)
         if self.grad_fn is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad

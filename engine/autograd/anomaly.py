@@ -1,19 +1,38 @@
 """Anomaly mode: remember where each node was created, and check backward for NaN.
 
-Off by default; when off, nodes pay one list lookup (`state[0]`) and nothing else.
+Off by default; when off, every hook point pays one list lookup (`state[0]`) and nothing
+else. When on, as in PyTorch, each node records the stack of the forward call that made it
+(a failing backward warns with it) and a backward that returns NaN raises. Beyond PyTorch,
+every version bump records its line, so the modified-saved-tensor error says which line
+saved the tensor and which line modified it.
+
+Traces are stored raw, as `(code, lineno)` pairs of the user's frames, innermost first, and
+formatted only when an error needs them: building a `StackSummary` per node cost more than
+the op itself.
+
+`observer` is an optional second listener (gradcli anomaly's instrumentation): the engine's
+hook points call it only while anomaly mode is on. See `Observer` for the protocol.
 """
 
 from __future__ import annotations
 
 import os
+import site
 import sys
+import sysconfig
 import traceback
 import warnings
+from typing import Any
 
 # state[0]: anomaly mode on; state[1]: check for NaN in backward outputs.
 state = [False, True]
 
+#: An `Observer` (or None): extra instrumentation called at the hook points in anomaly mode.
+observer: Observer | None = None
+
 _ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: Bump records kept per version counter (the most recent ones).
+MAX_BUMPS = 32
 
 
 def is_anomaly_enabled() -> bool:
@@ -24,43 +43,132 @@ def is_anomaly_check_nan_enabled() -> bool:
     return state[1]
 
 
-def _is_internal(filename: str) -> bool:
-    return filename.startswith(_ENGINE_DIR)
+# --------------------------------------------------------------------- the user's frames
+
+# filename -> True when the frame is not the user's (engine, gradcli, the stdlib, site-packages).
+_internal_files: dict[str, bool] = {}
+_internal_roots: list[str] = []
 
 
-def creation_trace() -> traceback.StackSummary:
-    """The stack of the forward call that is creating a node, without engine frames."""
+def _roots() -> list[str]:
+    """Folders whose frames are never the user's: this distribution and the Python installation."""
+    if not _internal_roots:
+        parent = os.path.dirname(_ENGINE_DIR)
+        roots = {_ENGINE_DIR, os.path.join(parent, "gradcli")}
+        paths = sysconfig.get_paths()
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            if paths.get(key):
+                roots.add(paths[key])
+        try:
+            roots.update(site.getsitepackages())
+            roots.add(site.getusersitepackages())
+        except AttributeError:  # some embedded interpreters lack these
+            pass
+        _internal_roots.extend(os.path.realpath(r) + os.sep for r in roots if r)
+        _internal_roots.extend(os.path.abspath(r) + os.sep for r in roots if r)
+    return _internal_roots
+
+
+def is_internal_file(filename: str) -> bool:
+    """Whether frames of `filename` belong to the engine or a library rather than the user."""
+    internal = _internal_files.get(filename)
+    if internal is None:
+        if filename.startswith("<"):
+            internal = filename.startswith("<frozen")  # <stdin>, <string>, notebooks are the user's
+        else:
+            internal = os.path.abspath(filename).startswith(tuple(_roots()))
+        _internal_files[filename] = internal
+    return internal
+
+
+def creation_trace() -> list:
+    """The user's frames of the current stack as raw `(code, lineno)` pairs, innermost first.
+
+    Called per node in anomaly mode, so it only walks the stack and defers all formatting.
+    """
+    known = _internal_files.get
     frames = []
     frame = sys._getframe(1)
     while frame is not None:
-        if not _is_internal(frame.f_code.co_filename):
-            frames.append((frame, frame.f_lineno))
+        code = frame.f_code
+        internal = known(code.co_filename)
+        if internal is None:
+            internal = is_internal_file(code.co_filename)
+        if not internal:
+            frames.append((code, frame.f_lineno))
         frame = frame.f_back
-    frames.reverse()
-    return traceback.StackSummary.extract(frames, lookup_lines=False)
+    return frames
 
 
-# id(version counter) -> [(new version, FrameSummary of the user's line)], anomaly mode only.
-_bumps: dict[int, list] = {}
-
-
-def user_frame() -> traceback.FrameSummary | None:
-    """The innermost frame outside the engine: the user's line."""
+def user_site() -> tuple | None:
+    """The innermost user frame of the current stack as `(code, lineno)`, or None."""
+    kinds = _internal_files
     frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    while frame is not None:
+        code = frame.f_code
+        internal = kinds.get(code.co_filename)
+        if internal is None:
+            internal = is_internal_file(code.co_filename)
+        if not internal:
+            return (code, frame.f_lineno)
         frame = frame.f_back
-    if frame is None:
+    return None
+
+
+def frame_summary(site: tuple | None) -> traceback.FrameSummary | None:
+    """A raw `(code, lineno)` pair as a FrameSummary (its source line is read lazily)."""
+    if site is None:
         return None
-    return traceback.FrameSummary(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    code, lineno = site
+    return traceback.FrameSummary(code.co_filename, lineno, code.co_name)
+
+
+def summarize(trace) -> traceback.StackSummary:
+    """A raw trace (innermost first) as a StackSummary, outermost first as tracebacks read."""
+    return traceback.StackSummary.from_list([frame_summary(site) for site in reversed(trace)])
+
+
+def trace_of(node) -> traceback.StackSummary | None:
+    """Where `node` was created (the user's frames), or None if anomaly mode was off then."""
+    trace = getattr(node, "_trace", None)
+    return None if trace is None else summarize(trace)
+
+
+def forward_trace(node, inputs: tuple, out) -> list:
+    """`creation_trace()` for an op's node, also shown to the observer with the op's output."""
+    trace = creation_trace()
+    if observer is not None:
+        observer.forward(node, inputs, out, trace)
+    return trace
+
+
+# ------------------------------------------------------------------------- version bumps
 
 
 def record_bump(tensor) -> None:
-    """Remember where a tensor's version changed, so a stale saved tensor can name the line."""
-    _bumps.setdefault(id(tensor._vc), []).append((tensor._vc[0], user_frame()))
+    """Remember where a tensor's version changed, so a stale saved tensor can name the line.
+
+    The records live in the version counter itself (`_vc[1]`), so views share them and they
+    go away with the tensor.
+    """
+    vc = tensor._vc
+    if len(vc) == 1:
+        vc.append([])
+    records = vc[1]
+    records.append((vc[0], user_site()))
+    if len(records) > MAX_BUMPS:
+        del records[: len(records) - MAX_BUMPS]
 
 
-def bumps_of(tensor) -> list:
-    return _bumps.get(id(tensor._vc), [])
+def bumps_of(tensor) -> list[tuple[int, traceback.FrameSummary | None]]:
+    """`(new version, the user's frame)` for each recorded bump of the tensor's version counter."""
+    vc = tensor._vc
+    if len(vc) == 1:
+        return []
+    return [(version, frame_summary(site)) for version, site in vc[1]]
+
+
+# ------------------------------------------------------------------------------ backward
 
 
 def warn_with_trace(node) -> None:
@@ -68,12 +176,143 @@ def warn_with_trace(node) -> None:
     trace = getattr(node, "_trace", None)
     if trace is None:
         return
-    text = "".join(traceback.format_list(trace))
+    text = "".join(traceback.format_list(summarize(trace)))
     warnings.warn(
         f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{text}",
         UserWarning,
-        stacklevel=2,
+        stacklevel=_user_stacklevel(),
     )
+
+
+def _user_stacklevel() -> int:
+    """The `stacklevel` that makes a warning point at the user's line (the backward call)."""
+    level = 1
+    frame = sys._getframe(2)  # the caller of the function that calls warnings.warn
+    while frame is not None and is_internal_file(frame.f_code.co_filename):
+        frame = frame.f_back
+        level += 1
+    return level + 1 if frame is not None else 2
+
+
+def _where(site: tuple | None) -> str:
+    if site is None:
+        return "  (not recorded: anomaly mode was off, or the version was changed outside the engine's in-place ops)\n"
+    return "".join(traceback.format_list([frame_summary(site)]))
+
+
+def explain_modified(node, tensor, expected: int) -> str:
+    """Beyond torch: the line that saved the tensor and the line(s) that modified it."""
+    from ..ops.op import tensor_type_name
+
+    sizes = "[" + ", ".join(str(n) for n in tensor.shape) + "]"
+    trace = getattr(node, "_trace", None)
+    saved_at = _where(trace[0] if trace else None)
+    lines = [
+        f"\nThe tensor [{tensor_type_name(tensor)} {sizes}] was saved at version {expected} by "
+        f"{node.name()}, created at\n{saved_at}"
+    ]
+    vc = tensor._vc
+    records = {version: site for version, site in vc[1]} if len(vc) > 1 else {}
+    for version in range(expected + 1, vc[0] + 1):
+        verb = "and modified in place" if version == expected + 1 else "then"
+        lines.append(f"{verb} (version {version - 1} -> {version}) at\n{_where(records.get(version))}")
+    return "".join(lines).rstrip("\n")
+
+
+def backward_failed(node, exc: BaseException) -> None:
+    """A node's backward raised: warn with its forward trace (as torch) and annotate the error.
+
+    The error gets `anomaly_node` (the failing node); a modified-saved-tensor error also gets
+    the lines that saved and modified the tensor appended to its message.
+    """
+    if getattr(exc, "anomaly_node", None) is not None:
+        return  # an inner backward (create_graph) already explained it
+    warn_with_trace(node)
+    try:
+        exc.anomaly_node = node
+        saved = getattr(exc, "saved_tensor", None)
+        if saved is not None and isinstance(exc.args, tuple) and exc.args:
+            exc.args = (str(exc.args[0]) + explain_modified(node, saved, exc.expected_version),)
+    except (AttributeError, TypeError):  # an exception type that takes no attributes
+        pass
+    if observer is not None:
+        observer.node_failed(node, exc)
+
+
+def backward_done(node, grads, outputs) -> None:
+    """After a node's backward: the observer's look, then torch's NaN check."""
+    if observer is not None:
+        observer.node_done(node, grads, outputs)
+    if state[1]:
+        check_nan(node, outputs)
+
+
+def has_nan(data) -> bool:
+    """Whether a float array holds a NaN, in one BLAS call: x.x is NaN only if some x is NaN."""
+    flat = data.ravel()
+    square = flat.dot(flat)
+    if square == square:  # squares are >= 0, so Inf never cancels into NaN
+        return False
+    return bool((data != data).any())
+
+
+def check_nan(node, outputs) -> None:
+    """torch's anomaly-mode check: a backward that returns NaN fails at that node."""
+    for i, g in enumerate(outputs):
+        if g is None:
+            continue
+        data = getattr(g, "_data", g)
+        if has_nan(data):
+            warn_with_trace(node)
+            err = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+            err.anomaly_node = node
+            raise err
+
+
+# ------------------------------------------------------------------------- the observer
+
+
+class Observer:
+    """Extra instrumentation called at the engine's hook points, only while anomaly mode is on.
+
+    Install one as `anomaly.observer`; every method is a no-op here. `gradcli anomaly` uses it
+    to find what PyTorch's anomaly mode does not (Inf, NaN in forward, leaked gradients, ...).
+    """
+
+    def forward(self, node, inputs: tuple, out, trace: list) -> None:
+        """An op recorded `node` (not yet linked to `out`) from `inputs`; `trace` is its creation."""
+
+    def backward_begin(self, roots: list, retain_graph: bool, inputs, capture: bool) -> None:
+        """A backward / autograd.grad run starts."""
+
+    def node_done(self, node, grads: list, outputs: list) -> None:
+        """`node`'s backward turned `grads` (one per output) into `outputs` (one per edge)."""
+
+    def node_failed(self, node, exc: BaseException) -> None:
+        """`node`'s backward raised `exc`."""
+
+    def released(self, node) -> None:
+        """`node` freed its saved values (backward without retain_graph)."""
+
+    def accumulating(self, variable, g) -> None:
+        """Gradient `g` is about to be added into `variable.grad` (a leaf or retained tensor)."""
+
+    def backward_end(self, inputs, captured) -> None:
+        """The run ended (also on error); `captured` holds autograd.grad's results, else None."""
+
+    def grad_read(self, tensor) -> None:
+        """`tensor.grad` is being read (a non-leaf that does not retain grad: it is None)."""
+
+
+def set_observer(new: Observer | None) -> Observer | None:
+    """Install `new` as the observer; returns the previous one (to restore it)."""
+    global observer
+    previous = observer
+    observer = new
+    return previous
+
+
+# ------------------------------------------------------------------------ mode switches
 
 
 class set_detect_anomaly:
@@ -84,10 +323,10 @@ class set_detect_anomaly:
         state[0] = bool(mode)
         state[1] = bool(check_nan)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:
         state[0], state[1] = self._prev
         return False
 
@@ -105,12 +344,12 @@ class detect_anomaly:
             stacklevel=2,
         )
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._prev = (state[0], state[1])
         state[0], state[1] = True, self.check_nan
         return None
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:
         state[0], state[1] = self._prev
         return False
 
@@ -120,14 +359,3 @@ class detect_anomaly:
                 return fn(*args, **kwargs)
 
         return wrapper
-
-
-def check_nan(node, outputs) -> None:
-    """torch's anomaly-mode check: a backward that returns NaN fails at that node."""
-    for i, g in enumerate(outputs):
-        if g is None:
-            continue
-        data = getattr(g, "_data", g)
-        if bool((data != data).any()):
-            warn_with_trace(node)
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

@@ -49,6 +49,8 @@ def accumulate_into(variable, g, create_graph) -> None:
     """Add g into variable.grad as PyTorch does: in place when no graph is being built."""
     if g is None:
         return
+    if anomaly.state[0] and anomaly.observer is not None:
+        anomaly.observer.accumulating(variable, g)
     Tensor = _tensor_cls()
     if variable._hooks:
         g = _run_tensor_hooks(variable._hooks, g, create_graph)
@@ -117,6 +119,9 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
 
     m = None
     checked = anomaly.state[0]
+    watch = anomaly.observer if checked else None
+    if watch is not None:
+        watch.backward_begin(roots, retain_graph, inputs, capture)
     prev_mode = grad_mode.state[0]
     grad_mode.state[0] = bool(create_graph)
     try:
@@ -144,6 +149,8 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
                     outputs = node.apply(grads_in, m, create_graph)
             if not retain_graph:
                 node.release()
+                if watch is not None:
+                    watch.released(node)
             for (child, nr), g in zip(node.next_functions, outputs):
                 if child is None or (nodes is not None and child not in nodes):
                     continue
@@ -159,6 +166,8 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
                     ready.append(child)
     finally:
         grad_mode.state[0] = prev_mode
+        if watch is not None:
+            watch.backward_end(inputs, cap)
     return cap
 
 
@@ -213,12 +222,12 @@ def _wrap_opt(g):
 def _call(node, grads, m, create_graph):
     try:
         outputs = node.apply(grads, m, create_graph)
-    except Exception:
+    except Exception as exc:
         if anomaly.state[0]:
-            anomaly.warn_with_trace(node)
+            anomaly.backward_failed(node, exc)
         raise
-    if anomaly.state[0] and anomaly.state[1]:
-        anomaly.check_nan(node, outputs)
+    if anomaly.state[0]:
+        anomaly.backward_done(node, grads, outputs)
     if node._hooks is not None and node._hooks.post:
         wrapped_in = tuple(_wrap_opt(g) for g in outputs)
         wrapped_out = tuple(_wrap_opt(g) for g in grads)
@@ -298,7 +307,9 @@ def _make_grads(tensors, grad_tensors, create_graph, for_grad):
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if g is None:
             if t._rg and t._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                err = RuntimeError("grad can be implicitly created only for scalar outputs")
+                err.tensor = t  # for gradcli anomaly: which tensor, created where
+                raise err
             if not t.dtype.is_floating_point:
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"

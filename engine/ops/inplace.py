@@ -27,9 +27,16 @@ def check_inplace(t: Tensor) -> None:
         return
     base = t._base
     if base is not None and base._rg and base.grad_fn is None:
-        raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+        raise _leaf_error(VIEW_OF_LEAF_MESSAGE, base)
     if t._rg and t.grad_fn is None:
-        raise RuntimeError(LEAF_MESSAGE)
+        raise _leaf_error(LEAF_MESSAGE, t)
+
+
+def _leaf_error(message: str, leaf: Tensor) -> RuntimeError:
+    """The error, carrying the leaf (`.tensor`) so gradcli anomaly can name it."""
+    err = RuntimeError(message)
+    err.tensor = leaf
+    return err
 
 
 def _write(t: Tensor, data) -> None:

@@ -250,7 +250,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         edges = tuple(map(_edge, inputs))
     node = op.node.__new__(op.node)
     node._hooks = None
-    node._trace = anomaly.creation_trace() if anomaly.state[0] else None
+    node._trace = anomaly.forward_trace(node, inputs, out) if anomaly.state[0] else None
     node.next_functions = edges
     index = op.save_index
     if index:
