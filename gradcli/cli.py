@@ -162,6 +162,79 @@ def _run(
     return code
 
 
+GRAPH_HELP = """Draw the backward graph (the grad_fn nodes) behind a result computed in FILE.
+
+FILE runs with --device as the default device. The target is --target NAME (a top-level tensor, or a case); else every top-level tensor with a grad_fn that no other top-level result uses (for `loss = l4.mean()` after `l4 = l2 * l3`, that is `loss`); else the outputs of the file's cases (the forms of gradcli check).
+
+Each node shows its PyTorch name (MulBackward0, AccumulateGrad), the shape, dtype and device of the tensor it produced (? where the graph does not record them), and your variable names; leaves show requires_grad, is_leaf and the grad's norm, other nodes retains_grad and hooks. A node reached by two paths is drawn once, then referenced by its #id. --show-saved lists saved tensors with the version they were saved at and their version now (a modified one is always shown: that backward will fail).
+
+Formats: tree (default; --depth limits it, default 50 levels), dot (Graphviz source), svg (needs Graphviz's dot program), json (schema "gradcli.graph/1", described in gradcli/render/graph.py).
+
+Exit codes: 0 drawn; 2 usage or loading error (file missing, exception while loading, no target, target not a tensor or without grad_fn, CUDA unavailable, Graphviz missing for svg); 3 internal error of gradcli.
+"""
+
+
+class GraphFormat(str, Enum):
+    tree = "tree"
+    dot = "dot"
+    svg = "svg"
+    json = "json"
+
+
+@app.command("graph", help=GRAPH_HELP)
+def graph(
+    file: str = typer.Argument(..., metavar="FILE", help="Python file that computes the result."),
+    target: str | None = typer.Option(
+        None, "--target", metavar="NAME", help="Top-level tensor (or case) to draw (default: see above)."
+    ),
+    device: Device = typer.Option(Device.cpu, "--device", help="Default device while FILE runs."),
+    fmt: GraphFormat = typer.Option(GraphFormat.tree, "--format", help="tree, dot, svg or json."),
+    output: str | None = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here, not stdout."),
+    depth: int | None = typer.Option(
+        None,
+        "--depth",
+        min=1,
+        metavar="N",
+        help="Draw N levels, the roots being the first (tree default: 50; others: all).",
+    ),
+    show_saved: bool = typer.Option(
+        False, "--show-saved/--no-show-saved", help="List saved tensors and their versions."
+    ),
+    seed: int = typer.Option(0, "--seed", help="engine.manual_seed before running FILE."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    from . import graphing
+    from .render import graph as draw
+
+    out = render.make_console(sys.stdout)
+    err = render.make_console(sys.stderr)
+    # Machine formats own stdout: what the user's file prints goes to stderr.
+    quiet = (
+        contextlib.redirect_stdout(sys.stderr) if fmt is not GraphFormat.tree else contextlib.nullcontext()
+    )
+    try:
+        with quiet:
+            built = graphing.load_graph(file, target=target, device=device.value, seed=seed)
+        draw.emit(built, fmt.value, output=output, depth=depth, show_saved=show_saved, out=out, err=err)
+    except loading.LoadError as exc:
+        render.print_errors(err, [exc], debug)
+        raise typer.Exit(EXIT_USAGE) from None
+    except draw.OutputError as exc:
+        _usage_exit(err, str(exc))
+    except KeyboardInterrupt:
+        err.print("interrupted", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except Exception as exc:  # a bug of gradcli itself
+        if debug:
+            err.print(traceback.format_exc().rstrip(), soft_wrap=True)
+        err.print(
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_INTERNAL) from None
+    raise typer.Exit(EXIT_OK)
+
+
 def _usage_exit(err: Console, message: str) -> None:
     err.print(f"error: {message}", soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)

@@ -83,6 +83,8 @@ class LoadedFile:
     module: ModuleType
     cases: list[Case]
     source_lines: list[str] = field(default_factory=list)
+    #: Why `cases` is empty, when loaded with `require_cases=False` (e.g. "no cases found").
+    cases_error: LoadError | None = None
 
     def line_text(self, line: int | None) -> str | None:
         if line is None or not 1 <= line <= len(self.source_lines):
@@ -117,8 +119,12 @@ def using_device(device: str) -> Iterator[None]:
 _loaded_count = [0]
 
 
-def load_file(path: str, *, seed: int = 0) -> LoadedFile:
-    """Run `path` as a fresh module (with `seed` set) and collect the cases it declares."""
+def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> LoadedFile:
+    """Run `path` as a fresh module (with `seed` set) and collect the cases it declares.
+
+    `require_cases=False` (gradcli graph, which also reads plain scripts) keeps a file without
+    valid cases: the error that would have been raised is kept in `cases_error` instead.
+    """
     import engine
 
     abspath = os.path.abspath(path)
@@ -168,7 +174,12 @@ def load_file(path: str, *, seed: int = 0) -> LoadedFile:
         except ValueError:
             pass
     loaded = LoadedFile(path, abspath, module, [], lines)
-    loaded.cases = _find_cases(loaded, decorated, source)
+    try:
+        loaded.cases = _find_cases(loaded, decorated, source)
+    except LoadError as exc:
+        if require_cases:
+            raise
+        loaded.cases_error = exc
     return loaded
 
 

@@ -69,6 +69,7 @@ class FormulaNode(Node):
     saved_names: tuple = ()
     saved_sources: tuple = ()  # input index of each saved tensor; -1 for the result
     attr_names: tuple = ()
+    input_names: tuple = ()  # the row's declared inputs (self, other, ...); a variadic row (cat) names one
 
     def unpack(self, as_tensors: bool) -> list:
         saved = self._saved
@@ -149,6 +150,7 @@ def node_class(name, formulas=(), joint=None, saves=(), inputs=("self",), attrs=
         "saved_names": tuple(saves),
         "saved_sources": sources,
         "attr_names": tuple(attrs),
+        "input_names": tuple(inputs),
     }
     for i, s in enumerate(saves):
         ns["_saved_" + s] = _saved_property(s, i, False)

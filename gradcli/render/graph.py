@@ -1,0 +1,609 @@
+"""Drawing a walked backward graph (`gradcli.graphing.Graph`): tree, dot, svg, json.
+
+The tree is for people: each node once, in the order backward meets it, with the user's
+variable names; a node reached by a second path is drawn as a one-line reference to its
+`#id`. Off a terminal it is plain text. `dot` is Graphviz source in torchviz's style
+(functions grey, leaves light blue, the drawn results green, constants grey and dashed,
+saved tensors orange, modified ones red); `svg` runs it through Graphviz's `dot` program.
+
+JSON schema (`gradcli graph --format json`, schema id "gradcli.graph/1"). Node ids are
+positions in `nodes` (depth-first preorder from the roots, following `next_functions`);
+shapes are lists of ints; metadata the graph does not record is null; a float that is not
+finite is written as the string "nan", "inf" or "-inf". `summary` covers the whole graph
+even under --depth: `saved_bytes` counts each distinct buffer once (views share one), and
+`depth` is the number of nodes on the longest path from a root to a leaf::
+
+    {
+      "schema": "gradcli.graph/1",
+      "version": str,                       # gradcli version
+      "file": str, "device": str, "seed": int,
+      "targets_from": "target" | "top-level" | "cases",
+      "depth_limit": int | null,            # --depth: only nodes with level < depth_limit
+      "truncated": bool,                    # whether --depth left nodes out
+      "summary": {"nodes": int, "leaves": int, "constants": int, "saved_tensors": int,
+                  "saved_bytes": int, "stale_saved": int, "freed_nodes": int, "depth": int},
+      "roots": [{"name": str, "node": int, "output_nr": int}],
+      "nodes": [{
+        "id": int,
+        "name": str,                        # type(node).__name__: "MulBackward0", "AccumulateGrad"
+        "kind": "function" | "leaf",
+        "level": int,                       # shortest distance from a root (roots: 0)
+        "consumers": int,                   # edges pointing at it; > 1: a shared subgraph
+        "truncated": bool,                  # some of its inputs were left out by --depth
+        "outputs": [{"output_nr": int, "shape": [int] | null, "dtype": str | null,
+                     "device": str | null,
+                     "known_from": "variable" | "saved" | "function" | "consumer" | "inputs" | null,
+                     "names": [str],        # the user's names for it ("l4", "model.fc1.weight")
+                     "retains_grad": bool, "grad_norm": float | null}],
+        "leaf": {"requires_grad": bool, "is_leaf": bool, "has_grad": bool,
+                 "grad_norm": float | null} | null,          # AccumulateGrad only
+        "hooks": {"pre": int, "post": int, "tensor": int},
+        "saved_freed": bool,                # a backward already freed its saved tensors
+        "saved": [{"name": str,             # "_saved_self", "_saved_alpha", "saved_tensors[0]"
+                   "kind": "tensor" | "value",
+                   "shape": [int] | null, "dtype": str | null, "device": str | null,
+                   "bytes": int, "saved_version": int | null, "current_version": int | null,
+                   "stale": bool,           # modified in place since saved: backward will fail
+                   "is_output": bool, "names": [str], "value": str | null}]
+      }],
+      "edges": [{                           # node.next_functions[index] == (next, output_nr)
+        "node": int, "index": int, "input": str | null,      # the op's input name: "self", "other"
+        "next": int | null, "output_nr": int,                # next is null for a constant
+        "constant": {"shape": [int] | null, "dtype": str | null, "device": str | null,
+                     "names": [str], "value": str | null} | null
+      }]
+    }
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from ..graphing import Constant, Graph, GraphNode, Saved, TensorMeta
+from .check import make_console
+
+SCHEMA = "gradcli.graph/1"
+#: Levels the tree draws when --depth is not given (dot and json are complete by default).
+DEFAULT_TREE_DEPTH = 50
+FORMATS = ("tree", "dot", "svg", "json")
+GRAPHVIZ_HINT = (
+    "--format svg needs Graphviz's `dot` program, which is not installed (or not on PATH). "
+    "Install Graphviz (apt install graphviz, brew install graphviz, conda install graphviz, or "
+    "https://graphviz.org/download/), or use --format dot, which writes the Graphviz source "
+    "without it (render it later with `dot -Tsvg graph.dot -o graph.svg`)."
+)
+
+Segment = tuple[str, str]  # (text, rich style)
+
+UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
+ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
+
+
+class OutputError(Exception):
+    """The graph cannot be written as asked (no Graphviz, unwritable path): exit code 2."""
+
+
+# ------------------------------------------------------------------------- entry point
+
+
+def emit(
+    graph: Graph,
+    fmt: str,
+    *,
+    output: str | None = None,
+    depth: int | None = None,
+    show_saved: bool = False,
+    out: Console | None = None,
+    err: Console | None = None,
+) -> None:
+    """Write `graph` in format `fmt` to `output` (a path) or to `out` (stdout)."""
+    out = out if out is not None else make_console(sys.stdout)
+    err = err if err is not None else make_console(sys.stderr)
+    if fmt == "tree":
+        if output is None:
+            print_tree(out, graph, depth=depth, show_saved=show_saved)
+            return
+        with _open(output) as handle:
+            print_tree(make_console(handle), graph, depth=depth, show_saved=show_saved)
+    else:
+        if fmt == "json":
+            text = json_document(graph, depth=depth) + "\n"
+        elif fmt == "dot":
+            text = dot_source(graph, depth=depth, show_saved=show_saved)
+        elif fmt == "svg":
+            text = render_svg(dot_source(graph, depth=depth, show_saved=show_saved))
+        else:
+            raise OutputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        if output is None:
+            out.file.write(text)
+            out.file.flush()
+            return
+        with _open(output) as handle:
+            handle.write(text)
+    err.print(Text(f"wrote {output}: {summary_line(graph)}"), soft_wrap=True)
+
+
+def _open(path: str) -> TextIO:
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write --output {path}: {exc.strerror or exc}") from None
+
+
+# ------------------------------------------------------------------------------- tree
+
+
+def print_tree(console: Console, graph: Graph, *, depth: int | None = None, show_saved: bool = False) -> None:
+    """Heading, the tree of every root, and the summary line."""
+    ascii_only = not (console.encoding or "").lower().startswith("utf")
+    lines = tree_lines(graph, depth=depth, show_saved=show_saved, ascii_only=ascii_only)
+    shown = ", ".join(r.name for r in graph.roots)
+    kind = "case outputs" if graph.targets_from == "cases" else ""
+    heading: list[Segment] = [(f"{graph.file}: " if graph.file else "", "bold"), ("backward graph of ", "")]
+    heading.append((f"{kind} {shown}" if kind else shown, "bold"))
+    lines.insert(0, heading)
+    cut = _cut_note(graph, depth)
+    lines.append([(summary_line(graph), "bold red" if graph.summary.stale_saved else "bold")])
+    if cut:
+        lines.append([(cut, "dim")])
+    if console.is_terminal:
+        text = Text()
+        for number, line in enumerate(lines):
+            if number:
+                text.append("\n")
+            for chunk, style in line:
+                text.append(chunk, style=style or None)
+        console.print(text, soft_wrap=True, crop=False, overflow="ignore")
+    else:  # plain text, written directly: fast for big graphs, nothing for rich to wrap
+        console.file.write("\n".join("".join(chunk for chunk, _ in line).rstrip() for line in lines) + "\n")
+        console.file.flush()
+
+
+def _cut_note(graph: Graph, depth: int | None) -> str:
+    limit = depth if depth is not None else DEFAULT_TREE_DEPTH
+    if graph.summary.depth <= limit:
+        return ""
+    return (
+        f"(tree drawn {limit:,} levels deep of {graph.summary.depth:,}"
+        + ("" if depth is not None else ", the default")
+        + "; --depth N draws more, --format dot/json give every node)"
+    )
+
+
+def tree_lines(
+    graph: Graph, *, depth: int | None = None, show_saved: bool = False, ascii_only: bool = False
+) -> list[list[Segment]]:
+    """The tree as lines of styled segments (iterative: any depth, each node drawn once)."""
+    tee, elbow, pipe, blank = ASCII_GUIDES if ascii_only else UNICODE_GUIDES
+    limit = depth if depth is not None else DEFAULT_TREE_DEPTH
+    nodes = graph.nodes
+    drawn = [False] * len(nodes)
+    lines: list[list[Segment]] = []
+    # (node id, or None with a constant; the line's prefix; its children's prefix; level; constant)
+    stack: list[tuple[int | None, str, str, int, Constant | None]] = []
+    for root in reversed(graph.roots):
+        stack.append((root.node, "", "", 0, None))
+    while stack:
+        ident, first, rest, level, constant = stack.pop()
+        if ident is None:
+            lines.append([(first, ""), *_constant_segments(constant)])
+            continue
+        node = nodes[ident]
+        if drawn[ident]:
+            lines.append([(first, ""), *_reference_segments(node)])
+            continue
+        drawn[ident] = True
+        lines.append([(first, ""), *_node_segments(node, show_saved)])
+        edges = node.edges
+        bar = pipe if edges else blank
+        for saved in node.saved:
+            if show_saved or saved.stale:
+                lines.append([(rest + bar, ""), *_saved_segments(saved)])
+        if show_saved and node.saved_freed:
+            lines.append(
+                [
+                    (rest + bar, ""),
+                    ("saved tensors freed by a backward (retain_graph=True keeps them)", "dim"),
+                ]
+            )
+        if not edges:
+            continue
+        if level + 1 >= limit:
+            more = len(edges)
+            lines.append(
+                [(rest + elbow, ""), (f"... {more} input{'s' if more != 1 else ''} below (--depth)", "dim")]
+            )
+            continue
+        last = len(edges) - 1
+        for k in range(last, -1, -1):
+            edge = edges[k]
+            connector, below = (elbow, blank) if k == last else (tee, pipe)
+            stack.append((edge.next, rest + connector, rest + below, level + 1, edge.constant))
+    return lines
+
+
+def _node_segments(node: GraphNode, show_saved: bool) -> list[Segment]:
+    style = "bold green" if node.kind == "leaf" else "bold cyan"
+    segments: list[Segment] = [(node.name, style)]
+    if node.consumers > 1:
+        segments.append((f" [#{node.id}]", "bold magenta"))
+    segments.extend(_outputs_segments(node))
+    if node.leaf is not None:
+        leaf = node.leaf
+        grad = "None" if not leaf.has_grad else _norm_text(leaf.grad_norm)
+        label = "grad=" if not leaf.has_grad else "grad.norm()="
+        segments.append((f"  requires_grad={leaf.requires_grad} is_leaf={leaf.is_leaf} {label}{grad}", ""))
+    else:
+        for out in node.outputs:
+            prefix = f"[{out.output_nr}] " if len(node.outputs) > 1 else ""
+            if out.retains_grad:
+                text = f"  {prefix}retains_grad=True"
+                if out.grad_norm is not None:
+                    text += f" grad.norm()={_norm_text(out.grad_norm)}"
+                segments.append((text, "bold"))
+        if not any(out.retains_grad for out in node.outputs):
+            segments.append(("  retains_grad=False", "dim"))
+    hooks = node.hooks
+    if hooks.total:
+        parts = [
+            f"{n} {what}"
+            for n, what in ((hooks.tensor, "tensor"), (hooks.pre, "pre"), (hooks.post, "post"))
+            if n
+        ]
+        segments.append((f"  hooks: {', '.join(parts)}", "magenta"))
+    if node.saved_freed and not show_saved:
+        segments.append(("  (saved tensors freed)", "dim"))
+    return segments
+
+
+def _outputs_segments(node: GraphNode) -> list[Segment]:
+    segments: list[Segment] = []
+    many = len(node.outputs) > 1
+    for out in node.outputs:
+        if many:
+            segments.append((f"  [{out.output_nr}]", "dim"))
+        if out.names:
+            segments.append(("  " + ", ".join(out.names), "bold yellow"))
+        segments.append(("  " + meta_text(out.meta), ""))
+    return segments
+
+
+def _reference_segments(node: GraphNode) -> list[Segment]:
+    segments: list[Segment] = [(node.name, "cyan" if node.kind == "function" else "green")]
+    segments.append((f" [#{node.id}]", "bold magenta"))
+    names = node.names
+    if names:
+        segments.append(("  " + ", ".join(names), "yellow"))
+    segments.append(("  (drawn above)", "dim"))
+    return segments
+
+
+def _constant_segments(constant: Constant | None) -> list[Segment]:
+    style = "grey50"
+    text = "constant"
+    if constant is not None and constant.names:
+        text += "  " + ", ".join(constant.names)
+    if constant is None or (constant.value is None and constant.meta.known_from is None):
+        return [(text + "  ?  (a Python number or a tensor that does not require grad)", style)]
+    if constant.value is not None:
+        return [(text + f"  {constant.value}  (Python number)", style)]
+    return [(text + "  " + meta_text(constant.meta) + "  requires_grad=False", style)]
+
+
+def _saved_segments(saved: Saved) -> list[Segment]:
+    if saved.kind == "value":
+        return [(f"{saved.name} = {saved.value}", "dim")]
+    label = f"{saved.name}: "
+    if saved.names:
+        label += ", ".join(saved.names) + " "
+    elif saved.is_output:
+        label += "(its output) "
+    label += f"{meta_text(TensorMeta(saved.shape, saved.dtype, saved.device))}, {format_bytes(saved.nbytes)}"
+    if saved.stale:
+        return [
+            (
+                f"{label}, saved at version {saved.saved_version}, now version {saved.current_version}: "
+                "modified in place, so this node's backward will fail",
+                "bold red",
+            )
+        ]
+    return [(f"{label}, saved at version {saved.saved_version} (now {saved.current_version})", "dim")]
+
+
+# ------------------------------------------------------------------------- summary
+
+
+def summary_line(graph: Graph) -> str:
+    """'9 nodes (4 leaves), 6 saved tensors holding 72 B, depth 5', plus warnings."""
+    s = graph.summary
+    parts = [
+        f"{s.nodes:,} node{'s' if s.nodes != 1 else ''} ({s.leaves:,} lea{'ves' if s.leaves != 1 else 'f'})"
+    ]
+    if s.constants:
+        parts.append(f"{s.constants:,} constant{'s' if s.constants != 1 else ''}")
+    parts.append(
+        f"{s.saved_tensors:,} saved tensor{'s' if s.saved_tensors != 1 else ''} holding {format_bytes(s.saved_bytes)}"
+    )
+    parts.append(f"depth {s.depth:,}")
+    text = ", ".join(parts)
+    if s.stale_saved:
+        text += (
+            f"; {s.stale_saved} saved tensor{'s were' if s.stale_saved != 1 else ' was'} modified in "
+            "place: backward will fail"
+        )
+    if s.freed_nodes:
+        many = s.freed_nodes != 1
+        text += (
+            f"; {s.freed_nodes} node{'s' if many else ''} already freed {'their' if many else 'its'} saved "
+            "tensors (a second backward through them will fail)"
+        )
+    return text
+
+
+def meta_text(meta: TensorMeta) -> str:
+    """'(2, 2) float32 cpu', with '?' for what the graph does not record."""
+    shape = "?" if meta.shape is None else str(tuple(meta.shape))
+    if meta.shape is None and meta.dtype is None and meta.device is None:
+        return "?"
+    return f"{shape} {meta.dtype or '?'} {meta.device or '?'}"
+
+
+def format_bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}"
+    return f"{n} B"
+
+
+def _norm_text(value: float | None) -> str:
+    if value is None:
+        return "?"
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+# -------------------------------------------------------------------------------- dot
+
+
+def dot_source(graph: Graph, *, depth: int | None = None, show_saved: bool = False) -> str:
+    """Graphviz source: edges run from inputs to what uses them, as in torchviz's make_dot."""
+    kept = _kept(graph, depth)
+    lines = [
+        f"// gradcli graph {graph.file}: {summary_line(graph)}",
+        "digraph gradcli {",
+        '\tgraph [fontname=monospace ordering=in size="12,12"]',
+        "\tnode [align=left fontname=monospace fontsize=10 height=0.2 ranksep=0.1 shape=box style=filled]",
+    ]
+    for node in graph.nodes:
+        if not kept[node.id]:
+            continue
+        label = [node.name] if node.kind == "function" else []
+        label += [", ".join(out.names) for out in node.outputs if out.names]
+        label += [meta_text(out.meta) for out in node.outputs]
+        if node.leaf is not None and node.leaf.has_grad:
+            label.append(f"grad.norm()={_norm_text(node.leaf.grad_norm)}")
+        if any(out.retains_grad for out in node.outputs):
+            label.append("retains_grad")
+        if node.hooks.total:
+            label.append(f"hooks: {node.hooks.total}")
+        if any(e.next is not None and not kept[e.next] for e in node.edges):
+            label.append("... (--depth)")
+        color = "lightblue" if node.kind == "leaf" else "lightgrey"
+        if any(s.stale for s in node.saved):
+            color = "salmon"
+        lines.append(
+            f"\tn{node.id} [label={_quote(chr(10).join(label))} fillcolor={color} tooltip={_quote(node.name)}]"
+        )
+        for edge in node.edges:
+            if edge.next is not None:
+                if kept[edge.next]:
+                    lines.append(f"\tn{edge.next} -> n{node.id}")
+                continue
+            constant = edge.constant
+            ident = f"c{node.id}_{edge.index}"
+            text = ["constant"]
+            if constant is not None:
+                text += [", ".join(constant.names)] if constant.names else []
+                text.append(constant.value if constant.value is not None else meta_text(constant.meta))
+            lines.append(
+                f"\t{ident} [label={_quote(chr(10).join(text))} color=grey fillcolor=white fontcolor=grey50 "
+                'style="dashed,filled"]'
+            )
+            lines.append(f"\t{ident} -> n{node.id} [color=grey style=dashed]")
+        for k, saved in enumerate(node.saved):
+            if saved.kind != "tensor" or not (show_saved or saved.stale):
+                continue
+            ident = f"s{node.id}_{k}"
+            text = [saved.name, meta_text(TensorMeta(saved.shape, saved.dtype, saved.device))]
+            text.append(
+                f"version {saved.saved_version}" + (f", now {saved.current_version}" if saved.stale else "")
+            )
+            fill = "red" if saved.stale else "orange"
+            lines.append(f"\t{ident} [label={_quote(chr(10).join(text))} fillcolor={fill}]")
+            lines.append(f"\t{ident} -> n{node.id} [dir=none style=dotted]")
+    for k, root in enumerate(graph.roots):
+        meta = graph.nodes[root.node].outputs[root.output_nr].meta
+        lines.append(
+            f"\tr{k} [label={_quote(root.name + chr(10) + meta_text(meta))} fillcolor=darkolivegreen1]"
+        )
+        lines.append(f"\tn{root.node} -> r{k}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _quote(text: str) -> str:
+    """A DOT string: quotes and backslashes escaped, newlines as DOT's \\n."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _kept(graph: Graph, depth: int | None) -> list[bool]:
+    if depth is None:
+        return [True] * len(graph.nodes)
+    return [node.level < depth for node in graph.nodes]
+
+
+def render_svg(source: str, *, timeout: float = 600.0) -> str:
+    """SVG from DOT source through Graphviz's `dot`; OutputError when it is missing or fails."""
+    program = shutil.which("dot")
+    if program is None:
+        raise OutputError(GRAPHVIZ_HINT)
+    try:
+        done = subprocess.run(
+            [program, "-Tsvg"], input=source, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise OutputError(
+            f"running Graphviz ({program} -Tsvg) failed: {exc}; --format dot works without it"
+        ) from None
+    if done.returncode != 0:
+        detail = (
+            done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
+        )
+        raise OutputError(
+            f"Graphviz ({program} -Tsvg) failed: {detail}; --format dot writes the source instead"
+        )
+    return done.stdout
+
+
+# ------------------------------------------------------------------------------- JSON
+
+
+def json_document(graph: Graph, *, depth: int | None = None) -> str:
+    """The --format json output (schema in this module's docstring)."""
+    document = graph_dict(graph, depth=depth)
+    if len(graph.nodes) > 2000:
+        return json.dumps(document, separators=(",", ":"))  # the C encoder: fast for big graphs
+    return json.dumps(document, indent=2)
+
+
+def graph_dict(graph: Graph, *, depth: int | None = None) -> dict[str, Any]:
+    """The JSON document as plain Python data."""
+    from .. import __version__
+
+    kept = _kept(graph, depth)
+    nodes = []
+    edges = []
+    for node in graph.nodes:
+        if not kept[node.id]:
+            continue
+        nodes.append(_node_dict(node, kept))
+        for edge in node.edges:
+            if edge.next is not None and not kept[edge.next]:
+                continue
+            constant = edge.constant
+            edges.append(
+                {
+                    "node": node.id,
+                    "index": edge.index,
+                    "input": edge.input,
+                    "next": edge.next,
+                    "output_nr": edge.output_nr,
+                    "constant": None
+                    if edge.next is not None
+                    else {
+                        **_meta_dict(constant.meta if constant is not None else TensorMeta()),
+                        "names": list(constant.names) if constant is not None else [],
+                        "value": constant.value if constant is not None else None,
+                    },
+                }
+            )
+    s = graph.summary
+    return {
+        "schema": SCHEMA,
+        "version": __version__,
+        "file": graph.file,
+        "device": graph.device,
+        "seed": graph.seed,
+        "targets_from": graph.targets_from,
+        "depth_limit": depth,
+        "truncated": not all(kept),
+        "summary": {
+            "nodes": s.nodes,
+            "leaves": s.leaves,
+            "constants": s.constants,
+            "saved_tensors": s.saved_tensors,
+            "saved_bytes": s.saved_bytes,
+            "stale_saved": s.stale_saved,
+            "freed_nodes": s.freed_nodes,
+            "depth": s.depth,
+        },
+        "roots": [{"name": r.name, "node": r.node, "output_nr": r.output_nr} for r in graph.roots],
+        "nodes": nodes,
+        "edges": edges,
+    }
+
+
+def _meta_dict(meta: TensorMeta) -> dict[str, Any]:
+    return {
+        "shape": None if meta.shape is None else list(meta.shape),
+        "dtype": meta.dtype,
+        "device": meta.device,
+    }
+
+
+def _finite(value: float | None) -> float | str | None:
+    if value is None or math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def _node_dict(node: GraphNode, kept: list[bool]) -> dict[str, Any]:
+    leaf = node.leaf
+    return {
+        "id": node.id,
+        "name": node.name,
+        "kind": node.kind,
+        "level": node.level,
+        "consumers": node.consumers,
+        "truncated": any(e.next is not None and not kept[e.next] for e in node.edges),
+        "outputs": [
+            {
+                "output_nr": out.output_nr,
+                **_meta_dict(out.meta),
+                "known_from": out.meta.known_from,
+                "names": list(out.names),
+                "retains_grad": out.retains_grad,
+                "grad_norm": _finite(out.grad_norm),
+            }
+            for out in node.outputs
+        ],
+        "leaf": None
+        if leaf is None
+        else {
+            "requires_grad": leaf.requires_grad,
+            "is_leaf": leaf.is_leaf,
+            "has_grad": leaf.has_grad,
+            "grad_norm": _finite(leaf.grad_norm),
+        },
+        "hooks": {"pre": node.hooks.pre, "post": node.hooks.post, "tensor": node.hooks.tensor},
+        "saved_freed": node.saved_freed,
+        "saved": [
+            {
+                "name": s.name,
+                "kind": s.kind,
+                "shape": None if s.shape is None else list(s.shape),
+                "dtype": s.dtype,
+                "device": s.device,
+                "bytes": s.nbytes,
+                "saved_version": s.saved_version,
+                "current_version": s.current_version,
+                "stale": s.stale,
+                "is_output": s.is_output,
+                "names": list(s.names),
+                "value": s.value,
+            }
+            for s in node.saved
+        ],
+    }
