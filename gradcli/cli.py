@@ -240,6 +240,62 @@ def _usage_exit(err: Console, message: str) -> None:
     raise typer.Exit(EXIT_USAGE)
 
 
+ANOMALY_HELP = """Run SCRIPT (as __main__, with ARGS as its sys.argv[1:]) under anomaly mode and report what went wrong in autograd.
+
+Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first recorded op whose forward output holds NaN/Inf. Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
+
+gradcli's options may come before or after SCRIPT; put `--` before ARGS that clash with them. --json prints one document on stdout (schema "gradcli.anomaly/1", described in gradcli/render/anomaly.py); what the script prints goes to stderr.
+
+Exit codes: 0 no errors (warnings allowed, unless --strict); 1 an anomaly error (or a warning with --strict); 2 the script could not be run (missing, syntax error, CUDA unavailable) or failed with an exception unrelated to autograd; 3 internal error of gradcli.
+"""
+
+
+@app.command(
+    "anomaly",
+    help=ANOMALY_HELP,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+def anomaly(
+    script: str = typer.Argument(..., metavar="SCRIPT", help="Python script to run."),
+    args: list[str] | None = typer.Argument(None, metavar="ARGS", help="Arguments for SCRIPT."),
+    json_output: bool = typer.Option(False, "--json", help="Machine-readable findings on stdout."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings count as errors (exit 1)."),
+    check_forward: bool = typer.Option(
+        False, "--check-forward", help="Also stop at the first op whose forward produces NaN/Inf."
+    ),
+    device: Device = typer.Option(Device.cpu, "--device", help="Default device while SCRIPT runs."),
+    seed: int = typer.Option(0, "--seed", help="engine.manual_seed before running SCRIPT."),
+    debug: bool = typer.Option(False, "--debug", help="Show gradcli's own tracebacks."),
+) -> None:
+    from . import anomaly as anomalies
+    from .render import anomaly as show
+
+    out = render.make_console(sys.stdout)
+    quiet = contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
+    try:
+        with quiet:
+            report = anomalies.run_script(
+                script, args or [], device=device.value, seed=seed, check_forward=check_forward
+            )
+    except KeyboardInterrupt:
+        render.make_console(sys.stderr).print("interrupted", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except Exception as exc:  # a bug of gradcli itself
+        err = render.make_console(sys.stderr)
+        if debug:
+            err.print(traceback.format_exc().rstrip(), soft_wrap=True)
+        err.print(
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_INTERNAL) from None
+    if json_output:
+        print(show.json_document(report, strict=strict), file=sys.stdout)
+    else:
+        show.print_report(out, report, strict=strict)
+    raise typer.Exit(report.exit_code(strict))
+
+
 def main() -> None:
     """Console-script entry point (`gradcli = gradcli.cli:main`)."""
     app()
