@@ -98,12 +98,15 @@ class FormulaNode(Node):
         else:  # the common case, inlined: one saved tensor, no graph of the backward
             value = self._saved[0]
             args = (value._data,) if value._vc[0] == versions[0] else self.unpack(False)
+        formulas = self.formulas
         if self.joint is not None:
             out = list(self.joint(m, g, *args, *attrs))
+        elif len(formulas) == 1:  # a unary op: its one input is the reason the node exists
+            out = [formulas[0](m, g, *args, *attrs)]
         else:
             out = [
                 None if edge[0] is None else formula(m, g, *args, *attrs)
-                for edge, formula in zip(self.next_functions, self.formulas)
+                for edge, formula in zip(self.next_functions, formulas)
             ]
         meta = self._meta
         if meta is not None:  # undo broadcasting and type promotion, in one place
@@ -256,17 +259,29 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     node.next_functions = edges
     index = op.save_index
     if index:
-        saved = (
-            tuple(out if i < 0 else inputs[i] for i in index)
-            if len(index) > 1
-            else (out if index[0] < 0 else inputs[index[0]],)
-        )
+        saved = tuple([out if i < 0 else inputs[i] for i in index])
         node._saved = saved
-        node._versions = tuple(v._vc[0] if isinstance(v, Tensor) else None for v in saved)
+        node._versions = tuple(
+            [v._vc[0] if v.__class__ is Tensor or isinstance(v, Tensor) else None for v in saved]
+        )
     else:
         node._saved = node._versions = ()
     node._attrs = attrs
-    node._meta = _broadcast_meta(inputs, out) if op.broadcast else None
+    if op.broadcast:
+        data = out._data
+        node._meta = (
+            None
+            if n == 2
+            and inputs[0].__class__ is Tensor
+            and inputs[0]._data.shape == data.shape
+            and inputs[0]._data.dtype == data.dtype
+            and inputs[1].__class__ is Tensor
+            and inputs[1]._data.shape == data.shape
+            and inputs[1]._data.dtype == data.dtype
+            else _broadcast_meta(inputs, out)
+        )
+    else:
+        node._meta = None
     out.grad_fn = node
     out._rg = True
     return out
