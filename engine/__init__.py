@@ -5,7 +5,7 @@ This module is the public namespace only: everything here is re-exported.
 
 import numpy as _numpy
 
-from . import autograd, backend
+from . import autograd, backend, nn, optim
 from . import ops as _ops  # noqa: F401  (installs the Tensor methods)
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (

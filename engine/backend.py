@@ -6,6 +6,10 @@ This is the only module that names numpy or cupy: everything else asks for `xp`
 
 from __future__ import annotations
 
+import ctypes
+import os
+import sys
+
 import numpy
 
 # --------------------------------------------------------------------------- dtypes
@@ -208,3 +212,29 @@ def generator(dev: device):
         gen = xp.random.default_rng(_seed[0])
         _generators[dev] = gen
     return gen
+
+
+# ----------------------------------------------------------------------- host memory
+
+
+def tune_allocator() -> bool:
+    """Keep freed array memory in the process instead of handing it back to the OS (glibc only).
+
+    By default glibc returns the top of the heap to the OS whenever more than a few MB are
+    free, which is exactly what happens at the end of every training step (the graph's
+    activations and the old grads are freed together); the next step's arrays then
+    page-fault in fresh, zeroed pages: about 1,500 faults and a third of an MLP step's
+    time. Arrays below 32 MB now come from the heap and up to 64 MB of free heap is kept.
+    Set ENGINE_MALLOC_TUNING=0 to leave the allocator alone. Returns whether it applied.
+    """
+    if os.environ.get("ENGINE_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt  # the process's own C library
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # from glibc's <malloc.h>
+    return bool(mallopt(m_mmap_threshold, 32 << 20)) and bool(mallopt(m_trim_threshold, 64 << 20))
+
+
+tune_allocator()

@@ -128,7 +128,85 @@ def bench_gradcheck(args):
     return out
 
 
-WORKLOADS = {"chain": bench_chain, "anomaly": bench_anomaly, "gradcheck": bench_gradcheck}
+def _training_step(lib, model, x, y):
+    """zero_grad (grads to None), forward, cross_entropy, backward: a training step short of the update."""
+    model.zero_grad()
+    lib.nn.functional.cross_entropy(model(x), y).backward()
+
+
+_PARAMS: dict = {}
+
+
+def _reference_params(make_model):
+    """The engine's initialisation of `make_model`, as arrays, so every library computes the same thing."""
+    if make_model not in _PARAMS:
+        engine.manual_seed(0)
+        _PARAMS[make_model] = [p.detach().numpy().copy() for p in make_model(engine.nn).parameters()]
+    return _PARAMS[make_model]
+
+
+def mlp_model(nn):
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10))
+
+
+def cnn_model(nn):
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16 * 7 * 7, 10),
+    )
+
+
+def _bench_step(args, make_model, x_shape, batch):
+    """Best seconds per training step of `make_model` on random float32 data, per library."""
+    import numpy
+
+    rng = numpy.random.default_rng(0)
+    x = rng.standard_normal((batch, *x_shape), dtype=numpy.float32)
+    y = rng.integers(0, 10, batch)
+    fns = {}
+    for name, lib in (("engine", engine), ("torch", torch)):
+        if lib is None:
+            continue
+        model = make_model(lib.nn)
+        with lib.no_grad():
+            for p, value in zip(model.parameters(), _reference_params(make_model)):
+                p.copy_(lib.tensor(value))
+        xs, ys = lib.tensor(x), lib.tensor(y)
+        fns[name] = lambda lib=lib, model=model, xs=xs, ys=ys: _training_step(lib, model, xs, ys)
+    return interleaved(fns, args.repeats, max(1, args.number // 4))
+
+
+def bench_mlp(args):
+    best = _bench_step(args, mlp_model, (784,), 256)
+    return (
+        "MLP step 784-512-10, batch 256, float32 (fwd+cross_entropy+bwd)",
+        "ms",
+        [(name, seconds * 1e3) for name, seconds in best.items()],
+    )
+
+
+def bench_cnn(args):
+    best = _bench_step(args, cnn_model, (1, 28, 28), 64)
+    return (
+        "CNN step conv8-pool-conv16-pool-fc, batch 64x1x28x28, float32 (fwd+cross_entropy+bwd)",
+        "ms",
+        [(name, seconds * 1e3) for name, seconds in best.items()],
+    )
+
+
+WORKLOADS = {
+    "chain": bench_chain,
+    "anomaly": bench_anomaly,
+    "gradcheck": bench_gradcheck,
+    "mlp": bench_mlp,
+    "cnn": bench_cnn,
+}
 
 
 def main(argv=None) -> int:

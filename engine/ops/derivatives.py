@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from ..tensor import Tensor
+from . import nn_kernels as K
 from .namespaces import reduced_shape
 from .op import Op, node_class
 
@@ -266,3 +268,356 @@ def _index_grad_forward(xp, g, shape, key, basic):
     from .namespaces import array_math
 
     return array_math(g).index_grad(g, shape, key, basic)
+
+
+# =========================================================================================
+# --- nn ----------------------------------------------------------------------------------
+# Rows behind engine.nn.functional. Forwards call nn_kernels.py on raw arrays; formulas
+# stay generic over `m`, so every layer and loss is twice differentiable. Statistics,
+# indices and masks that a forward needs are worked out by engine/nn/functional and
+# passed in as attrs, the way MAX_DIM gets its indices.
+# =========================================================================================
+
+
+def _raw(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _numel(x) -> int:
+    return math.prod(x.shape)
+
+
+def _reduce(xp, loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def _reduced_grad(g, like, reduction):
+    """The incoming loss gradient per element: g (none, sum) or g / numel (mean)."""
+    return g / _numel(like) if reduction == "mean" else g
+
+
+def _addmm(xp, bias, a, b):
+    out = a @ b
+    out += bias
+    return out
+
+
+def _mat2_grad(m, g, mat1, mat2):
+    """mat1^T @ g, laid out like mat2: a transposed weight (F.linear) gets a row-major weight grad."""
+    raw = _raw(mat2)
+    if raw.ndim == 2 and raw.flags.f_contiguous and not raw.flags.c_contiguous:
+        return m.transpose(m.transpose(g, 0, 1) @ mat1, 0, 1)
+    return m.transpose(mat1, 0, 1) @ g
+
+
+def _gelu_grad(m, g, x, approximate):
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        x_sq = x * x
+        t = m.tanh(beta * (x + kappa * x_sq * x))
+        left = 0.5 * x
+        return g * (0.5 * (1 + t) + left * (1 - t * t) * beta * (1 + 3 * kappa * x_sq))
+    cdf = 0.5 * (1 + m.erf(x * (1 / math.sqrt(2.0))))
+    pdf = m.exp(-0.5 * x * x) * (1 / math.sqrt(2.0 * math.pi))
+    return g * (cdf + x * pdf)
+
+
+# -- convolution: im2col, a batched matmul per group; the grads are the adjoint steps ------
+
+
+def _conv_parts(g, weight, groups):
+    n, o = g.shape[0], weight.shape[0]
+    length = math.prod(g.shape[2:])
+    g4 = g.reshape((n, groups, o // groups, length))
+    w3 = weight.reshape((groups, o // groups, -1))  # (G, O/G, C/G * K)
+    return n, length, g4, w3
+
+
+def _conv_input_grad(m, g, input, weight, stride, padding, dilation, groups, cache):
+    if not isinstance(g, Tensor) and all(s == 1 for s in stride):  # raw and unstrided: the fast kernel
+        return K.conv_input_grad(m.xp, g, weight, input.shape, padding, dilation, groups)
+    n, length, g4, w3 = _conv_parts(g, weight, groups)
+    cols = m.transpose(w3, 1, 2) @ g4  # (N, G, C/G * K, L)
+    return m.fold(
+        cols.reshape((n, -1, length)), input.shape, weight.shape[2:], stride, K.symmetric(padding), dilation
+    )
+
+
+def _conv_weight_grad(m, g, input, weight, stride, padding, dilation, groups, cache):
+    """sum_n g[n] @ cols[n]^T; a raw backward takes the forward's columns (once), a recorded one re-unfolds."""
+    n, length, g4, w3 = _conv_parts(g, weight, groups)
+    cols = None
+    if cache is not None and not isinstance(g, Tensor):
+        cols, cache[0] = cache[0], None
+    if cols is None:
+        cols = m.unfold(input, weight.shape[2:], stride, K.symmetric(padding), dilation)
+    cols = cols.reshape((n, groups, -1, length))
+    return m.sum(g4 @ m.transpose(cols, 2, 3), (0,), False).reshape(weight.shape)
+
+
+def _channel_dims(x) -> tuple:
+    return (0,) + tuple(range(2, x.ndim))
+
+
+# -- pooling --------------------------------------------------------------------------------
+
+
+def _scatter_flat(m, g, shape, flat, unique):
+    """Zeros of `shape` with g added at flat indices (one op, so it has a backward too)."""
+    numel = math.prod(shape)
+    return m.index_grad(g.reshape((-1,)), (numel,), flat.reshape(-1), unique).reshape(shape)
+
+
+def _avg_pool_grad(m, g, shape, kernel, stride, pads, divisor):
+    """Each output's gradient / divisor, spread over its window (fold); batched or not alike."""
+    nd = len(kernel)
+    planes, spatial = math.prod(shape[:-nd]), tuple(shape[-nd:])
+    length, k = math.prod(g.shape[-nd:]), math.prod(kernel)
+    spread = m.expand((g / divisor).reshape((1, planes, 1, length)), (1, planes, k, length))
+    cols = spread.reshape((1, planes * k, length))
+    return m.fold(cols, (1, planes) + spatial, kernel, stride, pads, (1,) * nd).reshape(shape)
+
+
+# -- normalization: raw backwards reuse the forward's statistics; recorded ones recompute
+# them from the input, so the statistics are differentiated too (double backward) ------------
+
+
+def _bn_forward(xp, x, w, b, training, eps, mean, invstd):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    scale = invstd if w is None else invstd * w
+    shift = -mean * scale if b is None else b - mean * scale
+    out = x * scale.reshape(shape)
+    out += shift.reshape(shape)
+    return out
+
+
+def _bn_backward(m, g, x, w, training, eps, mean, invstd):
+    dims = _channel_dims(x)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if training and isinstance(x, Tensor):
+        mean = m.mean(x, dims, True)
+        centred = x - mean
+        invstd = (m.mean(centred * centred, dims, True) + eps) ** -0.5
+    else:
+        mean, invstd = mean.reshape(shape), invstd.reshape(shape)
+        centred = x - mean
+    xhat = centred * invstd
+    gw = g if w is None else g * w.reshape(shape)
+    if training:
+        gx = (gw - m.mean(gw, dims, True) - xhat * m.mean(gw * xhat, dims, True)) * invstd
+    else:
+        gx = gw * invstd
+    gweight = None if w is None else m.sum(g * xhat, dims, False)
+    return gx, gweight, m.sum(g, dims, False)
+
+
+def _ln_forward(xp, x, w, b, normalized_shape, eps, mean, rstd):
+    out = (x - mean) * rstd
+    if w is not None:
+        out *= w
+    if b is not None:
+        out += b
+    return out
+
+
+def _ln_backward(m, g, x, w, normalized_shape, eps, mean, rstd):
+    dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    if isinstance(x, Tensor):
+        mean = m.mean(x, dims, True)
+        centred = x - mean
+        rstd = (m.mean(centred * centred, dims, True) + eps) ** -0.5
+    else:
+        centred = x - mean
+    xhat = centred * rstd
+    gw = g if w is None else g * w
+    gx = (gw - m.mean(gw, dims, True) - xhat * m.mean(gw * xhat, dims, True)) * rstd
+    gweight = None if w is None else m.sum_to(g * xhat, tuple(w.shape))
+    return gx, gweight, m.sum_to(g, tuple(normalized_shape))
+
+
+# -- losses ----------------------------------------------------------------------------------
+
+
+def _nll_forward(xp, x, key, coef, reduction, total):
+    """-x[n, target[n]] * weight[target[n]] (0 where ignored), reduced; `key` picks the targets."""
+    loss = x[key] * coef
+    if reduction == "none":
+        return -loss
+    total_loss = -loss.sum()
+    return total_loss / total if reduction == "mean" else total_loss
+
+
+def _smooth_l1(xp, a, b, reduction, beta):
+    d = xp.abs(a - b)
+    return _reduce(xp, xp.where(d < beta, (0.5 / beta) * d * d, d - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(m, g, self, target, reduction, beta):
+    d = self - target
+    return m.where(abs(d) < beta, d / beta, m.sign(d)) * _reduced_grad(g, d, reduction)
+
+
+def _bce(xp, x, t, weight, reduction):
+    loss = (t - 1) * xp.maximum(xp.log(1 - x), -100) - t * xp.maximum(xp.log(x), -100)
+    return _reduce(xp, loss if weight is None else loss * weight, reduction)
+
+
+def _bce_grad(m, g, x, t, weight, reduction):
+    denom = (1 - x) * x
+    out = (x - t) / m.where(denom < 1e-12, 1e-12, denom) * _reduced_grad(g, x, reduction)
+    return out if weight is None else out * weight
+
+
+def _bce_target_grad(m, g, x, t, weight, reduction):
+    out = (m.log(1 - x) - m.log(x)) * _reduced_grad(g, x, reduction)
+    return out if weight is None else out * weight
+
+
+def _bce_logits(xp, x, t, weight, pos_weight, reduction):
+    log_sig = K.log_sigmoid(xp, x)
+    if pos_weight is None:
+        loss = (1 - t) * x - log_sig
+    else:
+        loss = (1 - t) * x - ((pos_weight - 1) * t + 1) * log_sig
+    return _reduce(xp, loss if weight is None else loss * weight, reduction)
+
+
+def _log_sigmoid(m, x):
+    return m.where(x < 0, x, 0.0) - m.log(1 + m.exp(-abs(x)))
+
+
+def _bce_logits_grad(m, g, x, t, weight, pos_weight, reduction):
+    s = m.sigmoid(x)
+    if pos_weight is None:
+        out = s - t
+    else:
+        pt = t * pos_weight
+        out = (pt + 1 - t) * s - pt
+    out = out * _reduced_grad(g, x, reduction)
+    return out if weight is None else out * weight
+
+
+def _bce_logits_target_grad(m, g, x, t, weight, pos_weight, reduction):
+    if pos_weight is None:
+        out = -x
+    else:
+        out = _log_sigmoid(m, -x) - _log_sigmoid(m, x) * pos_weight
+    out = out * _reduced_grad(g, x, reduction)
+    return out if weight is None else out * weight
+
+
+# -- padding -----------------------------------------------------------------------------------
+
+
+def _constant_pad(xp, a, pad, value, new_shape, out_key, in_key):
+    out = xp.full(new_shape, value, dtype=a.dtype)
+    out[out_key] = a[in_key]
+    return out
+
+
+def _constant_pad_grad(m, g, pad, value, new_shape, out_key, in_key, shape):
+    piece = g[out_key]
+    return piece if tuple(piece.shape) == shape else m.index_grad(piece, shape, in_key, True)
+
+
+def _index_pad_row(name):
+    return row(
+        name,
+        lambda xp, a, padding, shape, key: a[key],
+        attrs=("padding", "self_sym_sizes", "key"),
+        self=lambda m, g, padding, shape, key: m.index_grad(g, shape, key, False),
+    )
+
+
+# fmt: off
+ADDMM = row("AddmmBackward0", _addmm, inputs=("self", "mat1", "mat2"), saves=("mat1", "mat2"), broadcast=True,
+            self=lambda m, g, mat1, mat2: g,
+            mat1=lambda m, g, mat1, mat2: g @ m.transpose(mat2, 0, 1),
+            mat2=_mat2_grad)
+MUL_SCALAR = row("MulBackward1", lambda xp, a, other: a * other, attrs=("other",),
+                 self=lambda m, g, other: g * other)
+DIV_SCALAR = row("DivBackward1", lambda xp, a, other: a / other, attrs=("other",),
+                 self=lambda m, g, other: g / other)
+MASKED_FILL = row("MaskedFillBackward0", lambda xp, a, mask, value: xp.where(mask, value, a),
+                  attrs=("mask", "value"),
+                  self=lambda m, g, mask, value: m.where(mask, 0.0, g))
+LEAKY_RELU = row("LeakyReluBackward0", lambda xp, a, slope: xp.where(a > 0, a, a * slope),
+                 saves=("self",), attrs=("negative_slope",),
+                 self=lambda m, g, self, slope: m.where(self > 0, g, g * slope))
+GELU = row("GeluBackward0", lambda xp, a, approximate: K.gelu(xp, a, approximate),
+           saves=("self",), attrs=("approximate",), self=_gelu_grad)
+ERF = row("ErfBackward0", lambda xp, a: K.erf(xp, a), saves=("self",),
+          self=lambda m, g, self: g * (2 / math.sqrt(math.pi)) * m.exp(-self * self))
+
+CONVOLUTION = row("ConvolutionBackward0", K.conv_forward, inputs=("input", "weight", "bias"),
+                  saves=("input", "weight"), attrs=("stride", "padding", "dilation", "groups", "columns"),
+                  input=_conv_input_grad, weight=_conv_weight_grad,
+                  bias=lambda m, g, input, weight, *attrs: m.sum(g, _channel_dims(g), False))
+IM2COL = row("Im2ColBackward0",
+             lambda xp, a, shape, kernel, stride, pads, dilation: K.im2col(xp, a, kernel, stride, pads, dilation),
+             attrs=("self_sym_sizes", "kernel_size", "stride", "padding", "dilation"),
+             self=lambda m, g, shape, kernel, stride, pads, dilation: m.fold(g, shape, kernel, stride, pads, dilation))
+COL2IM = row("Col2ImBackward0",
+             lambda xp, a, shape, kernel, stride, pads, dilation: K.col2im(xp, a, shape, kernel, stride, pads,
+                                                                           dilation),
+             attrs=("output_size", "kernel_size", "stride", "padding", "dilation"),
+             self=lambda m, g, shape, kernel, stride, pads, dilation: m.unfold(g, kernel, stride, pads, dilation))
+MAX_POOL = row("MaxPool2DWithIndicesBackward0",
+               lambda xp, a, shape, kernel, stride, padding, dilation, ceil_mode, flat, unique: xp.take(a, flat),
+               attrs=("self_sym_sizes", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
+                      "unique"),
+               self=lambda m, g, shape, kernel, stride, padding, dilation, ceil_mode, flat, unique:
+                   _scatter_flat(m, g, shape, flat, unique))
+AVG_POOL = row("AvgPool2DBackward0",
+               lambda xp, a, shape, kernel, stride, pads, out, divisor, *rest:
+                   K.window_sum(xp, a, kernel, stride, pads, out) / divisor,
+               attrs=("self_sym_sizes", "kernel_size", "stride", "pads", "output_size", "divisor", "ceil_mode",
+                      "count_include_pad", "divisor_override"),
+               self=lambda m, g, shape, kernel, stride, pads, out, divisor, *rest:
+                   _avg_pool_grad(m, g, shape, kernel, stride, pads, divisor))
+
+NATIVE_BATCH_NORM = row("NativeBatchNormBackward0", _bn_forward, inputs=("input", "weight", "bias"),
+                        saves=("input", "weight"), attrs=("training", "eps", "result1", "result2"),
+                        joint=_bn_backward)
+NATIVE_LAYER_NORM = row("NativeLayerNormBackward0", _ln_forward, inputs=("input", "weight", "bias"),
+                        saves=("input", "weight"), attrs=("normalized_shape", "eps", "result1", "result2"),
+                        joint=_ln_backward)
+EMBEDDING = row("EmbeddingBackward0", lambda xp, w, n, idx, *rest: xp.take(w, idx, axis=0),
+                attrs=("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "grad_scale"),
+                self=lambda m, g, n, idx, padding_idx, by_freq, scale: m.index_grad(
+                    (g if scale is None else g * scale).reshape((-1, g.shape[-1])), (n, g.shape[-1]),
+                    idx.reshape(-1), False))
+
+MSE_LOSS = row("MseLossBackward0", lambda xp, a, b, reduction: _reduce(xp, (a - b) * (a - b), reduction),
+               inputs=("self", "target"), saves=("self", "target"), attrs=("reduction",), broadcast=True,
+               self=lambda m, g, self, target, reduction:
+                   (self - target) * (2.0 * _reduced_grad(g, self, reduction)),
+               target=lambda m, g, self, target, reduction:
+                   (self - target) * (-2.0 * _reduced_grad(g, self, reduction)))
+SMOOTH_L1_LOSS = row("SmoothL1LossBackward0", _smooth_l1, inputs=("self", "target"), saves=("self", "target"),
+                     attrs=("reduction", "beta"), broadcast=True,
+                     self=_smooth_l1_grad,
+                     target=lambda m, g, *args: -_smooth_l1_grad(m, g, *args))
+NLL_LOSS = {name: row(name, lambda xp, x, shape, key, coef, reduction, total: _nll_forward(xp, x, key, coef,
+                                                                                      reduction, total),
+                      attrs=("self_sym_sizes", "indices", "coef", "reduction", "total_weight"),
+                      self=lambda m, g, shape, key, coef, reduction, total:
+                          m.index_grad(g * (-coef / total if reduction == "mean" else -coef), shape, key, True))
+            for name in ("NllLossBackward0", "NllLoss2DBackward0")}
+BINARY_CROSS_ENTROPY = row("BinaryCrossEntropyBackward0", _bce, inputs=("self", "target"),
+                           saves=("self", "target"), attrs=("weight", "reduction"), broadcast=True,
+                           self=_bce_grad, target=_bce_target_grad)
+BCE_WITH_LOGITS = row("BinaryCrossEntropyWithLogitsBackward0", _bce_logits, inputs=("self", "target"),
+                      saves=("self", "target"), attrs=("weight", "pos_weight", "reduction"), broadcast=True,
+                      self=_bce_logits_grad, target=_bce_logits_target_grad)
+
+CONSTANT_PAD = row("ConstantPadNdBackward0",
+                   lambda xp, a, pad, value, new_shape, out_key, in_key, shape:
+                       _constant_pad(xp, a, pad, value, new_shape, out_key, in_key),
+                   attrs=("pad", "value", "result_sym_sizes", "out_key", "in_key", "self_sym_sizes"),
+                   self=_constant_pad_grad)
+INDEX_PAD = {name: _index_pad_row(name)
+             for kind in ("Reflection", "Replication") for name in (f"{kind}Pad{k}DBackward0" for k in (1, 2, 3))}
+# fmt: on

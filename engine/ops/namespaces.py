@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy
 
 from .. import backend
+from . import nn_kernels
 
 
 def reduced_shape(shape, dims) -> tuple:
@@ -49,6 +50,21 @@ class ArrayMath:
 
     def sign(self, x):
         return self.xp.sign(x)
+
+    def tanh(self, x):
+        return self.xp.tanh(x)
+
+    def sigmoid(self, x):
+        return 1 / (1 + self.xp.exp(-x))
+
+    def erf(self, x):
+        return nn_kernels.erf(self.xp, x)
+
+    def unfold(self, x, kernel, stride, pads, dilation):
+        return nn_kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
+
+    def fold(self, cols, shape, kernel, stride, pads, dilation):
+        return nn_kernels.col2im(self.xp, cols, shape, kernel, stride, pads, dilation)
 
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)
@@ -133,6 +149,35 @@ class TensorMath:
     @staticmethod
     def sign(x):
         return x.sign()
+
+    @staticmethod
+    def tanh(x):
+        return x.tanh()
+
+    @staticmethod
+    def sigmoid(x):
+        return x.sigmoid()
+
+    @staticmethod
+    def erf(x):
+        from .derivatives import ERF
+        from .op import apply_op
+
+        return apply_op(ERF, (x,))
+
+    @staticmethod
+    def unfold(x, kernel, stride, pads, dilation):
+        from .derivatives import IM2COL
+        from .op import apply_op
+
+        return apply_op(IM2COL, (x,), (tuple(x.shape), kernel, stride, pads, dilation))
+
+    @staticmethod
+    def fold(cols, shape, kernel, stride, pads, dilation):
+        from .derivatives import COL2IM
+        from .op import apply_op
+
+        return apply_op(COL2IM, (cols,), (tuple(shape), kernel, stride, pads, dilation))
 
     @staticmethod
     def where(cond, a, b):

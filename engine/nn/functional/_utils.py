@@ -1,0 +1,51 @@
+"""Argument handling shared by the functional API: int-or-tuple sizes, reductions, dtype names."""
+
+from __future__ import annotations
+
+import warnings
+
+REDUCTIONS = ("none", "mean", "sum")
+
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
+
+
+def ntuple(value, n: int) -> tuple:
+    """`3` -> (3, 3); a tuple or list passes through (as torch's _pair does)."""
+    if isinstance(value, (tuple, list)):
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def check_reduction(reduction: str) -> str:
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction named by the deprecated size_average / reduce pair, as torch maps it."""
+    if size_average is None and reduce is None:
+        return check_reduction(reduction)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    chosen = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{chosen}' instead.",
+        stacklevel=3,
+    )
+    return chosen
+
+
+def c_type_name(t) -> str:
+    """How ATen's dtype checks name a dtype (`float`, `double`)."""
+    return _C_TYPE_NAMES.get(t.dtype.name, t.dtype.name)
+
+
+def scalar_type_name(t) -> str:
+    """How ATen's messages name a scalar type (`Float`, `Long`)."""
+    return t.dtype.tensor_type.replace("Tensor", "")
+
+
+def check_floating(name: str, x) -> None:
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"\"{name}\" not implemented for '{scalar_type_name(x)}'")

@@ -1,0 +1,125 @@
+"""conv1d / conv2d (stride, padding incl. 'same' / 'valid', dilation, groups), unfold and fold.
+
+All go through one ConvolutionBackward0 row; unbatched input is unsqueezed and squeezed
+around it, as PyTorch does.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ...autograd import grad_mode
+from ...ops import derivatives as D
+from ...ops import functions
+from ...ops import nn_kernels as K
+from ...ops.op import apply_op
+from ...tensor import Tensor
+from ._utils import ntuple
+from .padding import pad as _pad
+
+
+def _same_padding(kernel, dilation, stride) -> tuple[tuple, list]:
+    """Symmetric padding for 'same', plus the extra right padding an even kernel needs."""
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    symmetric, extra = [], []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        symmetric.append(total // 2)
+        extra.append(total - 2 * (total // 2))
+    return tuple(symmetric), extra
+
+
+def _check(input: Tensor, weight: Tensor, groups: int, nd: int) -> None:
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"Input type (engine.{input.dtype.tensor_type}) and weight type (engine.{weight.dtype.tensor_type}) "
+            "should be the same or input should be a MKLDNN tensor and weight is a dense tensor"
+        )
+    if weight.dim() != nd + 2:
+        raise RuntimeError(
+            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input {list(input.shape)}, "
+            f"but got {weight.dim()}-dimensional weight of size {list(weight.shape)} instead"
+        )
+    channels = input.shape[1]
+    if channels != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
+            f"to have {weight.shape[1] * groups} channels, but got {channels} channels instead"
+        )
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got "
+            f"weight of size [{list(weight.shape)}] instead"
+        )
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, name: str) -> Tensor:
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, "
+            f"but got input of size: {list(input.shape)}"
+        )
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    batched = input.dim() == nd + 2
+    x = input if batched else functions.unsqueeze(input, 0)
+    _check(x, weight, groups, nd)
+    kernel = tuple(weight.shape[2:])
+    stride, dilation = ntuple(stride, nd), ntuple(dilation, nd)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            padding, extra = _same_padding(kernel, dilation, stride)
+            if any(extra):
+                warnings.warn(
+                    "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                    "copy of the input be created",
+                    stacklevel=3,
+                )
+                x = _pad(x, [v for e in reversed(extra) for v in (0, e)])
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    padding = ntuple(padding, nd)
+    padded = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(n < s for n, s in zip(padded, span)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+            f"({' x '.join(map(str, span))}). Kernel size can't be greater than actual input size"
+        )
+    # The forward's im2col columns, kept for the weight gradient when there will be one.
+    columns = [None] if weight.requires_grad and grad_mode.state[0] else None
+    out = apply_op(D.CONVOLUTION, (x, weight, bias), (stride, padding, dilation, groups, columns))
+    return out if batched else functions.squeeze(out, 0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sliding blocks as columns: (N, C, H, W) -> (N, C * kh * kw, L) (Im2ColBackward0)."""
+    if input.dim() != 4:
+        raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input.dim()}D)")
+    kernel, dilation, stride = ntuple(kernel_size, 2), ntuple(dilation, 2), ntuple(stride, 2)
+    pads = K.symmetric(ntuple(padding, 2))
+    return apply_op(D.IM2COL, (input,), (tuple(input.shape), kernel, stride, pads, dilation))
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Columns summed back into an image: (N, C * kh * kw, L) -> (N, C, *output_size) (Col2ImBackward0)."""
+    if input.dim() != 3:
+        raise NotImplementedError(
+            f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got {input.dim()}D)"
+        )
+    kernel, dilation, stride = ntuple(kernel_size, 2), ntuple(dilation, 2), ntuple(stride, 2)
+    pads = K.symmetric(ntuple(padding, 2))
+    n, ck = input.shape[:2]
+    shape = (n, ck // (kernel[0] * kernel[1])) + ntuple(output_size, 2)
+    return apply_op(D.COL2IM, (input,), (shape, kernel, stride, pads, dilation))

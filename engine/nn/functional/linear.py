@@ -1,0 +1,45 @@
+"""F.linear, with PyTorch's graph: addmm(bias, x, weight.t()) for 2-D input, views around it otherwise."""
+
+from __future__ import annotations
+
+from ...ops import derivatives as D
+from ...ops import functions
+from ...ops.op import apply_op
+from ...tensor import Tensor
+from ._utils import c_type_name, scalar_type_name
+
+
+def _check(input: Tensor, weight: Tensor) -> None:
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{c_type_name(input)} != {c_type_name(weight)}"
+        )
+
+
+def _addmm(bias: Tensor, x2d: Tensor, wt: Tensor) -> Tensor:
+    if bias.dtype is not wt.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {scalar_type_name(bias)} and {scalar_type_name(wt)}"
+        )
+    functions._check_mm(x2d.shape, wt.shape)
+    return apply_op(D.ADDMM, (bias, x2d, wt))
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x W^T + b. Node names follow PyTorch (AddmmBackward0 for 2-D input with a bias)."""
+    _check(input, weight)
+    wt = functions.t(weight)
+    ndim = input.dim()
+    if bias is None:
+        if ndim <= 2:
+            return functions.matmul(input, wt)
+        flat = functions.reshape(input, -1, input.shape[-1])
+        functions._check_mm(flat.shape, wt.shape)
+        out = apply_op(D.MM, (flat, wt))
+        return apply_op(D.UNSAFE_VIEW, (out,), (out.shape, input.shape[:-1] + (wt.shape[1],)))
+    if ndim == 2:
+        return _addmm(bias, input, wt)
+    flat = functions.view(input, 1, -1) if ndim == 1 else functions.reshape(input, -1, input.shape[-1])
+    out = _addmm(bias, flat, wt)
+    return functions.view(out, input.shape[:-1] + (wt.shape[1],))

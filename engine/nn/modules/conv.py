@@ -1,0 +1,128 @@
+"""Conv1d and Conv2d: weight (out, in / groups, *kernel) and bias, PyTorch's default init and repr."""
+
+from __future__ import annotations
+
+import math
+
+from ...ops.creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..functional._utils import ntuple
+from ..module import Module
+from ..parameter import Parameter
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+class _ConvNd(Module):
+    _nd = 0
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        nd = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        stride, dilation, kernel_size = ntuple(stride, nd), ntuple(dilation, nd), ntuple(kernel_size, nd)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        else:
+            padding = ntuple(padding, nd)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"padding_mode must be one of {set(_PADDING_MODES)}, but got padding_mode='{padding_mode}'"
+            )
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
+        self.transposed, self.output_padding = False, (0,) * nd
+        self.groups, self.padding_mode = groups, padding_mode
+        self._reversed_padding_repeated_twice = self._reversed_padding(padding, kernel_size, dilation)
+        self.weight = Parameter(
+            empty((out_channels, in_channels // groups, *kernel_size), device=device, dtype=dtype)
+        )
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    @staticmethod
+    def _reversed_padding(padding, kernel_size, dilation) -> list:
+        """F.pad's argument for padding_mode != 'zeros' (last dim first)."""
+        if not isinstance(padding, str):
+            return [p for p in reversed(padding) for _ in range(2)]
+        pads = [0, 0] * len(kernel_size)
+        if padding == "same":
+            for i, (d, k) in enumerate(zip(reversed(dilation), reversed(kernel_size))):
+                total = d * (k - 1)
+                pads[2 * i], pads[2 * i + 1] = total // 2, total - total // 2
+        return pads
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _conv(self, input, weight, bias, stride, padding, dilation, groups):
+        raise NotImplementedError
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return self._conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return self._conv(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
+    def extra_repr(self) -> str:
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * len(self.padding):
+            s += ", padding={padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+
+class Conv1d(_ConvNd):
+    _nd = 1
+
+    def _conv(self, *args):
+        return F.conv1d(*args)
+
+
+class Conv2d(_ConvNd):
+    _nd = 2
+
+    def _conv(self, *args):
+        return F.conv2d(*args)

@@ -1,0 +1,45 @@
+"""Parameter: a Tensor subclass that a Module registers as learnable (a leaf requiring grad)."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..ops.creation import empty
+from ..tensor import Tensor, _init, wrap
+
+
+class Parameter(Tensor):
+    """Shares `data`'s storage, like torch.nn.Parameter; ops on it return plain Tensors."""
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            data = empty(0)
+        param = Tensor.__new__(cls)
+        _init(param, data._data)
+        param._vc = data._vc
+        if requires_grad:
+            param.requires_grad_(True)
+        return param
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
+        """Everything happens in __new__ (Tensor.__init__ would rebuild the array)."""
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (backend.to_numpy(self._data), self._rg))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        out = Parameter(wrap(self._data.copy()), self._rg)
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild_parameter(array, requires_grad: bool) -> Parameter:
+    return Parameter(wrap(array.copy()), requires_grad)

@@ -1,0 +1,310 @@
+"""Raw-array kernels behind the nn rows of the derivative table (numpy or cupy, via `xp`).
+
+Sliding windows (convolution, pooling) are strided views of a padded input. `im2col`
+copies them into columns so a convolution is one batched matmul; `col2im` adds columns
+back into an image. The two are adjoint, so each is the other's backward, which is what
+makes convolution twice differentiable. Nothing here knows about Tensors or autograd.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy
+
+SQRT_PI = math.sqrt(math.pi)
+
+
+# ------------------------------------------------------------------------ window geometry
+
+
+def out_size(n: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
+    return (n + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def out_shape(spatial, kernel, stride, pads, dilation) -> tuple:
+    return tuple(
+        out_size(n, k, s, lo, hi, d) for n, k, s, (lo, hi), d in zip(spatial, kernel, stride, pads, dilation)
+    )
+
+
+def symmetric(padding) -> tuple:
+    """Per-dim (lo, hi) pads from torch's symmetric `padding`."""
+    return tuple((p, p) for p in padding)
+
+
+def pool_geometry(spatial, kernel, stride, padding, dilation, ceil_mode) -> tuple:
+    """Output sizes and (lo, hi) pads of a pooling; ceil_mode pads the high side so the last window fits.
+
+    As in PyTorch, a ceil_mode window must start inside the input or the left padding.
+    """
+    outs, pads = [], []
+    for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation):
+        span = d * (k - 1) + 1
+        if ceil_mode:
+            o = -(-(n + 2 * p - span) // s) + 1
+            if (o - 1) * s >= n + p:
+                o -= 1
+        else:
+            o = (n + 2 * p - span) // s + 1
+        outs.append(o)
+        pads.append((p, max(p, (o - 1) * s + span - n - p)))
+    return tuple(outs), tuple(pads)
+
+
+def overlapping(kernel, stride, dilation) -> bool:
+    """Whether neighbouring windows share elements (col2im must then add, not assign)."""
+    return any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+
+
+def pad_array(xp, x, pads, value=0):
+    """x with its trailing len(pads) dims padded by (lo, hi) with `value` (a copy only if needed)."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    lead = x.ndim - len(pads)
+    spatial = x.shape[lead:]
+    out = xp.full(
+        x.shape[:lead] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pads)), value, dtype=x.dtype
+    )
+    out[(slice(None),) * lead + tuple(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pads))] = x
+    return out
+
+
+def _crop(x, pads, spatial):
+    lead = x.ndim - len(pads)
+    return x[(slice(None),) * lead + tuple(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pads))]
+
+
+def windows(xp, padded, kernel, stride, dilation, out):
+    """A view (*lead, *kernel, *out) of `padded`: [.., k.., o..] is padded[.., o*s + k*d ..]."""
+    nd = len(kernel)
+    lead = padded.ndim - nd
+    strides = padded.strides
+    spatial_strides = strides[lead:]
+    shape = padded.shape[:lead] + tuple(kernel) + tuple(out)
+    new_strides = (
+        strides[:lead]
+        + tuple(a * d for a, d in zip(spatial_strides, dilation))
+        + tuple(a * s for a, s in zip(spatial_strides, stride))
+    )
+    return xp.lib.stride_tricks.as_strided(padded, shape, new_strides)
+
+
+# ------------------------------------------------------------------------- im2col / col2im
+
+
+def im2col(xp, x, kernel, stride, pads, dilation):
+    """(N, C, *spatial) -> (N, C * prod(kernel), prod(out)) columns, laid out as torch's F.unfold does."""
+    n, c = x.shape[:2]
+    out = out_shape(x.shape[2:], kernel, stride, pads, dilation)
+    view = windows(xp, pad_array(xp, x, pads), kernel, stride, dilation, out)
+    return view.reshape(n, c * math.prod(kernel), math.prod(out))
+
+
+def col2im(xp, cols, shape, kernel, stride, pads, dilation):
+    """The adjoint of im2col: columns added back into a (N, C, *spatial) image of `shape`."""
+    n, c = shape[:2]
+    spatial = tuple(shape[2:])
+    out = out_shape(spatial, kernel, stride, pads, dilation)
+    blocks = cols.reshape((n, c) + tuple(kernel) + out)
+    padded = xp.zeros((n, c) + tuple(m + lo + hi for m, (lo, hi) in zip(spatial, pads)), dtype=cols.dtype)
+    if not overlapping(kernel, stride, dilation):  # each element belongs to at most one window
+        windows(xp, padded, kernel, stride, dilation, out)[...] = blocks
+    else:
+        both = (slice(None), slice(None))
+        for offsets in itertools.product(*(range(k) for k in kernel)):
+            key = both + tuple(
+                slice(o * d, o * d + s * (m - 1) + 1, s) for o, d, s, m in zip(offsets, dilation, stride, out)
+            )
+            padded[key] += blocks[both + offsets]
+    return _crop(padded, pads, spatial)
+
+
+# ---------------------------------------------------------------------------- convolution
+
+
+def conv_forward(xp, x, w, b, stride, padding, dilation, groups, cache=None):
+    """Convolution as im2col plus one batched matmul per group: (N, C, *sp) -> (N, O, *out).
+
+    The columns are left in `cache[0]`, when given, for the weight gradient to reuse.
+    """
+    n = x.shape[0]
+    o = w.shape[0]
+    kernel = w.shape[2:]
+    pads = symmetric(padding)
+    out = out_shape(x.shape[2:], kernel, stride, pads, dilation)
+    cols = im2col(xp, x, kernel, stride, pads, dilation)  # (N, C*K, L)
+    if cache is not None:
+        cache[0] = cols
+    length = cols.shape[-1]
+    if groups == 1:
+        y = xp.matmul(w.reshape(o, -1), cols)
+    else:
+        y = xp.matmul(w.reshape(groups, o // groups, -1), cols.reshape(n, groups, -1, length))
+        y = y.reshape(n, o, length)
+    if b is not None:
+        y += b.reshape(o, 1)
+    return y.reshape((n, o) + out)
+
+
+def conv_input_grad(xp, g, w, shape, padding, dilation, groups):
+    """The input gradient of a stride-1 convolution (1 or 2 spatial dims), without col2im's strided adds.
+
+    The columns W^T g are computed on a grid as wide as the padded input (g is widened with
+    zeros), so each kernel offset's block adds back into the flattened padded image as one
+    contiguous slice per plane; the windows that wrap around a row carry zeros.
+    """
+    n, c = shape[:2]
+    spatial = tuple(shape[2:])
+    o, kernel = w.shape[0], tuple(w.shape[2:])
+    pads = symmetric(padding)
+    padded = tuple(m + 2 * p for m, p in zip(spatial, padding))
+    out = tuple(g.shape[2:])
+    wide = xp.zeros((n, o) + out[:-1] + padded[-1:], dtype=g.dtype)
+    wide[..., : out[-1]] = g
+    length = math.prod(out[:-1]) * padded[-1]
+    cols = xp.matmul(
+        xp.swapaxes(w.reshape(groups, o // groups, -1), 1, 2), wide.reshape(n, groups, o // groups, length)
+    ).reshape(n, c, math.prod(kernel), length)
+    plane_strides = [math.prod(padded[i + 1 :]) for i in range(len(padded))]
+    flat = xp.zeros((n, c, math.prod(padded) + (kernel[-1] - 1) * dilation[-1]), dtype=g.dtype)
+    for i, offsets in enumerate(itertools.product(*(range(k) for k in kernel))):
+        start = sum(k * d * ps for k, d, ps in zip(offsets, dilation, plane_strides))
+        flat[:, :, start : start + length] += cols[:, :, i]
+    image = flat[:, :, : math.prod(padded)].reshape((n, c) + padded)
+    return _crop(image, pads, spatial)
+
+
+# -------------------------------------------------------------------------------- pooling
+
+
+def _valid(spatial, kernel_offsets, stride, pads, dilation, out):
+    """Which windows' element at `kernel_offsets` lies inside the input (not in the padding): (*out) bool."""
+    mask = numpy.ones(out, dtype=bool)
+    for i, (n, k, s, (lo, _), d, o) in enumerate(zip(spatial, kernel_offsets, stride, pads, dilation, out)):
+        pos = numpy.arange(o) * s - lo + k * d
+        shape = [1] * len(out)
+        shape[i] = o
+        mask = mask & ((pos >= 0) & (pos < n)).reshape(shape)
+    return mask
+
+
+def max_pool(xp, x, kernel, stride, pads, dilation, out):
+    """Per window of (N, C, *sp), the flat index into x of its maximum, and the index within the plane.
+
+    A few passes per kernel element over output-sized arrays (no window copies; masked numpy ops
+    are slow, so the first maximum's offset is accumulated arithmetically). Ties go to the first
+    element in window order, a NaN wins (the last one), and padding never does, as in PyTorch.
+    """
+    n, c = x.shape[:2]
+    spatial = tuple(x.shape[2:])
+    nd = len(kernel)
+    lowest = -numpy.inf if x.dtype.kind == "f" else numpy.iinfo(x.dtype).min
+    view = windows(xp, pad_array(xp, x, pads, lowest), kernel, stride, dilation, out)
+    padded = any(lo or hi for lo, hi in pads)
+    plane_strides = [math.prod(spatial[i + 1 :]) for i in range(nd)]
+    lead = (slice(None), slice(None))
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    slices = [view[lead + k] for k in offsets]
+    shifts = [sum(o * d * ps for o, d, ps in zip(k, dilation, plane_strides)) for k in offsets]
+    valid = [xp.asarray(_valid(spatial, k, stride, pads, dilation, out)) for k in offsets] if padded else None
+    top = slices[0]
+    for v in slices[1:]:
+        top = xp.maximum(top, v)  # NaN propagates
+    pos = xp.zeros(top.shape, dtype=numpy.int64)
+    found = None
+    for i, (v, shift) in enumerate(zip(slices, shifts)):
+        hit = v == top
+        if padded:
+            hit &= valid[i]
+        if found is None:
+            found = hit
+            continue
+        pos += (hit & ~found) * shift
+        found |= hit
+    nan = top != top
+    if nan.any():  # a window holding NaN points at its last NaN
+        for i, (v, shift) in enumerate(zip(slices, shifts)):
+            isnan = (v != v) & nan if not padded else (v != v) & nan & valid[i]
+            pos = xp.where(isnan, shift, pos)
+    base = 0
+    for i, (s, (lo, _), o, ps) in enumerate(zip(stride, pads, out, plane_strides)):
+        shape = [1] * nd
+        shape[i] = o
+        base = base + ((xp.arange(o, dtype=numpy.int64) * s - lo) * ps).reshape(shape)
+    in_plane = pos + base
+    planes = (xp.arange(n * c, dtype=numpy.int64) * math.prod(spatial)).reshape((n, c) + (1,) * nd)
+    return in_plane + planes, in_plane
+
+
+def avg_divisor(spatial, kernel, stride, padding, out, count_include_pad, divisor_override):
+    """What each window's sum is divided by (PyTorch's rules), as a number or an array of `out`."""
+    if divisor_override:
+        return divisor_override
+    sizes = []
+    for n, k, s, p, o in zip(spatial, kernel, stride, padding, out):
+        start = numpy.arange(o) * s - p
+        end = numpy.minimum(start + k, n + p)
+        if not count_include_pad:
+            start, end = numpy.maximum(start, 0), numpy.minimum(end, n)
+        sizes.append(end - start)
+    divisor = sizes[0]
+    for size in sizes[1:]:
+        divisor = numpy.multiply.outer(divisor, size)
+    if (divisor == divisor.flat[0]).all():
+        return int(divisor.flat[0])
+    return divisor
+
+
+def window_sum(xp, x, kernel, stride, pads, out):
+    """Sum of each (undilated, zero-padded) window over the trailing dims: (*lead, *sp) -> (*lead, *out)."""
+    nd = len(kernel)
+    lead = x.ndim - nd
+    view = windows(xp, pad_array(xp, x, pads), kernel, stride, (1,) * nd, out)
+    return view.sum(axis=tuple(range(lead, lead + nd)))
+
+
+# ------------------------------------------------------------------------------ pointwise
+
+
+def erf(xp, x):
+    """erf to float64 accuracy with array ops only (numpy has none).
+
+    A series with positive terms below 2.5, a continued fraction for erfc above.
+    """
+    if xp is not numpy:
+        try:
+            from cupyx.scipy.special import erf as cupy_erf
+
+            return cupy_erf(x)
+        except ImportError:  # pragma: no cover - cupy without cupyx.scipy
+            pass
+    a = xp.abs(x).astype(numpy.float64)
+    result = xp.empty_like(a)
+    small = a < 2.5
+    s = a[small]
+    y = 2.0 * s * s
+    acc = xp.ones_like(s)
+    for k in range(36, 0, -1):  # erf(s) = 2/sqrt(pi) exp(-s^2) s sum_k (2s^2)^k / (2k+1)!!
+        acc = 1.0 + acc * y / (2 * k + 1)
+    result[small] = (2.0 / SQRT_PI) * xp.exp(-s * s) * s * acc
+    large = ~small
+    t = a[large]
+    f = t.copy()
+    for k in range(26, 0, -1):  # erfc(t) = exp(-t^2) / sqrt(pi) / (t + 1/2 / (t + 1 / (t + 3/2 / ...)))
+        f = t + (k / 2.0) / f
+    result[large] = 1.0 - xp.exp(-t * t) / (SQRT_PI * f)
+    return (xp.sign(x) * result).astype(x.dtype, copy=False)
+
+
+def log_sigmoid(xp, x):
+    """log(sigmoid(x)) without overflow: min(x, 0) - log1p(exp(-|x|))."""
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def gelu(xp, x, approximate):
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1.0 + xp.tanh(inner))
+    return 0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))

@@ -1,0 +1,191 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad and state_dict, as torch.optim's.
+
+Subclasses implement `step`; updates are written into the parameters' arrays in place
+(no graph, as torch's steps run under no_grad) and bump the parameters' versions.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from itertools import chain
+from typing import Any
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+
+
+def _typename(value) -> str:
+    if isinstance(value, Tensor):
+        return f"engine.{value.dtype.tensor_type}"
+    return type(value).__qualname__
+
+
+class Optimizer:
+    """Base class: holds `param_groups` (dicts with "params" and hyperparameters) and `state`."""
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
+                + _typename(params)
+            )
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of tensors "
+                "in sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are missing"
+                )
+            param_group["param_names"] = names
+        for param in tensors:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
+                )
+            if not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+        if len(tensors) != len(set(tensors)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will cause an "
+                "error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+        seen = set()
+        for group in self.param_groups:
+            seen.update(group["params"])
+        if not seen.isdisjoint(tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Grads become None (the default, as in PyTorch 2.x), or are zeroed in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p._grad.grad_fn is not None:
+                        p._grad.detach_()
+                    else:
+                        p._grad.requires_grad_(False)
+                    p._grad.zero_()
+
+    def _step(self, group: dict) -> None:
+        raise NotImplementedError
+
+    def step(self, closure: Callable[[], Any] | None = None):
+        """One update of every parameter that has a grad; `closure` re-evaluates the loss first."""
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                self._step(group)
+        return loss
+
+    # -- state dict -------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}, indices in group order."""
+        mapping: dict[int, int] = {}
+        start = 0
+
+        def pack(group: dict) -> dict:
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack(g) for g in self.param_groups]
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = state_dict.copy()
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                if key == "step":
+                    return value
+                if param.is_floating_point():
+                    return value.to(dtype=param.dtype, device=param.device)
+                return value.to(device=param.device)
+            if isinstance(value, dict):
+                return {k: cast(param, v, k) for k, v in value.items()}
+            return value
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = cast(id_map[k], v)
+            else:
+                state[k] = v
+        for group, new in zip(groups, saved_groups):
+            new["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new:
+                new["param_names"] = group["param_names"]
+        self.state = state
+        self.param_groups = saved_groups
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
