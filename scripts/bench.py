@@ -24,6 +24,7 @@ except ImportError:  # torch is optional: the engine's numbers are still printed
     torch = None
 
 CHAIN_OPS = 200  # mul, add, tanh, exp, repeated
+LIBS: list = []  # (name, module) pairs timed in this run; set by main()
 
 
 def chain(lib, x, w):
@@ -65,7 +66,7 @@ def interleaved(fns: dict, repeats: int, number: int) -> dict:
 
 def bench_chain(args):
     fns = {}
-    for name, lib in (("engine", engine), ("torch", torch)):
+    for name, lib in LIBS:
         if lib is not None:
             x, w = chain_inputs(lib)
             fns[name] = lambda lib=lib, x=x, w=w: chain(lib, x, w)
@@ -78,16 +79,18 @@ def bench_chain(args):
 
 
 def bench_anomaly(args):
+    if ("engine", engine) not in LIBS:
+        return []
     x, w = chain_inputs(engine)
     plain = best_time(lambda: chain(engine, x, w), args.repeats, args.number)
     with engine.autograd.set_detect_anomaly(True):
         on = best_time(lambda: chain(engine, x, w), args.repeats, args.number)
     return (
-        "chain under anomaly mode (engine off vs on)",
+        "chain under anomaly mode (engine on vs off)",
         "us/op",
         [
-            ("engine", plain / CHAIN_OPS * 1e6),
-            ("anomaly", on / CHAIN_OPS * 1e6),
+            ("anomaly on", on / CHAIN_OPS * 1e6),
+            ("off", plain / CHAIN_OPS * 1e6),
         ],
     )
 
@@ -105,7 +108,7 @@ def bench_gradcheck(args):
     for fast in (False, True):
         fns = {}
         verdicts = {}
-        for name, lib in (("engine", engine), ("torch", torch)):
+        for name, lib in LIBS:
             if lib is None:
                 continue
             x, w = gradcheck_inputs(lib)
@@ -170,7 +173,7 @@ def _bench_step(args, make_model, x_shape, batch):
     x = rng.standard_normal((batch, *x_shape), dtype=numpy.float32)
     y = rng.integers(0, 10, batch)
     fns = {}
-    for name, lib in (("engine", engine), ("torch", torch)):
+    for name, lib in LIBS:
         if lib is None:
             continue
         model = make_model(lib.nn)
@@ -216,7 +219,16 @@ def main(argv=None) -> int:
     parser.add_argument("only", nargs="*", help="run workloads whose name contains one of these")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--number", type=int, default=20)
+    parser.add_argument(
+        "--lib",
+        choices=("both", "engine", "torch"),
+        default="both",
+        help="time one library alone (in its own process, no other library's threads around)",
+    )
     args = parser.parse_args(argv)
+    LIBS[:] = [(name, lib) for name, lib in (("engine", engine), ("torch", torch)) if lib is not None]
+    if args.lib != "both":
+        LIBS[:] = [(name, lib) for name, lib in LIBS if name == args.lib]
     print(f"engine {engine.__version__}; torch {torch.__version__ if torch else 'not installed'}")
     for key, fn in WORKLOADS.items():
         if args.only and not any(o in key for o in args.only):
