@@ -362,17 +362,7 @@ def wrap(array) -> Tensor:
     if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
         array = numpy.asarray(array)
     t = Tensor.__new__(Tensor)
-    t._data = array
-    t._rg = False
-    t._grad = None
-    t.grad_fn = None
-    t._output_nr = 0
-    t._vc = [0]
-    t._base = None
-    t._view_fn = None
-    t._retains_grad = False
-    t._hooks = None
-    t._acc = None
+    _init(t, array)
     return t
 
 

@@ -17,7 +17,7 @@ from .. import backend
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle, add_hook
 from ..tensor import Tensor, wrap
-from .parameter import Parameter
+from .parameter import Parameter, zero_grads
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -324,17 +324,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Grads become None (the default, as in PyTorch 2.x), or are zeroed in place."""
-        for p in self.parameters():
-            if p._grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p._grad.grad_fn is not None:
-                    p._grad.detach_()
-                else:
-                    p._grad.requires_grad_(False)
-                p._grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     # -- conversion -------------------------------------------------------------------------------
     def _apply(self, convert: Callable, recurse: bool = True) -> Module:

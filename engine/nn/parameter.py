@@ -43,3 +43,21 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(array, requires_grad: bool) -> Parameter:
     return Parameter(wrap(array.copy()), requires_grad)
+
+
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Grads become None (the default, as in PyTorch 2.x), or are zeroed in place.
+
+    Shared by Module.zero_grad and Optimizer.zero_grad, which torch also keeps alike.
+    """
+    for p in params:
+        if p._grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if p._grad.grad_fn is not None:
+                p._grad.detach_()
+            else:
+                p._grad.requires_grad_(False)
+            p._grad.zero_()

@@ -14,6 +14,7 @@ from itertools import chain
 from typing import Any
 
 from ..autograd import grad_mode
+from ..nn.parameter import zero_grads
 from ..tensor import Tensor
 
 
@@ -94,18 +95,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Grads become None (the default, as in PyTorch 2.x), or are zeroed in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p._grad.grad_fn is not None:
-                        p._grad.detach_()
-                    else:
-                        p._grad.requires_grad_(False)
-                    p._grad.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def _step(self, group: dict) -> None:
         raise NotImplementedError
