@@ -167,7 +167,7 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
         raise
     except BaseException as exc:  # the user's file may raise anything, SystemExit included
         sys.modules.pop(name, None)
-        raise _user_error("exception while loading", exc, path, abspath, lines) from None
+        raise user_error("exception while loading", exc, path, abspath, lines) from None
     finally:
         try:
             sys.path.remove(folder)
@@ -183,7 +183,7 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     return loaded
 
 
-def _user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:
+def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:
     """A LoadError at the innermost frame of the traceback that lies in the user's file."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != abspath:
@@ -199,7 +199,7 @@ def _user_error(what: str, exc: BaseException, path: str, abspath: str, lines: l
     return LoadError(f"{what}: {detail}", path, line, text, exc)
 
 
-def _top_level_lines(source: str) -> dict[str, int]:
+def top_level_lines(source: str) -> dict[str, int]:
     """Where each top-level name was last bound, to point errors at `inputs = ...` and the like."""
     where: dict[str, int] = {}
     try:
@@ -221,7 +221,7 @@ def _top_level_lines(source: str) -> dict[str, int]:
 
 def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[Case]:
     namespace = loaded.module.__dict__
-    where = _top_level_lines(source)
+    where = top_level_lines(source)
     path = loaded.path
     cases = list(decorated)
     for record in cases:
@@ -375,7 +375,7 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            raise _user_error(
+            raise user_error(
                 f"exception while building the inputs of case {case.name!r}",
                 exc,
                 loaded.path,
@@ -428,7 +428,7 @@ def _named_parameters(loaded: LoadedFile, case: Case) -> list[tuple[str, Any]]:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        raise _user_error(
+        raise user_error(
             "exception while listing the model's parameters",
             exc,
             loaded.path,

@@ -1,0 +1,235 @@
+"""The error findings: which anomaly the exception that ended the script is, if it is one.
+
+`classify` recognises the engine's errors (by the attributes it sets on them, or their words)
+and builds the finding for each kind: inplace-modified-saved, backward-twice, leaf-inplace,
+nan/inf-in-backward (`gradcli.anomaly.nonfinite`), implicit-grad-nonscalar, backward-error
+and autograd-error. Anything else is not about autograd: `classify` returns None.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+
+from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
+from .instrument import Instrument
+from .names import TensorNames, definition
+from .nonfinite import NONFINITE_MESSAGE, backward_finding
+from .sites import Sites, innermost_tb, node_site, raise_site, user_tb_frames
+from .stats import shape_of
+
+_IMPLICIT_PREFIX = "grad can be implicitly created only for"
+#: engine.tensor methods whose errors are about autograd (requires_grad rules, hooks, .numpy()).
+_AUTOGRAD_TENSOR_FUNCTIONS = frozenset(
+    {
+        "requires_grad",
+        "requires_grad_",
+        "retain_grad",
+        "register_hook",
+        "numpy",
+        "backward",
+        "detach_",
+        "grad",
+    }
+)
+
+
+def classify(
+    exc: BaseException, instrument: Instrument, sites: Sites, module: types.ModuleType | None
+) -> Finding | None:
+    """The finding for an exception that ended the script, or None if it is not about autograd."""
+    if isinstance(exc, AnomalyFound):
+        finding = exc.finding
+        backward = raise_site(exc, sites)
+        if backward is not None and finding.location is not None and backward.where != finding.location.where:
+            backward.role = "raised here"
+            finding.related.append(backward)
+        return finding
+    from engine.autograd.node import FREED_MESSAGE
+    from engine.ops.inplace import LEAF_MESSAGE, VIEW_OF_LEAF_MESSAGE
+
+    node = getattr(exc, "anomaly_node", None)
+    message = str(exc)
+    frames = [frame for frame, _ in user_tb_frames(exc.__traceback__)]
+    names = TensorNames(module, frames)
+    here = raise_site(exc, sites)
+    if isinstance(exc, RuntimeError):
+        if getattr(exc, "saved_tensor", None) is not None:
+            return _modified_saved(exc, node, here, sites, names)
+        if message.startswith(FREED_MESSAGE[:60]):
+            return _backward_twice(exc, node, here, instrument, sites)
+        if message in (LEAF_MESSAGE, VIEW_OF_LEAF_MESSAGE):
+            return _leaf_inplace(exc, message, here, sites, names)
+        match = NONFINITE_MESSAGE.match(message)
+        if match and node is not None:
+            return backward_finding(match, node, here, instrument, sites)
+        if message.startswith(_IMPLICIT_PREFIX):
+            return _implicit_nonscalar(exc, message, here, sites, names)
+    if node is not None:
+        return _with_node(
+            Finding(
+                "backward-error",
+                ERROR,
+                f"the backward of {node.name()} raised {type(exc).__name__}: {_first_line(message)}",
+                here,
+                hint="the forward op that created this node is listed below; its inputs or the custom "
+                "Function's backward are the place to look",
+                details={"node": node.name(), "exception": type(exc).__name__, "error": message},
+            ),
+            node,
+            sites,
+        )
+    if isinstance(exc, RuntimeError) and _raised_by_autograd(exc):
+        return Finding(
+            "autograd-error",
+            ERROR,
+            _first_line(message),
+            here,
+            details={"exception": type(exc).__name__, "error": message},
+        )
+    return None
+
+
+def _first_line(message: str) -> str:
+    return message.split("\n", 1)[0]
+
+
+def _raised_by_autograd(exc: BaseException) -> bool:
+    from engine.autograd import anomaly
+
+    filename, function = innermost_tb(exc.__traceback__)
+    engine_dir = os.path.dirname(os.path.dirname(os.path.abspath(anomaly.__file__)))
+    absolute = os.path.abspath(filename)
+    if absolute.startswith(os.path.join(engine_dir, "autograd") + os.sep):
+        return True
+    return absolute == os.path.join(engine_dir, "tensor.py") and function in _AUTOGRAD_TENSOR_FUNCTIONS
+
+
+def _with_node(finding: Finding, node, sites: Sites, role: str | None = None) -> Finding:
+    created = sites.location(node_site(node), role or f"{node.name()} created (forward)")
+    if created is not None and (finding.location is None or created.where != finding.location.where):
+        finding.related = unique_locations([*finding.related, created])
+    return finding
+
+
+def _modified_saved(exc, node, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
+    from engine.ops.op import tensor_type_name
+
+    tensor = exc.saved_tensor
+    expected = exc.expected_version
+    current = tensor._vc[0]
+    records = {version: site for version, site in tensor._vc[1]} if len(tensor._vc) > 1 else {}
+    modifications = []
+    for version in range(expected + 1, current + 1):
+        location = sites.location(
+            records.get(version), f"modified in place (version {version - 1} -> {version})"
+        )
+        if location is not None:
+            modifications.append(location)
+    saver = node.name() if node is not None else None
+    saved_at = sites.location(node_site(node), f"saved by {saver} (version {expected})") if node else None
+    name = names.of(tensor)
+    label = name or "a tensor"
+    shape = shape_of(tensor)
+    message = (
+        f"{label} [{tensor_type_name(tensor)} {shape}] was saved for backward"
+        + (f" by {saver}" if saver else "")
+        + f" at version {expected}, then modified in place (now version {current}); "
+        "backward needs the saved value"
+    )
+    related = ([saved_at] if saved_at else []) + modifications[1:]
+    if here is not None:
+        here.role = "backward"
+        related.append(here)
+    primary = modifications[0] if modifications else here
+    return Finding(
+        "inplace-modified-saved",
+        ERROR,
+        message,
+        primary,
+        related,
+        hint="compute out of place (`b = b.clone(); b[0] = ...` or `y = y + 1` instead of `y += 1`), "
+        "or make the in-place change before the op that saves the tensor",
+        details={
+            "tensor": name,
+            "type": tensor_type_name(tensor),
+            "shape": shape,
+            "saved_by": saver,
+            "saved_version": expected,
+            "current_version": current,
+            "modified_at": [m.where for m in modifications],
+            "error": str(exc),
+        },
+    )
+
+
+def _backward_twice(exc, node, here: Location | None, instrument: Instrument, sites: Sites) -> Finding:
+    related = []
+    first = None
+    if node is not None:
+        run = instrument.freed.get(id(node))
+        first = sites.location(instrument.run_site(run), "first backward (freed the graph)")
+    if first is not None:
+        related.append(first)
+    finding = Finding(
+        "backward-twice",
+        ERROR,
+        "backward through a graph whose saved values were already freed by an earlier backward"
+        + (f" (at {node.name()})" if node is not None else ""),
+        here,
+        related,
+        hint=f"pass retain_graph=True to the first backward{f' (line {first.line})' if first else ''} if you "
+        "need to backward through the graph again, or recompute the forward before each backward",
+        details={
+            "node": node.name() if node is not None else None,
+            "first_backward": first.where if first else None,
+        },
+    )
+    if node is not None:
+        _with_node(finding, node, sites)
+    return finding
+
+
+def _leaf_inplace(exc, message, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
+    leaf = getattr(exc, "tensor", None)
+    name = names.of(leaf)
+    through_view = message.startswith("a view of")
+    related = []
+    defined = definition(name, sites)
+    if defined is not None and (here is None or defined.where != here.where):
+        related.append(defined)
+    label = name or "a leaf tensor"
+    what = f"a view of {label}" if through_view else label
+    return Finding(
+        "leaf-inplace",
+        ERROR,
+        f"in-place op on {what}, a leaf that requires grad"
+        + (f" [{', '.join(map(str, shape_of(leaf)))}]" if leaf is not None else ""),
+        here,
+        related,
+        hint=f"if this updates the parameter (an optimizer step), do it under `with engine.no_grad():`; "
+        f"if the new value should be part of the graph, work on a copy: `{name or 'x'} = {name or 'x'}.clone()` first",
+        details={
+            "tensor": name,
+            "shape": shape_of(leaf) if leaf is not None else None,
+            "through_view": through_view,
+        },
+    )
+
+
+def _implicit_nonscalar(exc, message, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
+    tensor = getattr(exc, "tensor", None)
+    name = names.of(tensor)
+    shape = shape_of(tensor) if tensor is not None else None
+    finding = Finding(
+        "implicit-grad-nonscalar",
+        ERROR,
+        f"backward() without a gradient on {name or 'a tensor'} of shape {shape}: "
+        "the implicit gradient exists only for a single value",
+        here,
+        hint="reduce it first (`.sum()` or `.mean()`), or pass `gradient=` a tensor of the output's shape",
+        details={"tensor": name, "shape": shape, "error": message},
+    )
+    if tensor is not None and tensor.grad_fn is not None:
+        _with_node(finding, tensor.grad_fn, sites, f"{name or 'the tensor'} created")
+    return finding

@@ -1,0 +1,233 @@
+"""The observer gradcli installs in engine's anomaly mode, and installing it.
+
+The engine tells the `Instrument` about every recorded op, backward run, node backward, freed
+graph, gradient accumulation and non-leaf `.grad` read. It keeps only what a finding will need
+(raw frames, weak references, small counters); `error_kinds` and `warning_kinds` turn that
+into findings. It raises itself only to stop the script at an anomaly the engine would carry
+on through (an Inf in backward, NaN/Inf in forward).
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from engine.autograd.anomaly import Observer
+
+from . import nonfinite
+from .sites import Sites, node_site
+from .stats import all_finite, array_of, finite_fast, has, is_float_array, shape_of
+
+#: Freed-node records kept (id(node) -> backward run); cleared past this, losing only line info.
+MAX_FREED = 1 << 16
+
+
+class LeafUse:
+    """A leaf that requires grad, where a forward op first used it, and whether a gradient reached it."""
+
+    __slots__ = ("ref", "shape", "site", "received")
+
+    def __init__(self, ref, shape, site):
+        self.ref = ref
+        self.shape = shape
+        self.site = site
+        self.received = False
+
+
+class GradState:
+    """What the last backward left in a tensor's .grad, to tell accumulation from zeroing."""
+
+    __slots__ = (
+        "ref",
+        "grad_ref",
+        "version",
+        "value",
+        "run",
+        "site",
+        "streak",
+        "longest",
+        "looped",
+        "resets",
+        "used",
+    )
+
+    def __init__(self, ref):
+        self.ref = ref
+        self.grad_ref = None  # the .grad tensor the last backward left
+        self.version = -1  # its version then (zero_() and other in-place changes bump it)
+        self.value = None  # a fingerprint of the tensor's own value then (an update step changes it)
+        self.run = None
+        self.site = None
+        self.streak = 0  # consecutive backward calls that added into the same, unzeroed .grad
+        self.longest = 0
+        self.looped = None  # the backward line whose repeated calls accumulated, when it happened
+        self.resets = 0
+        self.used = False  # an accumulated .grad was read, or the tensor was updated between calls
+
+
+def _fingerprint(data) -> tuple[float, float]:
+    """Cheap summary of a tensor's value, to notice an update step between two backward calls."""
+    flat = data.ravel()
+    return (float(flat.sum()), float(flat.dot(flat)))
+
+
+class Instrument(Observer):
+    """The observer gradcli installs in engine's anomaly mode (see engine.autograd.anomaly.Observer)."""
+
+    def __init__(self, sites: Sites, check_forward: bool = False):
+        self.sites = sites
+        self.check_forward = check_forward
+        self.backward_calls = 0
+        self._runs: list[int] = []  # stack of active backward runs (nested under create_graph)
+        self._run_sites: dict[int, tuple | None] = {}
+        self._pending: dict[int, list] = {}
+        self.freed: dict[int, int] = {}  # id(node) -> the run that freed it
+        self.leaves: dict[int, LeafUse] = {}
+        self.grads: dict[int, GradState] = {}
+        self.nonleaf_reads: dict[tuple, dict] = {}
+        self.nonfinite: dict[int, dict] = {}  # id(node) -> what node_done saw, for the error's finding
+
+    # -- forward ------------------------------------------------------------------------
+    def forward(self, node, inputs, out, trace) -> None:
+        from engine.tensor import Tensor
+
+        site = trace[0] if trace else None
+        for x in inputs:
+            if isinstance(x, Tensor) and x._rg and x.grad_fn is None:
+                use = self.leaves.get(id(x))
+                if use is None or use.ref() is not x:
+                    self.leaves[id(x)] = LeafUse(weakref.ref(x), shape_of(x), site)
+        if self.check_forward:
+            data = out._data
+            if is_float_array(data) and not finite_fast(data) and not all_finite(data):
+                raise nonfinite.forward_error(node, inputs, out, site, self.sites)
+
+    # -- backward -----------------------------------------------------------------------
+    def backward_begin(self, roots, retain_graph, inputs, capture) -> None:
+        from engine.autograd import anomaly
+
+        self.backward_calls += 1
+        run = self.backward_calls
+        self._runs.append(run)
+        self._run_sites[run] = anomaly.user_site()
+        self._pending[run] = []
+
+    def run_site(self, run: int | None) -> tuple | None:
+        return self._run_sites.get(run) if run is not None else None
+
+    def released(self, node) -> None:
+        if len(self.freed) >= MAX_FREED:
+            self.freed.clear()
+        self.freed[id(node)] = self._runs[-1] if self._runs else 0
+
+    def node_done(self, node, grads, outputs) -> None:
+        for i, g in enumerate(outputs):
+            if g is None:
+                continue
+            data = array_of(g)
+            if not is_float_array(data) or finite_fast(data) or all_finite(data):
+                continue
+            what = "nan" if any(o is not None and has("nan", array_of(o)) for o in outputs) else "inf"
+            self.nonfinite[id(node)] = {"stats": nonfinite.backward_stats(node, grads, outputs), "what": what}
+            if what == "inf":  # torch would carry on; stop here, as check_nan does for NaN
+                err = RuntimeError(f"Function '{node.name()}' returned inf values in its {i}th output.")
+                err.anomaly_node = node
+                raise err
+            return  # NaN: the engine's check_nan raises torch's error right after this
+
+    def accumulating(self, variable, g) -> None:
+        run = self._runs[-1] if self._runs else None
+        key = id(variable)
+        state = self.grads.get(key)
+        if state is None or state.ref() is not variable:
+            state = self.grads[key] = GradState(weakref.ref(variable))
+        if state.run == run:
+            return
+        self._pending.setdefault(run, []).append(variable)
+        use = self.leaves.get(key)
+        if use is not None and use.ref() is variable:
+            use.received = True
+        old = variable._grad
+        site = self.run_site(run)
+        if state.run is None:
+            state.streak = 1
+            return
+        if state.streak >= 1 and state.value is not None and _fingerprint(variable._data) != state.value:
+            if state.streak >= 2:
+                state.used = True  # an update step consumed an accumulated gradient
+        previous = state.grad_ref() if state.grad_ref is not None else None
+        zeroed = (
+            old is None
+            or old is not previous
+            or old._vc[0] != state.version
+            or not bool((array_of(old) != 0).any())
+        )
+        if zeroed:
+            state.resets += 1
+            state.streak = 1
+            return
+        state.streak += 1
+        state.longest = max(state.longest, state.streak)
+        if site is not None and site == state.site and state.looped is None:
+            state.looped = site
+
+    def backward_end(self, inputs, captured) -> None:
+        run = self._runs.pop() if self._runs else None
+        for variable in self._pending.pop(run, []):
+            state = self.grads.get(id(variable))
+            grad = variable._grad
+            if state is None or grad is None:
+                continue
+            state.grad_ref = weakref.ref(grad)
+            state.version = grad._vc[0]
+            state.value = _fingerprint(variable._data) if state.streak >= 2 else None
+            state.run = run
+            state.site = self.run_site(run)
+        if captured is not None and inputs is not None:
+            for t, g in zip(inputs, captured):
+                use = self.leaves.get(id(t))
+                if g is not None and use is not None and use.ref() is t:
+                    use.received = True
+
+    # -- reads --------------------------------------------------------------------------
+    def grad_read(self, tensor) -> None:
+        if tensor.grad_fn is None or tensor._retains_grad:
+            state = self.grads.get(id(tensor))
+            if state is not None and state.streak >= 2 and state.ref() is tensor:
+                state.used = True  # the script read an accumulated gradient
+            return
+        from engine.autograd import anomaly
+
+        site = anomaly.user_site()
+        key = (site[0].co_filename, site[1]) if site else None
+        record = self.nonleaf_reads.get(key)
+        if record is None:
+            self.nonleaf_reads[key] = {
+                "site": site,
+                "count": 1,
+                "node": tensor.grad_fn.name(),
+                "created": node_site(tensor.grad_fn),
+                "shape": shape_of(tensor),
+            }
+        else:
+            record["count"] += 1
+
+
+@contextmanager
+def instrumented(instrument: Instrument) -> Iterator[None]:
+    """Anomaly mode on (NaN checks included) with `instrument` as the observer; restored after."""
+    from engine.autograd import anomaly
+
+    previous = anomaly.set_observer(instrument)
+    mode = anomaly.set_detect_anomaly(True, check_nan=True)
+    try:
+        with warnings.catch_warnings():
+            # What these warnings say becomes findings; the user's other warnings still show.
+            warnings.filterwarnings("ignore", message=r"Error detected in ", category=UserWarning)
+            warnings.filterwarnings("ignore", message=r"The \.grad attribute of a Tensor that is not a leaf")
+            yield
+    finally:
+        mode.__exit__(None, None, None)
+        anomaly.set_observer(previous)

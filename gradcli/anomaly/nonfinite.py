@@ -1,0 +1,139 @@
+"""The NaN / Inf findings: nan-in-forward / inf-in-forward and nan-in-backward / inf-in-backward.
+
+The instrument notices them (`Instrument.forward`, `Instrument.node_done`); this module says
+what was found: the counts and ranges of the tensors involved, the op, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .findings import ERROR, AnomalyFound, Finding, Location, TensorStats
+from .names import op_name
+from .sites import Sites, node_site
+from .stats import has, shape_of, tensor_stats
+
+if TYPE_CHECKING:
+    from .instrument import Instrument
+
+#: The engine's error when a node's backward returned NaN (check_nan) or Inf (the instrument).
+NONFINITE_MESSAGE = re.compile(
+    r"^Function '(?P<node>[^']+)' returned (?P<what>nan|inf) values in its (?P<index>\d+)th output\."
+)
+
+
+# ----------------------------------------------------------------------------- forward
+
+
+def forward_error(node, inputs, out, site: tuple | None, sites: Sites) -> AnomalyFound:
+    """The error that stops the script at an op whose forward output holds NaN / Inf."""
+    from engine.tensor import Tensor
+
+    name = node.name()
+    what = "nan" if has("nan", out._data) else "inf"
+    stats = [tensor_stats("output", out)]
+    tainted = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            s = tensor_stats(f"input {i}", x)
+            if s is not None:
+                stats.append(s)
+                if s.nonfinite:
+                    tainted.append(i)
+    op = op_name(name)
+    message = (
+        f"{op} produced {what} values in forward ({stats[0].nan} nan, "
+        f"{stats[0].posinf + stats[0].neginf} inf of {stats[0].numel})"
+    )
+    message += (
+        f"; its input {', '.join(map(str, tainted))} already held non-finite values, made outside the graph"
+        if tainted
+        else " from finite inputs"
+    )
+    finding = Finding(
+        kind=f"{what}-in-forward",
+        severity=ERROR,
+        message=message,
+        location=sites.location(site),
+        hint=_FORWARD_HINT.get(
+            op, "guard the op's domain (clamp its input, add an epsilon) or mask the result"
+        ),
+        details={"node": name, "op": op, "output_shape": shape_of(out)},
+        stats=[s for s in stats if s is not None],
+    )
+    return AnomalyFound(f"Function '{name}' produced {what} values in its forward output.", finding)
+
+
+_FORWARD_HINT = {
+    "log": "log of 0 is -inf and of a negative number nan: clamp the input (x.clamp(min=eps)) or use log1p",
+    "sqrt": "sqrt of a negative number is nan: clamp the input to >= 0",
+    "div": "division by zero: add an epsilon to the denominator",
+    "pow": "a negative base to a fractional power is nan: clamp the base",
+    "exp": "exp overflows above ~88 in float32: subtract the maximum first (log-sum-exp) or clamp",
+    "reciprocal": "1/0 is inf: add an epsilon",
+}
+
+
+# ---------------------------------------------------------------------------- backward
+
+
+def backward_stats(node, grads, outputs) -> list[TensorStats]:
+    """Stats of what a node's backward saw and returned: grad_output, saved values, grad_input."""
+    stats = []
+    for i, g in enumerate(grads):
+        if g is not None:
+            stats.append(tensor_stats(f"grad_output[{i}] (into {node.name()})", g))
+    saved = getattr(node, "_saved", None)
+    names = getattr(node, "saved_names", ())
+    if saved:
+        for name, value in zip(names, saved):
+            stats.append(tensor_stats(f"saved {name}", value))
+    for i, (g, (child, _)) in enumerate(zip(outputs, node.next_functions)):
+        if g is not None:
+            target = child.name().rsplit("::", 1)[-1] if child is not None else "-"
+            stats.append(tensor_stats(f"grad_input[{i}] (to {target})", g))
+    return [s for s in stats if s is not None]
+
+
+def backward_finding(
+    match: re.Match, node, here: Location | None, instrument: Instrument, sites: Sites
+) -> Finding:
+    """The finding for the engine's NONFINITE_MESSAGE error raised at `node`."""
+    what = match.group("what")
+    index = int(match.group("index"))
+    seen = instrument.nonfinite.get(id(node), {})
+    stats = seen.get("stats", [])
+    created = sites.location(node_site(node), f"forward op of {node.name()}")
+    related = []
+    if here is not None:
+        here.role = "backward"
+        related.append(here)
+    op = op_name(node.name())
+    return Finding(
+        f"{what}-in-backward",
+        ERROR,
+        f"{node.name()} returned {what} values in its {index}th output (the gradient for the "
+        f"{_ordinal(index)} input of {op})",
+        created,
+        related,
+        hint=_BACKWARD_HINT.get(op, "look at the op's inputs (below): the derivative is not finite there"),
+        details={"node": node.name(), "output": index},
+        stats=stats,
+    )
+
+
+_BACKWARD_HINT = {
+    "sqrt": "d/dx sqrt(x) = 1/(2 sqrt(x)) is inf at 0: clamp the input (x.clamp(min=eps)) or add eps",
+    "log": "d/dx log(x) = 1/x is inf at 0 (and 0 * inf = nan where a mask or where() zeroes the gradient): "
+    "clamp the input (x.clamp(min=eps))",
+    "div": "the denominator is 0 somewhere: add an epsilon",
+    "pow": "x ** p with p < 1 has an infinite derivative at 0: clamp the base",
+    "norm": "the norm's gradient is undefined at 0: add an epsilon",
+    "where": "the branch that was not taken still gets a gradient (0 * inf = nan): make both branches "
+    "finite, e.g. compute log(x.clamp(min=eps)) instead of masking log(x)",
+}
+
+
+def _ordinal(index: int) -> str:
+    return {0: "first", 1: "second", 2: "third"}.get(index, f"{index + 1}th")

@@ -1,0 +1,88 @@
+"""Lines of the user's code: raw `(code, lineno)` sites and tracebacks turned into Locations.
+
+Frames of the engine, gradcli, the standard library and site-packages are not the user's
+(`engine.autograd.anomaly.is_internal_file`) and are trimmed from tracebacks.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import types
+
+from .findings import Location
+
+
+class Sites:
+    """Turns raw `(code, lineno)` pairs into Locations, with paths as the user gave them."""
+
+    def __init__(self, script_abspath: str, script_path: str):
+        self.script_abspath = script_abspath
+        self.script_path = script_path
+        self.cwd = os.getcwd()
+
+    def path(self, filename: str) -> str:
+        absolute = os.path.abspath(filename) if not filename.startswith("<") else filename
+        if absolute == self.script_abspath:
+            return self.script_path
+        if filename.startswith("<"):
+            return filename
+        relative = os.path.relpath(absolute, self.cwd)
+        return absolute if relative.startswith("..") else relative
+
+    def location(self, site: tuple | None, role: str = "") -> Location | None:
+        if site is None:
+            return None
+        code, lineno = site
+        return self.at(code.co_filename, lineno, code.co_name, role)
+
+    def at(self, filename: str, lineno: int, function: str | None, role: str = "") -> Location:
+        source = linecache.getline(filename, lineno).strip() or None
+        return Location(self.path(filename), lineno, function, source, role)
+
+
+def node_site(node) -> tuple | None:
+    """Where the forward op that created `node` ran (anomaly mode records it), or None."""
+    trace = getattr(node, "_trace", None)
+    return trace[0] if trace else None
+
+
+def _is_user_file(filename: str) -> bool:
+    from engine.autograd import anomaly
+
+    return not anomaly.is_internal_file(filename)
+
+
+def user_tb_frames(tb) -> list[tuple[types.FrameType, int]]:
+    """The (frame, lineno) of each traceback entry in the user's files, outermost first."""
+    out = []
+    while tb is not None:
+        if _is_user_file(tb.tb_frame.f_code.co_filename):
+            out.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return out
+
+
+def innermost_tb(tb) -> tuple[str, str]:
+    """(filename, function) of the frame that raised."""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return code.co_filename, code.co_name
+
+
+def user_traceback(exc: BaseException, sites: Sites) -> list[Location]:
+    """The user's frames of the exception's traceback, outermost first."""
+    return [
+        sites.at(frame.f_code.co_filename, lineno, frame.f_code.co_name)
+        for frame, lineno in user_tb_frames(exc.__traceback__)
+    ]
+
+
+def raise_site(exc: BaseException, sites: Sites) -> Location | None:
+    """The innermost line of the user's code in the exception's traceback."""
+    frames = user_tb_frames(exc.__traceback__)
+    if not frames:
+        return None
+    frame, lineno = frames[-1]
+    return sites.at(frame.f_code.co_filename, lineno, frame.f_code.co_name)

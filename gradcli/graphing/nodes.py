@@ -1,0 +1,179 @@
+"""One engine node read into its `GraphNode` record: outputs, leaf state, hooks, saved values, edges.
+
+Also what a node holds for backward as buffers (for the memory total), and the small readers
+of engine values the other modules share (`is_tensor`, `input_names`, `short_repr`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine import Tensor, backend
+from engine.autograd.function import BackwardCFunction
+from engine.autograd.node import AccumulateGrad
+from engine.ops.inplace import CopySlices
+from engine.ops.op import FormulaNode
+
+from .model import Constant, Edge, GraphNode, Hooks, Leaf, Output, Saved, TensorMeta
+from .names import NameIndex
+
+
+def node_record(
+    i: int,
+    node: Any,
+    level: int,
+    consumers: int,
+    metas: list[TensorMeta],
+    names: NameIndex,
+    index: dict[int, int],
+    constants: dict[tuple[int, int], Constant],
+) -> GraphNode:
+    """The record of `node`, at position `i` of the walk (`index`: id(node) -> position)."""
+    is_leaf = isinstance(node, AccumulateGrad)
+    record = GraphNode(
+        id=i,
+        name=type(node).__name__,
+        kind="leaf" if is_leaf else "function",
+        level=level,
+        consumers=consumers,
+    )
+    retained = node._hooks.retained if node._hooks is not None else {}
+    for nr, meta in enumerate(metas):
+        out = Output(nr, meta)
+        if is_leaf:
+            out.names = list(names.of(node.variable))
+        else:
+            out.names = list(names.of_output(node, nr))
+            ref = retained.get(nr)
+            tensor = ref() if ref is not None else None
+            if tensor is not None and tensor._retains_grad and tensor.grad_fn is node:
+                out.retains_grad = True
+                if tensor._grad is not None:
+                    out.grad_norm = _norm(tensor._grad)
+        record.outputs.append(out)
+    record.hooks = _hooks(node, is_leaf)
+    if is_leaf:
+        variable = node.variable
+        grad = variable._grad
+        record.leaf = Leaf(
+            requires_grad=bool(variable._rg),
+            is_leaf=variable.grad_fn is None,
+            has_grad=grad is not None,
+            grad_norm=_norm(grad) if grad is not None else None,
+        )
+    record.saved, record.saved_freed = _saved_values(node, names)
+    labels = input_names(node)
+    for k, (nxt, nr) in enumerate(node.next_functions):
+        edge = Edge(
+            index=k,
+            input=labels[k] if k < len(labels) else None,
+            next=None if nxt is None else index[id(nxt)],
+            output_nr=int(nr),
+        )
+        if nxt is None:
+            edge.constant = constants.get((i, k))
+        record.edges.append(edge)
+    return record
+
+
+def is_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor)
+
+
+def input_names(node: Any) -> tuple:
+    """The op's names for its inputs (self, other, ...), when they line up with the edges."""
+    declared = getattr(type(node), "input_names", ())
+    return declared if len(declared) == len(node.next_functions) else ()
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    if callable(value) and not isinstance(value, type):
+        text = f"<{getattr(value, '__qualname__', type(value).__name__)}>"
+    elif isinstance(value, tuple) and type(value) is not tuple:
+        text = repr(tuple(value))  # engine.Size([4]) reads as torch's _saved_self_sym_sizes: (4,)
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def saved_tensors(node: Any) -> list[Any]:
+    """The tensors a node holds for its backward (for the memory total)."""
+    if isinstance(node, CopySlices):
+        return saved_tensors(node.fn)
+    if isinstance(node, FormulaNode):
+        return [v for v in node._saved or () if is_tensor(v)]
+    if isinstance(node, BackwardCFunction):
+        return [t for t, _ in node.__dict__.get("_saved_entries") or () if t is not None]
+    return []
+
+
+def buffer_of(array: Any) -> tuple[int, int, Any]:
+    """The buffer an array's memory belongs to (a view's base), as (id, bytes, buffer)."""
+    base = array
+    while True:
+        parent = getattr(base, "base", None)
+        if parent is None or parent.__class__ is not array.__class__:
+            break
+        base = parent
+    return id(base), int(base.nbytes), base
+
+
+def _norm(tensor: Any) -> float:
+    """The 2-norm of a gradient, in float64, on the host."""
+    array = backend.to_numpy(tensor._data).astype("float64")
+    return math.sqrt(float((array * array).sum()))
+
+
+def _hooks(node: Any, is_leaf: bool) -> Hooks:
+    table = node._hooks
+    hooks = Hooks()
+    if table is not None:
+        hooks.pre = len(table.pre)
+        hooks.post = len(table.post)
+        hooks.tensor = sum(len(d) for d in table.tensor.values())
+    if is_leaf and node.variable._hooks:
+        hooks.tensor += len(node.variable._hooks)
+    return hooks
+
+
+def _saved_values(node: Any, names: NameIndex, prefix: str = "") -> tuple[list[Saved], bool]:
+    """`_saved_*` entries of a node (tensors with versions, then attributes) and whether freed."""
+    if isinstance(node, CopySlices):
+        return _saved_values(node.fn, names, f"{type(node.fn).__name__}.")
+    out: list[Saved] = []
+    if isinstance(node, FormulaNode):
+        freed = bool(node._versions) and node._saved is None
+        if not freed:
+            for j, (value, version) in enumerate(zip(node._saved, node._versions)):
+                label = prefix + "_saved_" + node.saved_names[j]
+                result = j < len(node.saved_sources) and node.saved_sources[j] == -1
+                out.append(_saved_record(label, value, version, names, result))
+        for attr, value in zip(node.attr_names, node._attrs):
+            out.append(Saved(prefix + "_saved_" + attr, "value", value=short_repr(value)))
+        return out, freed
+    if isinstance(node, BackwardCFunction):
+        entries = node.__dict__.get("_saved_entries", ())
+        if entries is None:
+            return out, True
+        for j, (tensor, version) in enumerate(entries):
+            out.append(_saved_record(f"saved_tensors[{j}]", tensor, version, names, False))
+        return out, False
+    return out, False
+
+
+def _saved_record(label: str, value: Any, version: int | None, names: NameIndex, result: bool) -> Saved:
+    if not is_tensor(value):
+        return Saved(label, "value", value=short_repr(value))
+    return Saved(
+        label,
+        "tensor",
+        shape=tuple(int(n) for n in value._data.shape),
+        dtype=value.dtype.name,
+        device=str(value.device),
+        nbytes=int(value._data.nbytes),
+        saved_version=version,
+        current_version=value._vc[0],
+        names=list(names.of(value)),
+        is_output=result,
+    )

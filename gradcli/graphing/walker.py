@@ -1,0 +1,183 @@
+"""The iterative walk of a backward graph, and its assembly into a `Graph`.
+
+The walk is an explicit-stack depth-first preorder over `next_functions`, so a 100,000-node
+chain never meets Python's recursion limit, and a node reached by several paths (a DAG) gets
+one id: its position in that preorder. Every later pass (topological order, levels, depth)
+is iterative too.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import deque
+from typing import Any
+
+from .meta import infer_metas
+from .model import Graph, GraphNode, Root, Summary
+from .names import NameIndex
+from .nodes import buffer_of, node_record, saved_tensors
+
+
+def walk(roots: list[Any]) -> list[Any]:
+    """Every node reachable from `roots` once, in depth-first preorder (iterative)."""
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack = [r for r in reversed(roots) if r is not None]
+    while stack:
+        node = stack.pop()
+        key = id(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        order.append(node)
+        edges = node.next_functions
+        for i in range(len(edges) - 1, -1, -1):
+            nxt = edges[i][0]
+            if nxt is not None and id(nxt) not in seen:
+                stack.append(nxt)
+    return order
+
+
+def build_graph(
+    targets: list[tuple[str, Any]],
+    names: NameIndex | None = None,
+    *,
+    file: str = "",
+    targets_from: str = "target",
+    device: str = "cpu",
+    seed: int = 0,
+) -> Graph:
+    """Walk the backward graph of `targets` (name, tensor with a grad_fn) into a `Graph`."""
+    paused = gc.isenabled()
+    gc.disable()  # tens of thousands of small records, none cyclic: collections only cost time
+    try:
+        return _build(targets, names, file, targets_from, device, seed)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build(
+    targets: list[tuple[str, Any]],
+    names: NameIndex | None,
+    file: str,
+    targets_from: str,
+    device: str,
+    seed: int,
+) -> Graph:
+    names = names if names is not None else NameIndex()
+    for name, tensor in targets:
+        if not names.of(tensor):
+            names.add(name, tensor, NameIndex.ARGUMENT)
+    root_nodes = [t.grad_fn for _, t in targets]
+    order = walk(root_nodes)
+    index = {id(node): i for i, node in enumerate(order)}
+    consumers, used = _incoming(order, index)
+    topo = _topological(order, index, consumers)
+    metas, constants = infer_metas(order, index, topo, used, names)
+    level = _levels(order, index, root_nodes)
+
+    nodes: list[GraphNode] = []
+    buffers: dict[int, int] = {}
+    keep: list[Any] = []  # buffers stay referenced while their ids are keys
+    saved_count = stale = freed = leaves = n_constants = 0
+    for i, node in enumerate(order):
+        record = node_record(i, node, level[i], consumers[i], metas[i], names, index, constants)
+        nodes.append(record)
+        leaves += record.kind == "leaf"
+        freed += record.saved_freed
+        for s in record.saved:
+            if s.kind == "tensor":
+                saved_count += 1
+                stale += s.stale
+        for edge in record.edges:
+            n_constants += edge.next is None
+        for tensor in saved_tensors(node):
+            key, size, buffer = buffer_of(tensor._data)
+            if key not in buffers:
+                buffers[key] = size
+                keep.append(buffer)
+
+    roots: list[Root] = []
+    seen_roots: set[tuple[int, int]] = set()
+    for name, tensor in targets:
+        key = (index[id(tensor.grad_fn)], int(tensor._output_nr))
+        if key not in seen_roots:
+            seen_roots.add(key)
+            roots.append(Root(name, *key))
+    summary = Summary(
+        nodes=len(order),
+        leaves=leaves,
+        constants=n_constants,
+        saved_tensors=saved_count,
+        saved_bytes=sum(buffers.values()),
+        stale_saved=stale,
+        freed_nodes=freed,
+        depth=_depth(order, index, topo),
+    )
+    return Graph(file, roots, nodes, summary, targets_from, device, seed)
+
+
+def _incoming(order: list[Any], index: dict[int, int]) -> tuple[list[int], list[int]]:
+    """Per node, the edges that point at it (> 1: a shared subgraph) and how many of its
+    outputs they use (the highest `output_nr` + 1)."""
+    consumers = [0] * len(order)
+    used = [0] * len(order)
+    for node in order:
+        for nxt, nr in node.next_functions:
+            if nxt is not None:
+                j = index[id(nxt)]
+                consumers[j] += 1
+                if nr >= used[j]:
+                    used[j] = nr + 1
+    return consumers, used
+
+
+def _topological(order: list[Any], index: dict[int, int], consumers: list[int]) -> list[int]:
+    """Node positions with every consumer before what it consumes (Kahn's algorithm)."""
+    pending = list(consumers)
+    ready = [i for i in range(len(order)) if pending[i] == 0]
+    out: list[int] = []
+    while ready:
+        i = ready.pop()
+        out.append(i)
+        for nxt, _ in order[i].next_functions:
+            if nxt is not None:
+                j = index[id(nxt)]
+                pending[j] -= 1
+                if pending[j] == 0:
+                    ready.append(j)
+    return out
+
+
+def _levels(order: list[Any], index: dict[int, int], root_nodes: list[Any]) -> list[int]:
+    """Per node, the shortest distance from a root (breadth-first)."""
+    level = [-1] * len(order)
+    queue: deque[int] = deque()
+    for fn in root_nodes:
+        r = index[id(fn)]
+        if level[r] < 0:
+            level[r] = 0
+            queue.append(r)
+    while queue:
+        i = queue.popleft()
+        for nxt, _ in order[i].next_functions:
+            if nxt is not None:
+                j = index[id(nxt)]
+                if level[j] < 0:
+                    level[j] = level[i] + 1
+                    queue.append(j)
+    return level
+
+
+def _depth(order: list[Any], index: dict[int, int], topo: list[int]) -> int:
+    """Nodes on the longest path from a root to a leaf."""
+    count = len(order)
+    longest = [0] * count
+    for i in topo:
+        for nxt, _ in order[i].next_functions:
+            if nxt is not None:
+                j = index[id(nxt)]
+                if longest[j] < longest[i] + 1:
+                    longest[j] = longest[i] + 1
+    return max(longest) + 1 if count else 0
