@@ -2,11 +2,15 @@
 
 This is the only module that names numpy or cupy: everything else asks for `xp`
 (the array module of a device or of an array) so one code path serves CPU and GPU.
+Moving data between host and GPU is always explicit (`to_device`, `to_numpy`): CuPy
+refuses implicit conversions, and a hidden copy would hide a slow path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import importlib
 import os
 import sys
 
@@ -122,7 +126,9 @@ def get_default_device() -> device:
 def set_default_device(d) -> None:
     d = device(d) if d is not None else CPU
     if d.type == "cuda":
-        cuda_module()  # fail now, clearly, rather than at the first tensor
+        # Fail now, clearly, rather than at the first tensor; and make it CuPy's current device,
+        # where CuPy allocates and runs kernels.
+        cuda_module().cuda.Device(d.index).use()
     _default_device[0] = d
 
 
@@ -130,28 +136,51 @@ class CudaUnavailable(RuntimeError):
     """Raised when a CUDA device is asked for on a machine that cannot provide one."""
 
 
-_cupy = []
+INSTALL_HINT = "install it with `pip install 'gradcli[cuda]'` (or any cupy-cudaXXx build matching your CUDA)"
+
+# [cupy, cupyx] once imported and a GPU was found. Tests may fill it (or replace `_import_cupy`)
+# with a numpy-backed stand-in to exercise the device paths without a GPU.
+_cupy: list = []
+
+
+def _import_cupy() -> tuple:
+    """The CuPy modules the engine uses: cupy itself and cupyx (scatter_add, scipy.special)."""
+    import cupy
+    import cupyx
+
+    return cupy, cupyx
 
 
 def cuda_module():
-    """cupy, imported on first use; a clear error when it or a GPU is missing."""
+    """cupy, imported on first use; a one-line CudaUnavailable saying what is missing and what to do."""
     if _cupy:
         return _cupy[0]
     try:
-        import cupy
+        cupy, cupyx = _import_cupy()
     except ImportError as exc:
-        raise CudaUnavailable(
-            "CuPy is not installed: install it with `pip install 'gradcli[cuda]'` "
-            "(or any cupy-cudaXXx build matching your CUDA)"
-        ) from exc
+        raise CudaUnavailable(f"CuPy is not installed: {INSTALL_HINT}") from exc
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # cupy raises its own CUDARuntimeError types
-        raise CudaUnavailable(f"CuPy is installed but no CUDA GPU is usable: {exc}") from exc
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CudaUnavailable(
+            f"CuPy is installed but no CUDA GPU is usable ({reason}): a machine with an NVIDIA GPU and "
+            "driver is needed"
+        ) from exc
     if count < 1:
-        raise CudaUnavailable("CuPy is installed but no CUDA GPU is present")
-    _cupy.append(cupy)
+        raise CudaUnavailable(
+            "CuPy is installed but no CUDA GPU is present: a machine with an NVIDIA GPU and driver is needed"
+        )
+    _cupy[:] = [cupy, cupyx]
     return cupy
+
+
+def _device_module(value):
+    """cupy when `value` is a cupy array, else None; never imports cupy just to ask."""
+    cp = _cupy[0] if _cupy else sys.modules.get("cupy")
+    if cp is None or not isinstance(value, cp.ndarray):
+        return None
+    return cp if _cupy else cuda_module()
 
 
 def xp_for(dev: device):
@@ -160,37 +189,72 @@ def xp_for(dev: device):
 
 
 def xp_of(array):
-    """The array module of an array (numpy arrays and scalars included)."""
-    if isinstance(array, (numpy.ndarray, numpy.generic)):
+    """The array module of an array: cupy for a cupy array, numpy for anything else (scalars included)."""
+    if array.__class__ is numpy.ndarray:
         return numpy
-    return cuda_module()
+    return _device_module(array) or numpy
 
 
 def device_of(array) -> device:
-    if isinstance(array, (numpy.ndarray, numpy.generic)):
+    if array.__class__ is numpy.ndarray or _device_module(array) is None:
         return CPU
     return device("cuda", array.device.id)
 
 
 def is_array(value) -> bool:
-    return isinstance(value, (numpy.ndarray, numpy.generic)) or (
-        bool(_cupy) and isinstance(value, _cupy[0].ndarray)
-    )
+    return isinstance(value, (numpy.ndarray, numpy.generic)) or _device_module(value) is not None
+
+
+def device_scope(dev: device):
+    """A context making `dev` CuPy's current device, where new arrays are allocated (a no-op for the CPU)."""
+    if dev.type == "cpu":
+        return contextlib.nullcontext()
+    return cuda_module().cuda.Device(dev.index)
 
 
 def to_device(array, dev: device):
-    """Copy an array to a device (a no-op when it is already there)."""
+    """Copy an array to a device (a no-op when it is already there); transfers are always explicit."""
     if device_of(array) == dev:
         return array
     if dev.type == "cpu":
         return array.get()
     cp = cuda_module()
     with cp.cuda.Device(dev.index):
-        return cp.asarray(array)
+        # asarray would hand back a cupy array of another GPU unchanged; copy() lands on the current one
+        return array.copy() if isinstance(array, cp.ndarray) else cp.asarray(array)
 
 
 def to_numpy(array):
-    return array if isinstance(array, numpy.ndarray) else numpy.asarray(array)
+    """A numpy array of an array's values, copied from the GPU when it lives there."""
+    if isinstance(array, (numpy.ndarray, numpy.generic)):
+        return numpy.asarray(array)
+    return array.get() if _device_module(array) is not None else numpy.asarray(array)
+
+
+def scatter_add(out, key, values) -> None:
+    """out[key] += values, with repeated indices adding up (numpy.add.at / cupyx.scatter_add)."""
+    if out.__class__ is numpy.ndarray:
+        numpy.add.at(out, key, values)
+    else:
+        cuda_module()
+        _cupy[1].scatter_add(out, key, values)
+
+
+def device_erf(xp):
+    """CuPy's erf kernel for arrays of `xp`, or None (numpy, or no cupyx.scipy): use the array-op series."""
+    if xp is numpy or not _cupy or xp is not _cupy[0]:
+        return None
+    try:
+        special = importlib.import_module(_cupy[1].__name__ + ".scipy.special")
+    except ImportError:
+        return None
+    return special.erf
+
+
+def synchronize(dev: device) -> None:
+    """Wait for the work queued on `dev` (GPU calls return before the kernels finish; timings need this)."""
+    if dev.type != "cpu":
+        cuda_module().cuda.Device(dev.index).synchronize()
 
 
 # ------------------------------------------------------------------ random numbers
@@ -208,8 +272,8 @@ def generator(dev: device):
     """Per-device random generator, seeded by `manual_seed`."""
     gen = _generators.get(dev)
     if gen is None:
-        xp = xp_for(dev)
-        gen = xp.random.default_rng(_seed[0])
+        with device_scope(dev):  # CuPy keeps a generator's state on the device it was made on
+            gen = xp_for(dev).random.default_rng(_seed[0])
         _generators[dev] = gen
     return gen
 

@@ -272,18 +272,16 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False):
-        if self._rg and not force:
-            raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-            )
-        if self._data.__class__ is not ndarray:
-            if not force:
-                raise TypeError(
-                    "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy "
-                    "the tensor to host memory first."
+        """The array itself on the CPU; a GPU tensor needs `.cpu()` first (or force=True), as in torch."""
+        on_host = self._data.__class__ is ndarray
+        if not force:
+            if not on_host:  # torch checks the device first
+                raise TypeError(_device_numpy_message(self))
+            if self._rg:
+                raise RuntimeError(
+                    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
                 )
-            return backend.to_device(self._data, backend.CPU)
-        return self._data
+        return self._data if on_host else backend.to_numpy(self._data)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -302,6 +300,8 @@ class Tensor:
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
+        if self._data.__class__ is not ndarray and self.device.type != "cpu":
+            raise TypeError(_device_numpy_message(self))  # torch's __array__ is numpy(): no hidden copy
         array = backend.to_numpy(self._data)
         return array if dtype is None else array.astype(dtype)
 
@@ -318,7 +318,7 @@ class Tensor:
         return repr(self)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (backend.to_numpy(self._data), self._rg))
+        return (_rebuild, (backend.to_numpy(self._data), self._rg, str(self.device)))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -337,8 +337,16 @@ class Tensor:
         return out
 
 
-def _rebuild(array, requires_grad):
-    out = wrap(array.copy())
+def _device_numpy_message(t: Tensor) -> str:
+    return (
+        f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+        "host memory first."
+    )
+
+
+def _rebuild(array, requires_grad, device="cpu"):
+    """Unpickling: the host copy back on the device it was pickled from."""
+    out = wrap(backend.to_device(array.copy(), backend.device(device)))
     out._rg = requires_grad
     return out
 

@@ -2,9 +2,12 @@
 
     python scripts/bench.py             # every workload
     python scripts/bench.py chain       # workloads whose name contains "chain"
+    python scripts/bench.py --device cuda mlp chain   # on the GPU: engine on CuPy, torch on CUDA
 
 Each workload runs the same computation through `engine` and through `torch`; the
 best of several repeats is reported (the minimum is the least noisy estimate of cost).
+With --device cuda both libraries build their inputs on the GPU and every timed batch
+is bracketed by a device synchronize (GPU calls return before their kernels finish).
 """
 
 from __future__ import annotations
@@ -25,6 +28,17 @@ except ImportError:  # torch is optional: the engine's numbers are still printed
 
 CHAIN_OPS = 200  # mul, add, tanh, exp, repeated
 LIBS: list = []  # (name, module) pairs timed in this run; set by main()
+DEVICE = ["cpu"]  # where inputs and models live; set by main()
+
+
+def synchronize(lib) -> None:
+    """Wait for `lib`'s queued GPU work (a no-op on the CPU), so a timing covers the kernels."""
+    if DEVICE[0] == "cpu":
+        return
+    if lib is engine:
+        engine.backend.synchronize(engine.device(DEVICE[0]))
+    else:
+        lib.cuda.synchronize()
 
 
 def chain(lib, x, w):
@@ -39,28 +53,31 @@ def chain(lib, x, w):
 
 
 def chain_inputs(lib):
-    x = lib.linspace(-1, 1, 16, dtype=lib.float64).requires_grad_()
-    w = lib.linspace(0.5, 1.5, 16, dtype=lib.float64).requires_grad_()
+    x = lib.linspace(-1, 1, 16, dtype=lib.float64, device=DEVICE[0]).requires_grad_()
+    w = lib.linspace(0.5, 1.5, 16, dtype=lib.float64, device=DEVICE[0]).requires_grad_()
     return x, w
 
 
-def best_time(fn, repeats: int, number: int) -> float:
-    """Seconds per call, best of `repeats` batches of `number` calls."""
+def best_time(fn, repeats: int, number: int, lib=None) -> float:
+    """Seconds per call, best of `repeats` batches of `number` calls (synchronized on a GPU)."""
     best = float("inf")
     for _ in range(repeats):
+        synchronize(lib)
         start = time.perf_counter()
         for _ in range(number):
             fn()
+        synchronize(lib)
         best = min(best, (time.perf_counter() - start) / number)
     return best
 
 
 def interleaved(fns: dict, repeats: int, number: int) -> dict:
     """Best seconds per call for each fn, batches alternating so machine noise hits all alike."""
+    libs = dict(LIBS)
     best = {name: float("inf") for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            best[name] = min(best[name], best_time(fn, 1, number))
+            best[name] = min(best[name], best_time(fn, 1, number, libs.get(name)))
     return best
 
 
@@ -82,9 +99,9 @@ def bench_anomaly(args):
     if ("engine", engine) not in LIBS:
         return []
     x, w = chain_inputs(engine)
-    plain = best_time(lambda: chain(engine, x, w), args.repeats, args.number)
+    plain = best_time(lambda: chain(engine, x, w), args.repeats, args.number, engine)
     with engine.autograd.set_detect_anomaly(True):
-        on = best_time(lambda: chain(engine, x, w), args.repeats, args.number)
+        on = best_time(lambda: chain(engine, x, w), args.repeats, args.number, engine)
     return (
         "chain under anomaly mode (engine on vs off)",
         "us/op",
@@ -97,8 +114,8 @@ def bench_anomaly(args):
 
 def gradcheck_inputs(lib):
     lib.manual_seed(0)
-    x = lib.randn(8, 32, dtype=lib.float64, requires_grad=True)
-    w = (lib.randn(32, 32, dtype=lib.float64) / 6).requires_grad_()
+    x = lib.randn(8, 32, dtype=lib.float64, device=DEVICE[0], requires_grad=True)
+    w = (lib.randn(32, 32, dtype=lib.float64, device=DEVICE[0]) / 6).requires_grad_()
     return x, w
 
 
@@ -152,6 +169,11 @@ def mlp_model(nn):
     return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10))
 
 
+def wide_mlp_model(nn):
+    """The GPU-sized MLP: enough work per kernel that launch overhead is not all that is measured."""
+    return nn.Sequential(nn.Linear(784, 2048), nn.ReLU(), nn.Linear(2048, 10))
+
+
 def cnn_model(nn):
     return nn.Sequential(
         nn.Conv2d(1, 8, 3, padding=1),
@@ -176,22 +198,23 @@ def _bench_step(args, make_model, x_shape, batch):
     for name, lib in LIBS:
         if lib is None:
             continue
-        model = make_model(lib.nn)
+        model = make_model(lib.nn).to(DEVICE[0])
         with lib.no_grad():
             for p, value in zip(model.parameters(), _reference_params(make_model)):
-                p.copy_(lib.tensor(value))
-        xs, ys = lib.tensor(x), lib.tensor(y)
+                p.copy_(lib.tensor(value, device=DEVICE[0]))
+        xs, ys = lib.tensor(x, device=DEVICE[0]), lib.tensor(y, device=DEVICE[0])
         fns[name] = lambda lib=lib, model=model, xs=xs, ys=ys: _training_step(lib, model, xs, ys)
     return interleaved(fns, args.repeats, max(1, args.number // 4))
 
 
 def bench_mlp(args):
-    best = _bench_step(args, mlp_model, (784,), 256)
-    return (
-        "MLP step 784-512-10, batch 256, float32 (fwd+cross_entropy+bwd)",
-        "ms",
-        [(name, seconds * 1e3) for name, seconds in best.items()],
-    )
+    if DEVICE[0] != "cpu":
+        best = _bench_step(args, wide_mlp_model, (784,), 1024)
+        title = f"MLP step 784-2048-10, batch 1024, float32, {DEVICE[0]} (fwd+cross_entropy+bwd)"
+    else:
+        best = _bench_step(args, mlp_model, (784,), 256)
+        title = "MLP step 784-512-10, batch 256, float32 (fwd+cross_entropy+bwd)"
+    return (title, "ms", [(name, seconds * 1e3) for name, seconds in best.items()])
 
 
 def bench_cnn(args):
@@ -225,11 +248,29 @@ def main(argv=None) -> int:
         default="both",
         help="time one library alone (in its own process, no other library's threads around)",
     )
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="where both libraries run (cuda: engine on CuPy, torch on CUDA, the same GPU)",
+    )
     args = parser.parse_args(argv)
+    DEVICE[0] = args.device
     LIBS[:] = [(name, lib) for name, lib in (("engine", engine), ("torch", torch)) if lib is not None]
     if args.lib != "both":
         LIBS[:] = [(name, lib) for name, lib in LIBS if name == args.lib]
-    print(f"engine {engine.__version__}; torch {torch.__version__ if torch else 'not installed'}")
+    torch_note = torch.__version__ if torch else "not installed"
+    if args.device != "cpu":
+        try:
+            cupy = engine.backend.cuda_module()
+        except engine.backend.CudaUnavailable as exc:
+            print(f"bench: --device {args.device} is unavailable: {exc}", file=sys.stderr)
+            return 2
+        if torch is not None and not torch.cuda.is_available():
+            LIBS[:] = [(name, lib) for name, lib in LIBS if lib is not torch]
+            torch_note += " (no CUDA: engine timed alone)"
+        torch_note += f"; device {args.device}, CuPy {cupy.__version__}"
+    print(f"engine {engine.__version__}; torch {torch_note}")
     for key, fn in WORKLOADS.items():
         if args.only and not any(o in key for o in args.only):
             continue

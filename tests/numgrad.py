@@ -7,7 +7,8 @@ PyTorch: the module is chosen by the ENGINE_MODULE environment variable
 
 All reference values come from central differences in float64 computed on the
 tensors' storage through ``t.detach().numpy()`` (which shares memory with the
-tensor), so the autograd machinery under test never produces its own reference.
+tensor; on a GPU, through the detached tensor itself, written under no_grad), so
+the autograd machinery under test never produces its own reference.
 """
 
 import os
@@ -24,7 +25,7 @@ def _flat(t):
     clone() first: torch may return a lazy ZeroTensor (e.g. abs's second
     derivative) that refuses .numpy(); a clone is an ordinary tensor.
     """
-    return np.array(t.detach().clone().numpy(), dtype=np.float64).reshape(-1)
+    return np.array(t.detach().clone().cpu().numpy(), dtype=np.float64).reshape(-1)
 
 
 def _randn_like(t, rng):
@@ -40,18 +41,28 @@ def _central_diff(f, inputs, eps):
     """
     jacs = []
     for t in inputs:
-        arr = t.detach().numpy()
+        arr = _storage(t)
         cols = []
-        for idx in np.ndindex(arr.shape):
-            orig = arr[idx].copy()
-            arr[idx] = orig + eps
+        for idx in np.ndindex(tuple(arr.shape)):
+            orig = arr[idx] * 1  # a copy, numpy scalar or 0-d tensor
+            _write(arr, idx, orig + eps)
             plus = f()
-            arr[idx] = orig - eps
+            _write(arr, idx, orig - eps)
             minus = f()
-            arr[idx] = orig
+            _write(arr, idx, orig)
             cols.append((plus - minus) / (2 * eps))
         jacs.append(np.stack(cols, axis=1))
     return jacs
+
+
+def _storage(t):
+    """Where to perturb ``t`` in place: its numpy view on the CPU, else a detached alias (GPU)."""
+    return t.detach().numpy() if t.device.type == "cpu" else t.detach()
+
+
+def _write(storage, idx, value):
+    with torch.no_grad():  # a detached alias: an in-place write outside any graph
+        storage[idx] = value
 
 
 def numerical_jacobian(fn, inputs, eps=1e-6):

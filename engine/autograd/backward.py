@@ -28,6 +28,18 @@ def _math(create_graph, sample):
     return TENSOR_MATH if create_graph else array_math(sample)
 
 
+def _namespace(grads, create_graph, m, array_class):
+    """The math namespace for a node's gradients, and the class it was chosen for.
+
+    Tensors under create_graph; else the namespace of the gradients' array module, which
+    changes along a graph that crosses devices (so it is looked up again when the class does).
+    """
+    g = next((g for g in grads if g is not None), None)
+    if g is None:
+        return m, array_class
+    return _math(create_graph, g), g.__class__
+
+
 def _as_tensor(g):
     from ..tensor import wrap
 
@@ -118,6 +130,7 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
             ready.append(node)
 
     m = None
+    array_class = None  # the class of gradient `m` was chosen for (numpy's or cupy's ndarray, Tensor)
     checked = anomaly.state[0]
     watch = anomaly.observer if checked else None
     if watch is not None:
@@ -141,8 +154,8 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
             ):
                 outputs = [None] * len(node.next_functions)
             else:
-                if m is None and any(g is not None for g in grads_in):
-                    m = _math(create_graph, next(g for g in grads_in if g is not None))
+                if grads_in[0].__class__ is not array_class:  # the first node, or .to() changed device
+                    m, array_class = _namespace(grads_in, create_graph, m, array_class)
                 if checked or node._hooks is not None:
                     outputs = _call(node, grads_in, m, create_graph)
                 else:

@@ -29,7 +29,7 @@ class Parameter(Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (backend.to_numpy(self._data), self._rg))
+        return (_rebuild_parameter, (backend.to_numpy(self._data), self._rg, str(self.device)))
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
@@ -41,8 +41,8 @@ class Parameter(Tensor):
         return out
 
 
-def _rebuild_parameter(array, requires_grad: bool) -> Parameter:
-    return Parameter(wrap(array.copy()), requires_grad)
+def _rebuild_parameter(array, requires_grad: bool, device: str = "cpu") -> Parameter:
+    return Parameter(wrap(backend.to_device(array.copy(), backend.device(device))), requires_grad)
 
 
 def zero_grads(params, set_to_none: bool = True) -> None:

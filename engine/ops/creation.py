@@ -62,8 +62,9 @@ def as_array(data, dtype=None, device=None):
         if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(data)):
             data = _unwrap_nested(data)
         dt = _dtype(dtype, _infer_dtype(data))
-        array = numpy.asarray(data, dtype=dt.np)
-    array = backend.to_device(array, dev) if backend.device_of(array) != dev else array
+        array = numpy.asarray(data, dtype=dt.np)  # Python data is parsed on the host
+    if backend.device_of(array) != dev:
+        return backend.to_device(array, dev).astype(dt.np, copy=False)  # the transfer made the copy
     return xp.array(array, dtype=dt.np, copy=True)
 
 
@@ -115,8 +116,10 @@ def _size(size) -> tuple:
 
 def _filled(fill, size, dtype, device, requires_grad, default=None):
     dt = _dtype(dtype, default)
-    xp = backend.xp_for(_device(device))
-    return _finish(xp.full(_size(size), fill, dtype=dt.np), requires_grad)
+    dev = _device(device)
+    with backend.device_scope(dev):  # CuPy allocates on its current device
+        array = backend.xp_for(dev).full(_size(size), fill, dtype=dt.np)
+    return _finish(array, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -139,8 +142,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    xp = backend.xp_for(_device(device))
-    return _finish(xp.eye(n, n if m is None else m, dtype=_dtype(dtype).np), requires_grad)
+    dev = _device(device)
+    with backend.device_scope(dev):
+        array = backend.xp_for(dev).eye(n, n if m is None else m, dtype=_dtype(dtype).np)
+    return _finish(array, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -148,13 +153,17 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end = 0, start
     default = _infer_dtype([start, end, step])
     dt = _dtype(dtype, default)
-    xp = backend.xp_for(_device(device))
-    return _finish(xp.arange(start, end, step).astype(dt.np), requires_grad)
+    dev = _device(device)
+    with backend.device_scope(dev):
+        array = backend.xp_for(dev).arange(start, end, step).astype(dt.np)
+    return _finish(array, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    xp = backend.xp_for(_device(device))
-    return _finish(xp.linspace(start, end, steps).astype(_dtype(dtype).np), requires_grad)
+    dev = _device(device)
+    with backend.device_scope(dev):
+        array = backend.xp_for(dev).linspace(start, end, steps).astype(_dtype(dtype).np)
+    return _finish(array, requires_grad)
 
 
 def _random(kind, size, dtype, device, requires_grad, generator=None):
@@ -162,14 +171,15 @@ def _random(kind, size, dtype, device, requires_grad, generator=None):
     dt = _dtype(dtype)
     gen = backend.generator(dev)
     shape = _size(size)
-    if kind == "normal":
-        array = (
-            gen.standard_normal(shape, dtype=dt.np)
-            if dt.np.itemsize >= 4
-            else gen.standard_normal(shape).astype(dt.np)
-        )
-    else:
-        array = gen.random(shape, dtype=dt.np) if dt.np.itemsize >= 4 else gen.random(shape).astype(dt.np)
+    with backend.device_scope(dev):
+        if kind == "normal":
+            array = (
+                gen.standard_normal(shape, dtype=dt.np)
+                if dt.np.itemsize >= 4
+                else gen.standard_normal(shape).astype(dt.np)
+            )
+        else:
+            array = gen.random(shape, dtype=dt.np) if dt.np.itemsize >= 4 else gen.random(shape).astype(dt.np)
     return _finish(array, requires_grad)
 
 
@@ -184,14 +194,22 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
 def randint(low, high=None, size=None, *, dtype=None, device=None) -> Tensor:
     if high is None:
         low, high = 0, low
-    gen = backend.generator(_device(device))
-    array = gen.integers(low, high, size=tuple(size))
+    dev = _device(device)
+    gen = backend.generator(dev)
+    with backend.device_scope(dev):
+        array = gen.integers(low, high, size=tuple(size))
     return wrap(array.astype(_dtype(dtype, backend.int64).np))
 
 
 def randperm(n, *, dtype=None, device=None) -> Tensor:
-    gen = backend.generator(_device(device))
-    return wrap(gen.permutation(n).astype(_dtype(dtype, backend.int64).np))
+    dev = _device(device)
+    gen = backend.generator(dev)
+    with backend.device_scope(dev):
+        if hasattr(gen, "permutation"):
+            perm = gen.permutation(n)
+        else:  # CuPy's Generator has no permutation: the order that sorts uniform draws is one
+            perm = gen.random(n).argsort()
+    return wrap(perm.astype(_dtype(dtype, backend.int64).np))
 
 
 def _like(maker):

@@ -17,7 +17,7 @@ from .. import backend
 from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
 from . import derivatives as D
-from .op import apply_op
+from .op import apply_op, same_device_error
 
 ndarray = numpy.ndarray
 return_types_max = collections.namedtuple("max", ["values", "indices"])
@@ -39,11 +39,11 @@ def as_operand(x):
 
 
 def check_same_device(a: Tensor, b: Tensor) -> None:
-    if a._data.__class__ is not b._data.__class__ and a.device != b.device:
-        raise RuntimeError(
-            "Expected all tensors to be on the same device, but found at least two devices, "
-            f"{a.device} and {b.device}!"
-        )
+    """PyTorch's error for tensors on two devices (two CPU arrays are never on two devices)."""
+    if a._data.__class__ is ndarray and b._data.__class__ is ndarray:
+        return
+    if a.device != b.device:
+        raise same_device_error(a.device, b.device)
 
 
 def broadcast_check(a, b) -> None:
@@ -127,8 +127,11 @@ def div(a, b, *, rounding_mode=None):
     if not isinstance(a, Tensor):
         return mul(reciprocal(b), a)
     if rounding_mode is not None:
+        if isinstance(b, Tensor):
+            check_same_device(a, b)
         data = a._data / (b._data if isinstance(b, Tensor) else b)
-        data = numpy.floor(data) if rounding_mode == "floor" else numpy.trunc(data)
+        xp = backend.xp_of(data)
+        data = xp.floor(data) if rounding_mode == "floor" else xp.trunc(data)
         return wrap(data.astype(a._data.dtype))
     out = _binary(D.DIV, a, b)
     if not out.dtype.is_floating_point:  # int / int is true division in torch, float32
@@ -285,8 +288,9 @@ def where(condition, a, b):
     a, b = as_operand(a), as_operand(b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return wrap(backend.xp_of(cond).where(cond, a, b))
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        check_same_device(a, b)
+    tensors = [t for t in (condition, a, b) if isinstance(t, Tensor)]
+    for t in tensors[1:]:
+        check_same_device(tensors[0], t)
     return apply_op(D.WHERE, (a, b), (cond,))
 
 
@@ -350,8 +354,9 @@ def _extreme(a, dim, keepdim, full_op, dim_op, argfn, result_type):
         raise NotImplementedError("elementwise maximum/minimum is not supported; use where()")
     d = norm_dim(dim, a.dim())
     data = a._data
-    idx = argfn(data, axis=d, keepdims=True) if data.ndim else data.__class__(0)
-    key = _grid_key(data.shape, d, idx, backend.xp_of(data))
+    xp = backend.xp_of(data)
+    idx = argfn(data, axis=d, keepdims=True) if data.ndim else xp.zeros((), dtype=backend.int64.np)
+    key = _grid_key(data.shape, d, idx, xp)
     values = apply_op(dim_op, (a,), (a.shape, d, keepdim, key))
     indices = wrap(idx if keepdim or data.ndim == 0 else idx.squeeze(d))
     return result_type(values, indices)
@@ -382,15 +387,20 @@ def amax(a, dim=None, keepdim=False):
     return max(a) if dim is None else max(a, dim, keepdim).values
 
 
+def _flat_index(a, index):
+    """A 0-d int64 index on `a`'s device (numpy gives a host scalar, CuPy a 0-d device array)."""
+    return wrap(backend.xp_of(a._data).asarray(index, dtype=backend.int64.np))
+
+
 def argmax(a, dim=None, keepdim=False):
     if dim is None:
-        return wrap(numpy.int64(a._data.argmax()))
+        return _flat_index(a, a._data.argmax())
     return wrap(a._data.argmax(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
 
 
 def argmin(a, dim=None, keepdim=False):
     if dim is None:
-        return wrap(numpy.int64(a._data.argmin()))
+        return _flat_index(a, a._data.argmin())
     return wrap(a._data.argmin(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
 
 
@@ -622,11 +632,14 @@ def _is_advanced(item) -> bool:
     )
 
 
-def _array_key(item):
+def _array_key(item, dev):
+    """An index as an array on the indexed tensor's device (torch takes CPU indices for a GPU tensor)."""
     if isinstance(item, Tensor):
-        return item._data
-    if isinstance(item, list):
-        return numpy.asarray(item)
+        item = item._data
+    elif isinstance(item, list):
+        item = numpy.asarray(item)  # host data from Python
+    if backend.is_array(item) and item.ndim and backend.device_of(item) != dev:
+        return backend.to_device(item, dev)
     return item
 
 
@@ -634,7 +647,8 @@ def getitem(a, key):
     if not isinstance(key, tuple):
         key = (key,)
     if builtins.any(_is_advanced(k) for k in key):
-        array_key = tuple(_array_key(k) for k in key)
+        dev = backend.CPU if a._data.__class__ is ndarray else a.device
+        array_key = tuple(_array_key(k, dev) for k in key)
         if len(array_key) == 1:
             array_key = array_key[0]
         return apply_op(D.INDEX, (a,), (a.shape, array_key))
@@ -707,7 +721,10 @@ def stack(tensors, dim=0):
 
 def _compare(ufunc_name):
     def fn(a, b):
-        b = b._data if isinstance(b, Tensor) else b
+        if isinstance(b, Tensor):
+            if b._data.__class__ is not a._data.__class__:
+                check_same_device(a, b)
+            b = b._data
         return wrap(getattr(backend.xp_of(a._data), ufunc_name)(a._data, b))
 
     fn.__name__ = ufunc_name
@@ -742,10 +759,12 @@ def isfinite(a):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    check_same_device(a, b)
     return bool(backend.xp_of(a._data).allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(a, b) -> bool:
+    check_same_device(a, b)
     return a.shape == b.shape and bool((a._data == b._data).all())
 
 

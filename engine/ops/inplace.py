@@ -15,6 +15,7 @@ from ..autograd import anomaly, grad_mode
 from ..autograd.node import Node, edge_of
 from ..tensor import Tensor, wrap
 from . import derivatives as D
+from .functions import check_same_device
 from .op import apply_op, new_node
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -67,6 +68,9 @@ def _bump(t: Tensor) -> None:
 def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tensor:
     """`t.op_(*others)`: the out-of-place row of `op`, written back into `t`."""
     check_inplace(t)
+    for x in others:
+        if isinstance(x, Tensor) and x._data.__class__ is not t._data.__class__:
+            check_same_device(t, x)
     recording = grad_mode.state[0] and (t._rg or any(isinstance(x, Tensor) and x._rg for x in others))
     if not recording:
         datas = [x._data if isinstance(x, Tensor) else x for x in others]
@@ -211,7 +215,7 @@ def setitem(t, key, value) -> None:
     if not isinstance(key, tuple):
         key = (key,)
     if any(_is_advanced(k) for k in key):
-        array_key = tuple(_array_key(k) for k in key)
+        array_key = tuple(_array_key(k, t.device) for k in key)
         value = _operand(value)
         if isinstance(value, Tensor):
             value = value.to(t.dtype) if value.dtype is not t.dtype else value

@@ -105,12 +105,8 @@ class ArrayMath:
         out = self.xp.zeros(shape, dtype=g.dtype)
         if basic:
             out[key] = g
-        elif self.xp is numpy:
-            numpy.add.at(out, key, g)
         else:
-            import cupyx  # the GPU counterpart of numpy.add.at
-
-            cupyx.scatter_add(out, key, g)
+            backend.scatter_add(out, key, g)  # numpy.add.at / cupyx.scatter_add
         return out
 
     def embed(self, g, shape, view_fn):

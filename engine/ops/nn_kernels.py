@@ -13,6 +13,8 @@ import math
 
 import numpy
 
+from .. import backend
+
 SQRT_PI = math.sqrt(math.pi)
 
 
@@ -179,11 +181,11 @@ def conv_input_grad(xp, g, w, shape, padding, dilation, groups):
 # -------------------------------------------------------------------------------- pooling
 
 
-def _valid(spatial, kernel_offsets, stride, pads, dilation, out):
+def _valid(xp, spatial, kernel_offsets, stride, pads, dilation, out):
     """Which windows' element at `kernel_offsets` lies inside the input (not in the padding): (*out) bool."""
-    mask = numpy.ones(out, dtype=bool)
+    mask = xp.ones(out, dtype=bool)
     for i, (n, k, s, (lo, _), d, o) in enumerate(zip(spatial, kernel_offsets, stride, pads, dilation, out)):
-        pos = numpy.arange(o) * s - lo + k * d
+        pos = xp.arange(o) * s - lo + k * d
         shape = [1] * len(out)
         shape[i] = o
         mask = mask & ((pos >= 0) & (pos < n)).reshape(shape)
@@ -208,7 +210,7 @@ def max_pool(xp, x, kernel, stride, pads, dilation, out):
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     slices = [view[lead + k] for k in offsets]
     shifts = [sum(o * d * ps for o, d, ps in zip(k, dilation, plane_strides)) for k in offsets]
-    valid = [xp.asarray(_valid(spatial, k, stride, pads, dilation, out)) for k in offsets] if padded else None
+    valid = [_valid(xp, spatial, k, stride, pads, dilation, out) for k in offsets] if padded else None
     top = slices[0]
     for v in slices[1:]:
         top = xp.maximum(top, v)  # NaN propagates
@@ -239,7 +241,10 @@ def max_pool(xp, x, kernel, stride, pads, dilation, out):
 
 
 def avg_divisor(spatial, kernel, stride, padding, out, count_include_pad, divisor_override):
-    """What each window's sum is divided by (PyTorch's rules), as a number or an array of `out`."""
+    """What each window's sum is divided by (PyTorch's rules), as a number or an array of `out`.
+
+    Window geometry, worked out on the host: pooling moves an array divisor to the input's device.
+    """
     if divisor_override:
         return divisor_override
     sizes = []
@@ -273,13 +278,9 @@ def erf(xp, x):
 
     A series with positive terms below 2.5, a continued fraction for erfc above.
     """
-    if xp is not numpy:
-        try:
-            from cupyx.scipy.special import erf as cupy_erf
-
-            return cupy_erf(x)
-        except ImportError:  # pragma: no cover - cupy without cupyx.scipy
-            pass
+    device_erf = backend.device_erf(xp)  # CuPy's kernel where there is one
+    if device_erf is not None:
+        return device_erf(x)
     a = xp.abs(x).astype(numpy.float64)
     result = xp.empty_like(a)
     small = a < 2.5

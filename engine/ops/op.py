@@ -174,6 +174,24 @@ class Op:
         self.broadcast = broadcast
 
 
+def same_device_error(a, b) -> RuntimeError:
+    """PyTorch's error for one op given tensors on two devices."""
+    return RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!"
+    )
+
+
+def check_same_devices(inputs) -> None:
+    """Raise PyTorch's error when the Tensors among `inputs` are not all on one device."""
+    first = None
+    for x in inputs:
+        if isinstance(x, Tensor):
+            if first is None:
+                first = x.device
+            elif x.device != first:
+                raise same_device_error(first, x.device)
+
+
 def _xp_of_inputs(datas):
     for d in datas:
         if d.__class__ is ndarray:
@@ -234,9 +252,15 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     else:
         datas = []
         requires_grad = False
+        array_class = None
         for x in inputs:
             if x.__class__ is Tensor or isinstance(x, Tensor):
-                datas.append(x._data)
+                data = x._data
+                if array_class is None:
+                    array_class = data.__class__
+                elif data.__class__ is not array_class:  # numpy and cupy arrays: name the devices
+                    check_same_devices(inputs)
+                datas.append(data)
                 if x._rg:
                     requires_grad = True
             else:

@@ -95,7 +95,9 @@ def sum_to_size(self, *size):
 
 def _binary_no_grad(name):
     def fn(self, other):
-        other = other._data if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor):
+            F.check_same_device(self, other)
+            other = other._data
         return wrap(getattr(self._data, name)(other))
 
     return fn

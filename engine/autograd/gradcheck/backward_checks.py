@@ -56,6 +56,11 @@ def check_zero_grad_outputs(state: CheckState) -> None:
                 "grad is incorrect type",
                 f"grad is incorrect type (input {pos} is {t.dtype.name}, its gradient {g.dtype.name})",
             )
+        elif g.device != t.device:
+            state.fail(
+                "grad is incorrect device",
+                f"grad is incorrect device (input {pos} is on {t.device}, its gradient on {g.device})",
+            )
         elif g._data.shape != t._data.shape:
             state.fail(
                 "grad is incorrect size",

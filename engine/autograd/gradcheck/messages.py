@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy
 
+from ... import backend
 from ...tensor import Tensor, wrap
 from .report import MAX_MISMATCHES, PairReport
 from .util import max_abs
@@ -119,8 +120,9 @@ def fast_mode_mismatch(
 
 
 def jacobian_text(jacobian: numpy.ndarray, like: Tensor) -> str:
-    """A Jacobian printed as torch prints its own (transposed, in `like`'s dtype)."""
-    return repr(wrap(numpy.ascontiguousarray(jacobian.T).astype(like._data.dtype)))
+    """A Jacobian printed as torch prints its own (transposed, in `like`'s dtype, on its device)."""
+    host = numpy.ascontiguousarray(jacobian.T).astype(like._data.dtype)
+    return repr(wrap(backend.to_device(host, like.device)))
 
 
 def mismatch_listing(pair: PairReport) -> str:
