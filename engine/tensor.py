@@ -277,7 +277,7 @@ class Tensor:
         if not force:
             if not on_host:  # torch checks the device first
                 raise TypeError(_device_numpy_message(self))
-            if self._rg:
+            if self._rg and grad_mode.state[0]:  # torch allows it under no_grad
                 raise RuntimeError(
                     "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
                 )

@@ -226,3 +226,11 @@ def test_custom_function_backward_runs_on_zeros_when_no_gradient_arrives():
     x = engine.ones(2, requires_grad=True)
     (gx,) = engine.autograd.grad(G.apply(F.apply(x)).sum(), [x], allow_unused=True)
     assert calls == [[0.0, 0.0]] and gx.tolist() == [0.0, 0.0]
+
+
+def test_numpy_of_a_tensor_requiring_grad_is_allowed_under_no_grad():
+    x = engine.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=re.escape("Can't call numpy() on Tensor that requires grad.")):
+        x.numpy()
+    with engine.no_grad():
+        assert x.numpy().tolist() == [1.0, 1.0]
