@@ -234,3 +234,22 @@ def test_numpy_of_a_tensor_requiring_grad_is_allowed_under_no_grad():
         x.numpy()
     with engine.no_grad():
         assert x.numpy().tolist() == [1.0, 1.0]
+
+
+def test_only_values_a_gradient_reads_are_saved():
+    """As torch: x * 2 saves other, not self; changing an unsaved input is not an error."""
+    a = engine.ones(2, requires_grad=True)
+    node = (a * 2).grad_fn
+    assert node._saved_self is None and node._saved_other.item() == 2
+    x = engine.ones(2)
+    w = engine.ones(2, requires_grad=True)
+    y = (x * w).sum()  # w's gradient reads x; nobody reads w
+    with engine.no_grad():
+        w.mul_(2)
+    y.backward()
+    assert w.grad.tolist() == [1.0, 1.0]
+    x2 = engine.ones(2)
+    y2 = (x2 * w).sum()
+    x2.add_(1)  # x2 *is* read by w's gradient
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y2.backward()

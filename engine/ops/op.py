@@ -6,6 +6,8 @@ backward formulas; `apply_op` is the hot path every differentiable op goes throu
 
 from __future__ import annotations
 
+import dis
+
 import numpy
 
 from .. import backend
@@ -128,7 +130,7 @@ class FormulaNode(Node):
     def _saved_value(self, name):
         i = self.saved_names.index(name)
         value = self.unpack(True)[i]
-        return value if isinstance(value, Tensor) else _as_tensor(value)
+        return value if value is None or isinstance(value, Tensor) else _as_tensor(value)
 
 
 def _as_tensor(value):
@@ -162,16 +164,39 @@ def node_class(name, formulas=(), joint=None, saves=(), inputs=("self",), attrs=
     return type(name, (FormulaNode,), ns)
 
 
-class Op:
-    """One row of the table: the forward on arrays, the node class, and what to save."""
+def _saved_read(formula, count: int) -> set:
+    """Which saved values (by position, after `m` and `grad`) a formula actually reads."""
+    code = formula.__code__
+    params = code.co_varnames[: code.co_argcount]
+    loaded = {i.argval for i in dis.get_instructions(formula) if i.opname.startswith("LOAD_FAST")}
+    return {k for k in range(count) if 2 + k < len(params) and params[2 + k] in loaded}
 
-    __slots__ = ("forward", "node", "save_index", "broadcast")
+
+class Op:
+    """One row of the table: the forward on arrays, the node class, and what to save.
+
+    As in PyTorch, an input is saved only when the formula of some input that requires
+    grad reads it: `x * 2` saves `other` but not `self`, so a later in-place change to a
+    value no gradient needs is not an error. `save_rule[k]` lists the inputs whose
+    formulas read saved value k (None: always saved).
+    """
+
+    __slots__ = ("forward", "node", "save_index", "save_rule", "broadcast")
 
     def __init__(self, forward, node, inputs=("self",), saves=(), broadcast=False):
         self.forward = forward
         self.node = node
         self.save_index = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
         self.broadcast = broadcast
+        formulas = node.formulas
+        if node.joint is not None or len(inputs) < 2 or any(f is None for f in formulas):
+            self.save_rule = None
+        else:
+            read = [_saved_read(f, len(saves)) for f in formulas]
+            self.save_rule = tuple(
+                None if s == "result" else tuple(j for j, ks in enumerate(read) if k in ks)
+                for k, s in enumerate(saves)
+            )
 
 
 def same_device_error(a, b) -> RuntimeError:
@@ -283,7 +308,18 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     node.next_functions = edges
     index = op.save_index
     if index:
-        saved = tuple([out if i < 0 else inputs[i] for i in index])
+        rule = op.save_rule
+        if rule is None or all(edge[0] is not None for edge in edges):
+            saved = tuple([out if i < 0 else inputs[i] for i in index])
+        else:  # save only what the formulas of the inputs that require grad will read
+            saved = tuple(
+                [
+                    (out if i < 0 else inputs[i])
+                    if readers is None or any(edges[j][0] is not None for j in readers)
+                    else None
+                    for i, readers in zip(index, rule)
+                ]
+            )
         node._saved = saved
         node._versions = tuple(
             [v._vc[0] if v.__class__ is Tensor or isinstance(v, Tensor) else None for v in saved]
