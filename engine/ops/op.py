@@ -91,23 +91,30 @@ class FormulaNode(Node):
 
     def apply(self, grads, m, create_graph):
         g = grads[0]
-        attrs = self._attrs
         versions = self._versions
         if not versions:
-            args = ()
-        elif create_graph or self._saved is None or len(versions) != 1 or versions[0] is None:
-            args = self.unpack(create_graph)
-        else:  # the common case, inlined: one saved tensor, no graph of the backward
-            value = self._saved[0]
-            args = (value._data,) if value._vc[0] == versions[0] else self.unpack(False)
+            args = self._attrs
+        elif create_graph or self._saved is None:
+            args = (*self.unpack(create_graph), *self._attrs)
+        else:  # unpack inlined for the common case: raw arrays, versions checked
+            args = []
+            for value, version in zip(self._saved, versions):
+                if version is None:
+                    args.append(value)
+                elif value._vc[0] == version:
+                    args.append(value._data)
+                else:
+                    self.unpack(False)  # raises PyTorch's version error
+            if self._attrs:
+                args.extend(self._attrs)
         formulas = self.formulas
         if self.joint is not None:
-            out = list(self.joint(m, g, *args, *attrs))
+            out = list(self.joint(m, g, *args))
         elif len(formulas) == 1:  # a unary op: its one input is the reason the node exists
-            out = [formulas[0](m, g, *args, *attrs)]
+            out = [formulas[0](m, g, *args)]
         else:
             out = [
-                None if edge[0] is None else formula(m, g, *args, *attrs)
+                None if edge[0] is None else formula(m, g, *args)
                 for edge, formula in zip(self.next_functions, formulas)
             ]
         meta = self._meta
@@ -309,7 +316,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     index = op.save_index
     if index:
         rule = op.save_rule
-        if rule is None or all(edge[0] is not None for edge in edges):
+        if rule is None or (edges[0][0] is not None and (n == 1 or (n == 2 and edges[1][0] is not None))):
             saved = tuple([out if i < 0 else inputs[i] for i in index])
         else:  # save only what the formulas of the inputs that require grad will read
             saved = tuple(
