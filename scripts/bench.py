@@ -120,11 +120,16 @@ def gradcheck_inputs(lib):
 
 
 def bench_gradcheck(args):
-    """tanh(x @ W).sum(), x 8x32, W 32x32, float64: full and fast mode, same verdicts."""
+    """tanh(x @ W).sum(), x 8x32, W 32x32, float64: full and fast mode, same verdicts.
+
+    The first full-mode call in the process is reported too: it is what one `gradcli check`
+    run (a fresh process) pays, lazy initialisation included.
+    """
     out = []
     for fast in (False, True):
         fns = {}
         verdicts = {}
+        first = {}
         for name, lib in LIBS:
             if lib is None:
                 continue
@@ -133,11 +138,21 @@ def bench_gradcheck(args):
             def run(lib=lib, x=x, w=w, fast=fast):
                 return lib.autograd.gradcheck(lambda a, b: (a @ b).tanh().sum(), (x, w), fast_mode=fast)
 
+            started = time.perf_counter()
             verdicts[name] = run()
+            first[name] = time.perf_counter() - started
             fns[name] = run
         best = interleaved(fns, max(3, args.repeats // 3), 1)
         mode = "fast" if fast else "full"
         agree = "same verdict" if len(set(verdicts.values())) == 1 else f"VERDICTS DIFFER {verdicts}"
+        if not fast:
+            out.append(
+                (
+                    f"gradcheck {mode} mode, first call in the process ({agree})",
+                    "ms",
+                    [(k, v * 1e3) for k, v in first.items()],
+                )
+            )
         out.append(
             (
                 f"gradcheck {mode} mode, tanh(x@W).sum() ({agree})",
