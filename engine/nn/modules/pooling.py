@@ -9,6 +9,10 @@ from ..module import Module
 
 
 class _MaxPoolNd(Module):
+    """MaxPool1d and MaxPool2d differ only in the functional form they call."""
+
+    _pool = None  # set by each subclass
+
     def __init__(
         self,
         kernel_size,
@@ -26,6 +30,17 @@ class _MaxPoolNd(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
+    def forward(self, input: Tensor):
+        return self._pool(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
+
     def extra_repr(self) -> str:
         return (
             "kernel_size={kernel_size}, stride={stride}, padding={padding}, dilation={dilation}, "
@@ -34,29 +49,11 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
-    def forward(self, input: Tensor):
-        return F.max_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
+    _pool = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
-    def forward(self, input: Tensor):
-        return F.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
+    _pool = staticmethod(F.max_pool2d)
 
 
 class _AvgPoolNd(Module):
