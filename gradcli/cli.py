@@ -11,6 +11,7 @@ import sys
 import time
 import traceback
 from enum import Enum
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -93,16 +94,9 @@ def check(
     except typer.Exit:
         raise
     except KeyboardInterrupt:
-        err.print("interrupted", soft_wrap=True)
-        raise typer.Exit(130) from None
+        _interrupted_exit(err)
     except Exception as exc:  # a bug of gradcli itself: say so, in one line unless --debug
-        if debug:
-            err.print(traceback.format_exc().rstrip(), soft_wrap=True)
-        err.print(
-            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-            soft_wrap=True,
-        )
-        code = EXIT_INTERNAL
+        _internal_error_exit(err, exc, debug)
     raise typer.Exit(code)
 
 
@@ -222,17 +216,26 @@ def graph(
     except draw.OutputError as exc:
         _usage_exit(err, str(exc))
     except KeyboardInterrupt:
-        err.print("interrupted", soft_wrap=True)
-        raise typer.Exit(130) from None
+        _interrupted_exit(err)
     except Exception as exc:  # a bug of gradcli itself
-        if debug:
-            err.print(traceback.format_exc().rstrip(), soft_wrap=True)
-        err.print(
-            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-            soft_wrap=True,
-        )
-        raise typer.Exit(EXIT_INTERNAL) from None
+        _internal_error_exit(err, exc, debug)
     raise typer.Exit(EXIT_OK)
+
+
+def _interrupted_exit(err: Console) -> NoReturn:
+    err.print("interrupted", soft_wrap=True)
+    raise typer.Exit(130) from None
+
+
+def _internal_error_exit(err: Console, exc: BaseException, debug: bool) -> NoReturn:
+    """A bug of gradcli itself: one line (the traceback with --debug), exit 3, as pytest does."""
+    if debug:
+        err.print(traceback.format_exc().rstrip(), soft_wrap=True)
+    err.print(
+        f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+        soft_wrap=True,
+    )
+    raise typer.Exit(EXIT_INTERNAL) from None
 
 
 def _usage_exit(err: Console, message: str) -> None:
@@ -278,17 +281,9 @@ def anomaly(
                 script, args or [], device=device.value, seed=seed, check_forward=check_forward
             )
     except KeyboardInterrupt:
-        render.make_console(sys.stderr).print("interrupted", soft_wrap=True)
-        raise typer.Exit(130) from None
+        _interrupted_exit(render.make_console(sys.stderr))
     except Exception as exc:  # a bug of gradcli itself
-        err = render.make_console(sys.stderr)
-        if debug:
-            err.print(traceback.format_exc().rstrip(), soft_wrap=True)
-        err.print(
-            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-            soft_wrap=True,
-        )
-        raise typer.Exit(EXIT_INTERNAL) from None
+        _internal_error_exit(render.make_console(sys.stderr), exc, debug)
     if json_output:
         print(show.json_document(report, strict=strict), file=sys.stdout)
     else:
