@@ -141,7 +141,8 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
         while ready:
             node = ready.pop()
             grads_in = buffers.pop(node, None) or [None] * node.num_outputs
-            if node._hooks is not None:
+            hooked = node._hooks is not None
+            if hooked:
                 grads_in = _before_node(node, grads_in, create_graph)
             if targets is not None:
                 _at_target(node, grads_in, targets, inputs, cap, create_graph)
@@ -156,7 +157,7 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
             else:
                 if grads_in[0].__class__ is not array_class:  # the first node, or .to() changed device
                     m, array_class = _namespace(grads_in, create_graph, m, array_class)
-                if checked or node._hooks is not None:
+                if checked or hooked:
                     outputs = _call(node, grads_in, m, create_graph)
                 else:
                     outputs = node.apply(grads_in, m, create_graph)
@@ -164,7 +165,10 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
                 node.release()
                 if watch is not None:
                     watch.released(node)
-            for (child, nr), g in zip(node.next_functions, outputs):
+            k = 0
+            for child, nr in node.next_functions:  # (a loop without zip: cheaper per node)
+                g = outputs[k]
+                k += 1
                 if child is None or (nodes is not None and child not in nodes):
                     continue
                 if g is not None:

@@ -7,7 +7,7 @@ what forward stores on it is there when backward runs.
 from __future__ import annotations
 
 from . import grad_mode
-from .node import FREED_MESSAGE, Node, edge_of
+from .node import FREED_MESSAGE, Node, SavedOutput, edge_of
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -47,10 +47,19 @@ class BackwardCFunction(Node, FunctionCtx):
 
         out = []
         for t, version in saved:
+            if t.__class__ is SavedOutput:
+                t = t.tensor(self)
             if t is not None and t._vc[0] != version:
                 raise version_error(t, version, None if t.grad_fn is None else (t.grad_fn, t._output_nr))
             out.append(t)
         return tuple(out)
+
+    def saved_pairs(self) -> list | None:
+        """(tensor, version) per saved entry (outputs rebuilt, unchecked); None once freed."""
+        saved = self.__dict__.get("_saved_entries", ())
+        if saved is None:
+            return None
+        return [(t.tensor(self) if t.__class__ is SavedOutput else t, v) for t, v in saved]
 
     def release(self) -> None:
         if self.__dict__.get("_saved_entries"):
@@ -188,7 +197,14 @@ class Function:
             (o.shape, o.dtype, o.device) if isinstance(o, Tensor) else ((), None, None) for o in outs
         )
         to_save = ctx.__dict__.pop("to_save", ())
-        ctx._saved_entries = tuple((t, t._vc[0] if t is not None else 0) for t in to_save)
+        # An output is saved as data + version counter: the Tensor itself would be a cycle.
+        ctx._saved_entries = tuple(
+            (
+                SavedOutput(t, t._output_nr) if t is not None and t.grad_fn is ctx else t,
+                t._vc[0] if t is not None else 0,
+            )
+            for t in to_save
+        )
         return tuple(outs) if is_tuple else outs[0]
 
     @staticmethod

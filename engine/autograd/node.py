@@ -16,6 +16,33 @@ FREED_MESSAGE = (
 )
 
 
+class SavedOutput:
+    """An op's own output, saved for its backward without a reference back to the node.
+
+    Saving the output Tensor would close a cycle (tensor -> grad_fn -> saved tensor) that
+    only the cyclic GC frees. As PyTorch's SavedVariable does, keep the array and the
+    version counter, and rebuild a Tensor whose grad_fn is the node when one is asked for.
+    """
+
+    __slots__ = ("_data", "_vc", "_output_nr")
+
+    def __init__(self, tensor, output_nr: int = 0):
+        self._data = tensor._data
+        self._vc = tensor._vc
+        self._output_nr = output_nr
+
+    def tensor(self, node):
+        """The output as a Tensor again: same array and version counter, `grad_fn` the node."""
+        from ..tensor import wrap
+
+        t = wrap(self._data)
+        t._vc = self._vc
+        t.grad_fn = node
+        t._output_nr = self._output_nr
+        t._rg = True
+        return t
+
+
 class RemovableHandle:
     """Returned by every register_*hook; `remove()` unregisters the hook."""
 

@@ -17,7 +17,7 @@ from .. import backend
 from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
 from . import derivatives as D
-from .op import apply_op, same_device_error
+from .op import apply_op, broadcast_error, same_device_error
 
 ndarray = numpy.ndarray
 return_types_max = collections.namedtuple("max", ["values", "indices"])
@@ -47,17 +47,12 @@ def check_same_device(a: Tensor, b: Tensor) -> None:
 
 
 def broadcast_check(a, b) -> None:
+    """Raise PyTorch's errors for two tensors that can't meet in one elementwise op."""
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         check_same_device(a, b)
-        sa, sb = a._data.shape, b._data.shape
-        if sa != sb:
-            for i, (x, y) in enumerate(zip(reversed(sa), reversed(sb))):
-                if x != y and x != 1 and y != 1:
-                    dim = builtins.max(len(sa), len(sb)) - 1 - i
-                    raise RuntimeError(
-                        f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                        f"at non-singleton dimension {dim}"
-                    )
+        error = broadcast_error((a, b))
+        if error is not None:
+            raise error
 
 
 def norm_dim(dim: int, ndim: int) -> int:
@@ -78,12 +73,8 @@ def norm_dims(dim, ndim: int) -> tuple:
 
 
 def _binary(op, a, b, attrs=()):
-    if b.__class__ is not Tensor:
-        b = as_operand(b)
-        broadcast_check(a, b)
-    elif a._data.shape != b._data.shape or a._data.__class__ is not b._data.__class__:
-        broadcast_check(a, b)
-    return apply_op(op, (a, b), attrs)
+    """A two-input op; shapes that don't broadcast are reported by `apply_op` when numpy refuses."""
+    return apply_op(op, (a, b if b.__class__ is Tensor else as_operand(b)), attrs)
 
 
 # -------------------------------------------------------------------------- arithmetic

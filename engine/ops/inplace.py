@@ -12,7 +12,7 @@ import numpy
 
 from .. import backend
 from ..autograd import anomaly, grad_mode
-from ..autograd.node import Node, edge_of
+from ..autograd.node import Node, SavedOutput, edge_of
 from ..tensor import Tensor, wrap
 from . import derivatives as D
 from .functions import check_same_device
@@ -84,8 +84,9 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     node = result.grad_fn
     if node._saved:
         # A saved result must be `t` itself at its new version, so a later change is caught.
-        node._saved = [t if v is result else v for v in node._saved]
-        node._versions = [t._vc[0] if v is t else ver for v, ver in zip(node._saved, node._versions)]
+        outputs = [v.__class__ is SavedOutput for v in node._saved]
+        node._saved = [SavedOutput(t) if is_out else v for v, is_out in zip(node._saved, outputs)]
+        node._versions = [t._vc[0] if is_out else ver for ver, is_out in zip(node._versions, outputs)]
     if t._base is None:
         _rebase(t, node)
     else:

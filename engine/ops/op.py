@@ -12,8 +12,8 @@ import numpy
 
 from .. import backend
 from ..autograd import anomaly, grad_mode
-from ..autograd.node import FREED_MESSAGE, Node, accumulator_of
-from ..tensor import Tensor, wrap
+from ..autograd.node import FREED_MESSAGE, Node, SavedOutput, accumulator_of
+from ..tensor import Tensor
 
 ndarray = numpy.ndarray
 
@@ -78,16 +78,25 @@ class FormulaNode(Node):
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         out = []
-        for i, (value, version) in enumerate(zip(saved, self._versions)):
+        for value, version in zip(saved, self._versions):
             if version is None:
                 out.append(value)
-            elif value._vc[0] != version:
-                # A saved output is named after this node; a saved input after its current producer.
-                producer = (self, 0) if self.saved_sources[i] == -1 else _producer_of(value)
-                raise version_error(value, version, producer)
-            else:
-                out.append(value if as_tensors else value._data)
+                continue
+            if value.__class__ is SavedOutput and (as_tensors or value._vc[0] != version):
+                value = value.tensor(self)
+            if value._vc[0] != version:  # named after its current producer, as PyTorch does
+                raise version_error(value, version, _producer_of(value))
+            out.append(value if as_tensors else value._data)
         return out
+
+    def saved_pairs(self) -> list | None:
+        """(value, version) per saved entry as users see it (outputs as Tensors); None once freed."""
+        if self._saved is None:
+            return None
+        return [
+            (value.tensor(self) if value.__class__ is SavedOutput else value, version)
+            for value, version in zip(self._saved, self._versions)
+        ]
 
     def apply(self, grads, m, create_graph):
         g = grads[0]
@@ -98,7 +107,10 @@ class FormulaNode(Node):
             args = (*self.unpack(create_graph), *self._attrs)
         else:  # unpack inlined for the common case: raw arrays, versions checked
             args = []
-            for value, version in zip(self._saved, versions):
+            k = 0
+            for value in self._saved:
+                version = versions[k]
+                k += 1
                 if version is None:
                     args.append(value)
                 elif value._vc[0] == version:
@@ -113,10 +125,12 @@ class FormulaNode(Node):
         elif len(formulas) == 1:  # a unary op: its one input is the reason the node exists
             out = [formulas[0](m, g, *args)]
         else:
-            out = [
-                None if edge[0] is None else formula(m, g, *args)
-                for edge, formula in zip(self.next_functions, formulas)
-            ]
+            out = []
+            k = 0
+            edges = self.next_functions
+            for formula in formulas:
+                out.append(None if edges[k][0] is None else formula(m, g, *args))
+                k += 1
         meta = self._meta
         if meta is not None:  # undo broadcasting and type promotion, in one place
             for i, gi in enumerate(out):
@@ -224,6 +238,21 @@ def check_same_devices(inputs) -> None:
                 raise same_device_error(first, x.device)
 
 
+def broadcast_error(inputs) -> RuntimeError | None:
+    """PyTorch's error when two tensor inputs' shapes don't broadcast; None when they do."""
+    shapes = [x._data.shape for x in inputs if isinstance(x, Tensor)]
+    if len(shapes) != 2:
+        return None
+    sa, sb = shapes
+    for i, (x, y) in enumerate(zip(reversed(sa), reversed(sb))):
+        if x != y and x != 1 and y != 1:
+            return RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                f"at non-singleton dimension {max(len(sa), len(sb)) - 1 - i}"
+            )
+    return None
+
+
 def _xp_of_inputs(datas):
     for d in datas:
         if d.__class__ is ndarray:
@@ -260,23 +289,14 @@ def _broadcast_meta(inputs, out):
 _NO_EDGE = (None, 0)
 
 
-def _edge(x):
-    """Where a gradient for input `x` goes: its grad_fn, its AccumulateGrad, or nowhere."""
-    if x.__class__ is Tensor or isinstance(x, Tensor):
-        fn = x.grad_fn
-        if fn is not None:
-            return (fn, x._output_nr)
-        if x._rg:
-            return (accumulator_of(x), 0)
-    return _NO_EDGE
-
-
 def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     """Run `op` forward; record a node when grad mode is on and an input requires grad.
 
-    This is the hot path of every op, hence the plain loops and no helper calls.
+    This is the hot path of every op, hence the inlined Tensor construction and edges,
+    and plain loops instead of helpers and comprehensions (each a Python call in 3.11).
     """
-    if len(inputs) == 1:  # unary ops: the input is always a Tensor
+    n = len(inputs)
+    if n == 1:  # unary ops: the input is always a Tensor
         a = inputs[0]
         d0 = a._data
         datas = (d0,)
@@ -298,57 +318,82 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
             else:
                 datas.append(x)
         d0 = datas[0]
-    xp = numpy if d0.__class__ is ndarray else _xp_of_inputs(datas)
-    out = wrap(op.forward(xp, *datas, *attrs))
+    try:
+        array = op.forward(numpy if d0.__class__ is ndarray else _xp_of_inputs(datas), *datas, *attrs)
+    except ValueError:  # numpy refused the shapes: say it in PyTorch's words
+        error = broadcast_error(inputs)
+        if error is None:
+            raise
+        raise error from None
+    if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
+        array = numpy.asarray(array)
+    out = Tensor.__new__(Tensor)  # wrap(array), inlined
+    out._data = array
+    out._grad = out._base = out._view_fn = out._hooks = out._acc = None
+    out._output_nr = 0
+    out._retains_grad = False
+    out._vc = [0]
     if not (requires_grad and grad_mode.state[0]):
+        out._rg = False
+        out.grad_fn = None
         return out
-    n = len(inputs)
-    if n == 1:
-        edges = (_edge(inputs[0]),)
-    elif n == 2:
-        edges = (_edge(inputs[0]), _edge(inputs[1]))
-    else:
-        edges = tuple(map(_edge, inputs))
-    node = op.node.__new__(op.node)
+
+    # The edges: where each input's gradient goes (its grad_fn, its AccumulateGrad, or nowhere).
+    edges = []
+    for x in inputs:
+        if x.__class__ is Tensor or isinstance(x, Tensor):
+            fn = x.grad_fn
+            if fn is not None:
+                edges.append((fn, x._output_nr))
+            elif x._rg:
+                ref = x._acc
+                acc = ref() if ref is not None else None
+                edges.append((accumulator_of(x) if acc is None else acc, 0))
+            else:
+                edges.append(_NO_EDGE)
+        else:
+            edges.append(_NO_EDGE)
+    cls = op.node
+    node = cls.__new__(cls)
     node._hooks = None
     node._trace = anomaly.forward_trace(node, inputs, out) if anomaly.state[0] else None
-    node.next_functions = edges
+    node.next_functions = edges = tuple(edges)
+    node._attrs = attrs
+
+    # The saved values, stamped with their versions; only what some needed formula reads.
     index = op.save_index
     if index:
         rule = op.save_rule
-        if rule is None or (edges[0][0] is not None and (n == 1 or (n == 2 and edges[1][0] is not None))):
-            saved = tuple([out if i < 0 else inputs[i] for i in index])
-        else:  # save only what the formulas of the inputs that require grad will read
-            saved = tuple(
-                [
-                    (out if i < 0 else inputs[i])
-                    if readers is None or any(edges[j][0] is not None for j in readers)
-                    else None
-                    for i, readers in zip(index, rule)
-                ]
-            )
-        node._saved = saved
-        node._versions = tuple(
-            [v._vc[0] if v.__class__ is Tensor or isinstance(v, Tensor) else None for v in saved]
-        )
+        saved = []
+        versions = []
+        for k, i in enumerate(index):
+            if rule is not None and rule[k] is not None and not any(edges[j][0] is not None for j in rule[k]):
+                saved.append(None)
+                versions.append(None)
+                continue
+            if i < 0:  # the output: its data and version counter, not the Tensor (no cycle)
+                saved.append(SavedOutput(out))
+                versions.append(0)
+                continue
+            value = inputs[i]
+            saved.append(value)
+            versions.append(value._vc[0] if value.__class__ is Tensor or isinstance(value, Tensor) else None)
+        node._saved = tuple(saved)
+        node._versions = tuple(versions)
     else:
         node._saved = node._versions = ()
-    node._attrs = attrs
-    if op.broadcast:
-        data = out._data
-        node._meta = (
-            None
-            if n == 2
-            and inputs[0].__class__ is Tensor
-            and inputs[0]._data.shape == data.shape
-            and inputs[0]._data.dtype == data.dtype
-            and inputs[1].__class__ is Tensor
-            and inputs[1]._data.shape == data.shape
-            and inputs[1]._data.dtype == data.dtype
-            else _broadcast_meta(inputs, out)
-        )
-    else:
-        node._meta = None
+
+    node._meta = None
+    if op.broadcast:  # inputs whose shape or dtype differs from the output's need summing or casting
+        shape, dt = array.shape, array.dtype
+        for x in inputs:
+            if (
+                not (x.__class__ is Tensor or isinstance(x, Tensor))
+                or x._data.shape != shape
+                or x._data.dtype != dt
+            ):
+                node._meta = _broadcast_meta(inputs, out)
+                break
     out.grad_fn = node
     out._rg = True
     return out

@@ -17,12 +17,13 @@ class TensorNames:
     def __init__(self, module: types.ModuleType | None, frames: list[types.FrameType] = ()):
         self.module = module
         self.frames = list(frames)
-        self._table: dict[int, str] | None = None
+        self._table: dict[int, tuple[str, Any]] | None = None
+        self._by_array: dict[int, str] = {}
 
-    def _build(self) -> dict[int, str]:
+    def _build(self) -> dict[int, tuple[str, Any]]:
         from engine.tensor import Tensor
 
-        table: dict[int, str] = {}
+        table: dict[int, tuple[str, Any]] = {}
         scopes = [f.f_locals for f in reversed(self.frames)]
         if self.module is not None:
             scopes.append(self.module.__dict__)
@@ -37,23 +38,27 @@ class TensorNames:
         return table
 
     @staticmethod
-    def _add(table: dict[int, str], name: str, value: Any, Tensor: type) -> None:
+    def _add(table: dict[int, tuple[str, Any]], name: str, value: Any, Tensor: type) -> None:
         if isinstance(value, Tensor):
-            table.setdefault(id(value), name)
+            table.setdefault(id(value), (name, value))
         elif isinstance(value, (list, tuple)) and len(value) <= 64:
             for i, item in enumerate(value):
                 if isinstance(item, Tensor):
-                    table.setdefault(id(item), f"{name}[{i}]")
+                    table.setdefault(id(item), (f"{name}[{i}]", item))
         elif not isinstance(value, type) and callable(getattr(value, "named_parameters", None)):
             for pname, p in value.named_parameters():  # an engine.nn.Module, or alike
-                table.setdefault(id(p), f"{name}.{pname}")
+                table.setdefault(id(p), (f"{name}.{pname}", p))
 
     def of(self, tensor) -> str | None:
+        """By identity; else by array, since the engine hands a saved output back as a new Tensor."""
         if tensor is None:
             return None
         if self._table is None:
             self._table = self._build()
-        return self._table.get(id(tensor))
+            for name, value in self._table.values():
+                self._by_array.setdefault(id(value._data), name)
+        entry = self._table.get(id(tensor))
+        return entry[0] if entry is not None else self._by_array.get(id(tensor._data))
 
 
 def definition(name: str | None, sites: Sites) -> Location | None:

@@ -84,10 +84,10 @@ def backward_stats(node, grads, outputs) -> list[TensorStats]:
     for i, g in enumerate(grads):
         if g is not None:
             stats.append(tensor_stats(f"grad_output[{i}] (into {node.name()})", g))
-    saved = getattr(node, "_saved", None)
+    pairs = node.saved_pairs() if hasattr(node, "saved_pairs") else None
     names = getattr(node, "saved_names", ())
-    if saved:
-        for name, value in zip(names, saved):
+    if pairs:
+        for name, (value, _) in zip(names, pairs):
             stats.append(tensor_stats(f"saved {name}", value))
     for i, (g, (child, _)) in enumerate(zip(outputs, node.next_functions)):
         if g is not None:

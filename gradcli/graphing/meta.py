@@ -58,7 +58,7 @@ def _read_known(
         if isinstance(node, AccumulateGrad):
             _merge_tensor(metas[i][0], node.variable, "variable")
         elif isinstance(node, FormulaNode):
-            saved = node._saved
+            saved = [v for v, _ in node.saved_pairs() or ()]
             if saved:
                 for k, src in enumerate(node.saved_sources):
                     if src == -1 and k < len(saved) and is_tensor(saved[k]):
@@ -93,9 +93,10 @@ def _propagate(
     }
     for i in matching:  # a saved tensor input (a constant too) has the output's shape and dtype
         node = order[i]
+        saved = [v for v, _ in node.saved_pairs() or ()]
         for j, src in enumerate(node.saved_sources):
-            if src is not None and src >= 0 and j < len(node._saved or ()) and is_tensor(node._saved[j]):
-                _merge_tensor(metas[i][0], node._saved[j], "inputs")
+            if src is not None and src >= 0 and j < len(saved) and is_tensor(saved[j]):
+                _merge_tensor(metas[i][0], saved[j], "inputs")
     for _ in range(4):
         changed = False
         for i in topo:
@@ -141,7 +142,7 @@ def _describe_input(
         return
     if not isinstance(node, FormulaNode):
         return
-    saved = node._saved
+    saved = [v for v, _ in node.saved_pairs() or ()]
     if saved:
         for j, src in enumerate(node.saved_sources):
             if src == k and j < len(saved):

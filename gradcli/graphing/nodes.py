@@ -101,10 +101,8 @@ def saved_tensors(node: Any) -> list[Any]:
     """The tensors a node holds for its backward (for the memory total)."""
     if isinstance(node, CopySlices):
         return saved_tensors(node.fn)
-    if isinstance(node, FormulaNode):
-        return [v for v in node._saved or () if is_tensor(v)]
-    if isinstance(node, BackwardCFunction):
-        return [t for t, _ in node.__dict__.get("_saved_entries") or () if t is not None]
+    if isinstance(node, (FormulaNode, BackwardCFunction)):
+        return [v for v, _ in node.saved_pairs() or () if is_tensor(v)]
     return []
 
 
@@ -143,23 +141,27 @@ def _saved_values(node: Any, names: NameIndex, prefix: str = "") -> tuple[list[S
         return _saved_values(node.fn, names, f"{type(node.fn).__name__}.")
     out: list[Saved] = []
     if isinstance(node, FormulaNode):
-        freed = bool(node._versions) and node._saved is None
-        if not freed:
-            for j, (value, version) in enumerate(zip(node._saved, node._versions)):
-                label = prefix + "_saved_" + node.saved_names[j]
-                result = j < len(node.saved_sources) and node.saved_sources[j] == -1
-                out.append(_saved_record(label, value, version, names, result))
+        pairs = node.saved_pairs()
+        freed = pairs is None
+        for j, (value, version) in enumerate(pairs or ()):
+            label = prefix + "_saved_" + node.saved_names[j]
+            out.append(_saved_record(label, value, version, names, _is_output_of(value, node)))
         for attr, value in zip(node.attr_names, node._attrs):
             out.append(Saved(prefix + "_saved_" + attr, "value", value=short_repr(value)))
         return out, freed
     if isinstance(node, BackwardCFunction):
-        entries = node.__dict__.get("_saved_entries", ())
-        if entries is None:
-            return out, True
-        for j, (tensor, version) in enumerate(entries):
-            out.append(_saved_record(f"saved_tensors[{j}]", tensor, version, names, False))
-        return out, False
+        pairs = node.saved_pairs()
+        for j, (tensor, version) in enumerate(pairs or ()):
+            out.append(
+                _saved_record(f"saved_tensors[{j}]", tensor, version, names, _is_output_of(tensor, node))
+            )
+        return out, pairs is None
     return out, False
+
+
+def _is_output_of(value: Any, node: Any) -> bool:
+    """A saved output: engine hands it back rebuilt, so it is named by its producer, not its id."""
+    return is_tensor(value) and value.grad_fn is node
 
 
 def _saved_record(label: str, value: Any, version: int | None, names: NameIndex, result: bool) -> Saved:
@@ -174,6 +176,6 @@ def _saved_record(label: str, value: Any, version: int | None, names: NameIndex,
         nbytes=int(value._data.nbytes),
         saved_version=version,
         current_version=value._vc[0],
-        names=list(names.of(value)),
+        names=list(names.of_output(value.grad_fn, value._output_nr) if result else names.of(value)),
         is_output=result,
     )
