@@ -81,8 +81,8 @@ def _binary(op, a, b, attrs=()):
 
 
 def add(a, b, *, alpha=1):
-    if a.__class__ is Tensor:
-        return _binary(D.ADD, a, b, (alpha,))
+    if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a + b`)
+        return apply_op(D.ADD, (a, b if b.__class__ is Tensor else as_operand(b)), (alpha,))
     a = as_operand(a)
     if not isinstance(a, Tensor):
         return add(b, a) if alpha == 1 else add(as_operand(b) * alpha, a)
@@ -90,8 +90,8 @@ def add(a, b, *, alpha=1):
 
 
 def sub(a, b, *, alpha=1):
-    if a.__class__ is Tensor:
-        return _binary(D.SUB, a, b, (alpha,))
+    if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a - b`)
+        return apply_op(D.SUB, (a, b if b.__class__ is Tensor else as_operand(b)), (alpha,))
     a = as_operand(a)
     if not isinstance(a, Tensor):
         return rsub(b, a, alpha=alpha)
@@ -105,8 +105,8 @@ def rsub(a, other, *, alpha=1):
 
 
 def mul(a, b):
-    if a.__class__ is Tensor:
-        return _binary(D.MUL, a, b)
+    if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a * b`)
+        return apply_op(D.MUL, (a, b if b.__class__ is Tensor else as_operand(b)))
     a = as_operand(a)
     if not isinstance(a, Tensor):
         return mul(b, a)

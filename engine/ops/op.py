@@ -7,6 +7,7 @@ backward formulas; `apply_op` is the hot path every differentiable op goes throu
 from __future__ import annotations
 
 import dis
+import types
 
 import numpy
 
@@ -182,7 +183,21 @@ def node_class(name, formulas=(), joint=None, saves=(), inputs=("self",), attrs=
         ns["_saved_" + s] = _saved_property(s, i, False)
     for i, a in enumerate(attrs):
         ns["_saved_" + a] = _saved_property(a, i, True)
+    ns["apply"] = own_copy(FormulaNode.apply)
+    ns["release"] = own_copy(FormulaNode.release)
     return type(name, (FormulaNode,), ns)
+
+
+def own_copy(function):
+    """The same function on its own copy of the code, for one node class.
+
+    CPython 3.11 specializes attribute access per instruction for a single class; code
+    shared by every node class would see them all and fall back to the slow lookups.
+    """
+    code = function.__code__.replace()
+    return types.FunctionType(
+        code, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
 
 
 def _saved_read(formula, count: int) -> set:
@@ -202,7 +217,7 @@ class Op:
     formulas read saved value k (None: always saved).
     """
 
-    __slots__ = ("forward", "node", "save_index", "save_rule", "broadcast")
+    __slots__ = ("forward", "node", "save_index", "save_rule", "save_plan", "broadcast")
 
     def __init__(self, forward, node, inputs=("self",), saves=(), broadcast=False):
         self.forward = forward
@@ -218,6 +233,8 @@ class Op:
                 None if s == "result" else tuple(j for j, ks in enumerate(read) if k in ks)
                 for k, s in enumerate(saves)
             )
+        rule = self.save_rule or (None,) * len(saves)
+        self.save_plan = tuple(zip(self.save_index, rule))  # (input index or -1, readers) per saved value
 
 
 def same_device_error(a, b) -> RuntimeError:
@@ -318,8 +335,12 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
             else:
                 datas.append(x)
         d0 = datas[0]
+    xp = numpy if d0.__class__ is ndarray else _xp_of_inputs(datas)
     try:
-        array = op.forward(numpy if d0.__class__ is ndarray else _xp_of_inputs(datas), *datas, *attrs)
+        if n == 1 and not attrs:  # the most common call, without building an argument tuple
+            array = op.forward(xp, d0)
+        else:
+            array = op.forward(xp, *datas, *attrs)
     except ValueError:  # numpy refused the shapes: say it in PyTorch's words
         error = broadcast_error(inputs)
         if error is None:
@@ -338,62 +359,83 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         out.grad_fn = None
         return out
 
-    # The edges: where each input's gradient goes (its grad_fn, its AccumulateGrad, or nowhere).
-    edges = []
-    for x in inputs:
-        if x.__class__ is Tensor or isinstance(x, Tensor):
-            fn = x.grad_fn
-            if fn is not None:
-                edges.append((fn, x._output_nr))
-            elif x._rg:
-                ref = x._acc
-                acc = ref() if ref is not None else None
-                edges.append((accumulator_of(x) if acc is None else acc, 0))
-            else:
-                edges.append(_NO_EDGE)
-        else:
-            edges.append(_NO_EDGE)
+    # The edges: where each input's gradient goes (a non-leaf's grad_fn inline, the rest in _edge).
+    if n == 1:
+        fn = a.grad_fn
+        edges = ((fn, a._output_nr) if fn is not None else _edge(a),)
+    elif n == 2:
+        a, b = inputs
+        fn = a.grad_fn if a.__class__ is Tensor else None
+        fb = b.grad_fn if b.__class__ is Tensor else None
+        edges = (
+            (fn, a._output_nr) if fn is not None else _edge(a),
+            (fb, b._output_nr) if fb is not None else _edge(b),
+        )
+    else:
+        edges = tuple(map(_edge, inputs))
     cls = op.node
     node = cls.__new__(cls)
     node._hooks = None
     node._trace = anomaly.forward_trace(node, inputs, out) if anomaly.state[0] else None
-    node.next_functions = edges = tuple(edges)
+    node.next_functions = edges
     node._attrs = attrs
 
-    # The saved values, stamped with their versions; only what some needed formula reads.
-    index = op.save_index
-    if index:
-        rule = op.save_rule
+    # The saved values, stamped with their versions. When an input needs no gradient, only
+    # what the formulas of the inputs that do will read (torch's conditional saving).
+    if op.save_index:
+        pruned = op.save_rule is not None and (
+            edges[0][0] is None or (n > 1 and edges[1][0] is None) or n > 2
+        )
         saved = []
         versions = []
-        for k, i in enumerate(index):
-            if rule is not None and rule[k] is not None and not any(edges[j][0] is not None for j in rule[k]):
+        for i, readers in op.save_plan:
+            if pruned and readers is not None and not _any_edge(edges, readers):
                 saved.append(None)
                 versions.append(None)
-                continue
-            if i < 0:  # the output: its data and version counter, not the Tensor (no cycle)
+            elif i < 0:  # the output: its data and version counter, not the Tensor (no cycle)
                 saved.append(SavedOutput(out))
                 versions.append(0)
-                continue
-            value = inputs[i]
-            saved.append(value)
-            versions.append(value._vc[0] if value.__class__ is Tensor or isinstance(value, Tensor) else None)
-        node._saved = tuple(saved)
-        node._versions = tuple(versions)
+            else:
+                value = inputs[i]
+                saved.append(value)
+                versions.append(
+                    value._vc[0] if value.__class__ is Tensor or isinstance(value, Tensor) else None
+                )
+        node._saved = saved
+        node._versions = versions
     else:
         node._saved = node._versions = ()
 
-    node._meta = None
-    if op.broadcast:  # inputs whose shape or dtype differs from the output's need summing or casting
-        shape, dt = array.shape, array.dtype
-        for x in inputs:
-            if (
-                not (x.__class__ is Tensor or isinstance(x, Tensor))
-                or x._data.shape != shape
-                or x._data.dtype != dt
-            ):
-                node._meta = _broadcast_meta(inputs, out)
-                break
+    if op.broadcast and (
+        n != 2
+        or a.__class__ is not Tensor
+        or b.__class__ is not Tensor
+        or a._data.shape != array.shape
+        or b._data.shape != array.shape
+        or a._data.dtype != array.dtype
+        or b._data.dtype != array.dtype
+    ):  # some input's gradient may need summing or casting back
+        node._meta = _broadcast_meta(inputs, out)
+    else:
+        node._meta = None
     out.grad_fn = node
     out._rg = True
     return out
+
+
+def _edge(x):
+    """Where a gradient for input `x` goes: its grad_fn, its AccumulateGrad, or nowhere."""
+    if isinstance(x, Tensor):
+        fn = x.grad_fn
+        if fn is not None:
+            return (fn, x._output_nr)
+        if x._rg:
+            return (accumulator_of(x), 0)
+    return _NO_EDGE
+
+
+def _any_edge(edges, positions) -> bool:
+    for j in positions:
+        if edges[j][0] is not None:
+            return True
+    return False
