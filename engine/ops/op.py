@@ -129,8 +129,9 @@ class FormulaNode(Node):
             out = []
             k = 0
             edges = self.next_functions
+            args = (m, g, *args)  # built once for every formula
             for formula in formulas:
-                out.append(None if edges[k][0] is None else formula(m, g, *args))
+                out.append(None if edges[k][0] is None else formula(*args))
                 k += 1
         meta = self._meta
         if meta is not None:  # undo broadcasting and type promotion, in one place
@@ -393,7 +394,11 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 saved.append(None)
                 versions.append(None)
             elif i < 0:  # the output: its data and version counter, not the Tensor (no cycle)
-                saved.append(SavedOutput(out))
+                value = SavedOutput.__new__(SavedOutput)  # SavedOutput(out), inlined
+                value._data = array
+                value._vc = out._vc
+                value._output_nr = 0
+                saved.append(value)
                 versions.append(0)
             else:
                 value = inputs[i]
