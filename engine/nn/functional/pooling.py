@@ -65,6 +65,20 @@ def max_pool2d(
     return (result, wrap(in_plane.reshape(out_shape))) if return_indices else result
 
 
+def _lift_1d(name: str, input: Tensor, kernel_size, stride, padding, dilation=1) -> tuple:
+    """A 1-D pool's input and arguments as the 2-D op's: height-1 planes and (1, k) windows."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    stride = kernel_size if stride is None or stride == () or stride == [] else stride
+    return (
+        functions.unsqueeze(input, -2),
+        (1, ntuple(kernel_size, 1)[0]),
+        (1, ntuple(stride, 1)[0]),
+        (0, ntuple(padding, 1)[0]),
+        (1, ntuple(dilation, 1)[0]),
+    )
+
+
 def max_pool1d(
     input: Tensor,
     kernel_size,
@@ -74,18 +88,10 @@ def max_pool1d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> Tensor | tuple[Tensor, Tensor]:
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
-    stride = kernel_size if stride is None or stride == () or stride == [] else stride
-    result = max_pool2d(
-        functions.unsqueeze(input, -2),
-        (1, ntuple(kernel_size, 1)[0]),
-        (1, ntuple(stride, 1)[0]),
-        (0, ntuple(padding, 1)[0]),
-        (1, ntuple(dilation, 1)[0]),
-        ceil_mode,
-        return_indices,
+    planes, kernel, stride, padding, dilation = _lift_1d(
+        "max_pool1d", input, kernel_size, stride, padding, dilation
     )
+    result = max_pool2d(planes, kernel, stride, padding, dilation, ceil_mode, return_indices)
     if return_indices:
         values, indices = result
         return functions.squeeze(values, -2), wrap(indices._data.squeeze(-2))
@@ -133,15 +139,5 @@ def avg_pool1d(
     ceil_mode: bool = False,
     count_include_pad: bool = True,
 ) -> Tensor:
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
-    stride = kernel_size if stride is None or stride == () or stride == [] else stride
-    result = avg_pool2d(
-        functions.unsqueeze(input, -2),
-        (1, ntuple(kernel_size, 1)[0]),
-        (1, ntuple(stride, 1)[0]),
-        (0, ntuple(padding, 1)[0]),
-        ceil_mode,
-        count_include_pad,
-    )
-    return functions.squeeze(result, -2)
+    planes, kernel, stride, padding, _ = _lift_1d("avg_pool1d", input, kernel_size, stride, padding)
+    return functions.squeeze(avg_pool2d(planes, kernel, stride, padding, ceil_mode, count_include_pad), -2)
