@@ -119,6 +119,41 @@ class Tensor:
                 raise TypeError(
                     f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
                 )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if (
+                value._data.dtype != self._data.dtype
+            ):  # torch names the grad's C++ type, the tensor's ScalarType
+                cpp = {
+                    "float32": "float",
+                    "float64": "double",
+                    "float16": "c10::Half",
+                    "int64": "long int",
+                    "int32": "int",
+                    "uint8": "unsigned char",
+                    "bool": "bool",
+                }.get(value.dtype.name, value.dtype.name)
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{cpp}' to a tensor with grad_dtype "
+                    f"'{self.dtype.tensor_type[:-6]}'. The gradient must match the tensor's grad_dtype "
+                    "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                    "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
+                    "dtypes of a tensor and its gradient may break downstream systems that assume they match."
+                )
+            if value._data.__class__ is not self._data.__class__ or value._data.__class__ is not ndarray:
+                mine, theirs = self.device, value.device
+                if mine.type != theirs.type:
+                    raise RuntimeError(
+                        f"attempting to assign a gradient with device type '{theirs.type}' to a tensor with "
+                        f"device type '{mine.type}'. Please ensure that the gradient and the tensor are on the "
+                        "same device"
+                    )
+                if mine.index != theirs.index:
+                    raise RuntimeError(
+                        f"attempting to assign a gradient located on device with index '{theirs.index}' to a "
+                        f"tensor located on device with index '{mine.index}'. Please ensure that the gradient "
+                        "and the tensor are on the same device"
+                    )
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "

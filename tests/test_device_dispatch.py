@@ -179,6 +179,54 @@ def test_mixing_devices_raises_torchs_error(fake_cuda, case):
     assert str(info.value) in (SAME_DEVICE + "cpu and cuda:0!", SAME_DEVICE + "cuda:0 and cpu!")
 
 
+def test_maximum_and_clamp_bounds_on_another_device_raise_torchs_error(fake_cuda):
+    g = engine.zeros(2, device="cuda", requires_grad=True)
+    c = engine.zeros(2)
+    for call in (
+        lambda: engine.maximum(g, c),
+        lambda: c.minimum(g),
+        lambda: c.max(g),
+        lambda: c.clamp(g),
+        lambda: engine.clamp(c, c, g),
+        lambda: (g * 1).clamp_(None, c),
+    ):
+        with pytest.raises(RuntimeError) as info:
+            call()
+        assert str(info.value) in (SAME_DEVICE + "cpu and cuda:0!", SAME_DEVICE + "cuda:0 and cpu!")
+    assert on_fake(engine.maximum(g, g)) and on_fake(g.clamp(g, g))
+
+
+def test_a_grad_on_another_device_is_refused_as_in_torch(fake_cuda, monkeypatch):
+    tail = "Please ensure that the gradient and the tensor are on the same device"
+    x, c = engine.zeros(2, device="cuda", requires_grad=True), engine.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError) as info:
+        x.grad = engine.zeros(2)
+    assert (
+        str(info.value)
+        == f"attempting to assign a gradient with device type 'cpu' to a tensor with device type 'cuda'. {tail}"
+    )
+    with pytest.raises(RuntimeError) as info:
+        c.grad = engine.zeros(2, device="cuda")
+    assert (
+        str(info.value)
+        == f"attempting to assign a gradient with device type 'cuda' to a tensor with device type 'cpu'. {tail}"
+    )
+    # the stand-in keeps every array on device 0: say that this one lives on cuda:1
+    g, device_of = engine.zeros(2, device="cuda"), backend.device_of
+    monkeypatch.setattr(
+        backend, "device_of", lambda a: engine.device("cuda:1") if a is g._data else device_of(a)
+    )
+    with pytest.raises(RuntimeError) as info:
+        x.grad = g
+    assert str(info.value) == (
+        f"attempting to assign a gradient located on device with index '1' to a tensor located on device with "
+        f"index '0'. {tail}"
+    )
+    assert x.grad is None
+    x.grad = engine.ones(2, device="cuda")
+    assert on_fake(x.grad)
+
+
 def test_copy_and_cpu_indices_cross_devices_as_in_torch(fake_cuda):
     g = engine.zeros(3, dtype=engine.float64, device="cuda")
     g.copy_(engine.tensor([1.0, 2.0, 3.0], dtype=engine.float64))

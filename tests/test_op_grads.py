@@ -111,6 +111,12 @@ def inplace_misc_np(x):
     return np.clip((np.sin(x) ** 2 - x) / 2, -0.6, 0.3)
 
 
+def inplace_clamp_tensor(x, lo, hi):
+    y = x * 1
+    y.clamp_(lo, hi)
+    return y
+
+
 def inplace_transposed_view(x):
     y = x * 1
     y.t()[1].mul_(x[:, 0])
@@ -191,6 +197,22 @@ CASES = [
     (
         "clamp_func",
         lambda x: torch.clamp(x, -0.6, 0.3),
+        lambda x: np.clip(x, -0.6, 0.3),
+        [D34],
+    ),
+    # tensor bounds (ClampBackward0): x, min and max all differentiable; bounds broadcast
+    ("clamp_tensor", lambda x, lo, hi: x.clamp(lo, hi), np.clip, [D34, D34, D34]),
+    ("clamp_tensor_min", lambda x, lo: x.clamp(min=lo), np.maximum, [D34, D34]),
+    ("clamp_tensor_max_bcast", lambda x, hi: x.clamp(max=hi), np.minimum, [D34, ("d", (4,))]),
+    (
+        "clip_tensor_bcast",
+        lambda x, lo, hi: torch.clip(x, lo, hi),
+        np.clip,
+        [("d", (3, 1)), ("d", (4,)), D34],
+    ),
+    (
+        "clamp_tensor_const_bounds",
+        lambda x: torch.clamp(x, T(np.full((3, 4), -0.6)), T(np.full(4, 0.3))),
         lambda x: np.clip(x, -0.6, 0.3),
         [D34],
     ),
@@ -526,6 +548,17 @@ CASES = [
         lambda a: np.where(a > 0, a, np.exp(a) - 1),
         [D34],
     ),
+    # ---- elementwise maximum / minimum (MaximumBackward0 / MinimumBackward0)
+    ("maximum", lambda x, y: torch.maximum(x, y), np.maximum, [D34, D34]),
+    ("minimum", lambda x, y: torch.minimum(x, y), np.minimum, [D34, D34]),
+    ("maximum_method", lambda x, y: x.maximum(y), np.maximum, [D34, D34]),
+    ("minimum_method", lambda x, y: x.minimum(y), np.minimum, [D34, D34]),
+    ("max_binary", lambda x, y: torch.max(x, y), np.maximum, [D34, D34]),
+    ("min_binary_method", lambda x, y: x.min(y), np.minimum, [D34, D34]),
+    ("max_other_kw", lambda x, y: x.max(other=y), np.maximum, [D34, D34]),
+    ("maximum_bcast", lambda x, y: torch.maximum(x, y), np.maximum, [("d", (3, 1)), ("d", (1, 4))]),
+    ("minimum_bcast_0d", lambda s, x: torch.minimum(s, x), np.minimum, [("d", ()), D34]),
+    ("maximum_same", lambda x: torch.maximum(x, x * x), lambda x: np.maximum(x, x * x), [D34]),
     # ---- softmax / log_softmax
     ("softmax_method", lambda x: x.softmax(1), lambda x: softmax_np(x, 1), [R34]),
     (
@@ -591,6 +624,7 @@ CASES = [
     ("inplace_through_view", inplace_through_view, inplace_through_view_np, [R34]),
     ("inplace_augmented", inplace_augmented, None, [P34]),
     ("inplace_misc", inplace_misc, inplace_misc_np, [R34]),
+    ("inplace_clamp_tensor", inplace_clamp_tensor, np.clip, [D34, D34, ("d", (4,))]),
     (
         "inplace_transposed_view",
         inplace_transposed_view,

@@ -40,6 +40,23 @@ def _clamp_mask(x, lo, hi):
     return (x >= lo) & (x <= hi)
 
 
+def _clamp_min_grad(m, g, self, lo, hi):
+    """clamp.Tensor's gradient for `min`: where it clamped (and, given `max`, where min < max)."""
+    below = self < lo
+    return m.where(below if hi is None else below & (lo < hi), g, 0.0)
+
+
+def _clamp_max_grad(m, g, self, lo, hi):
+    """For `max`: where it clamped, and everywhere min > max (the result is then `max`)."""
+    above = self > hi
+    return m.where(above if lo is None else above | (hi < lo), g, 0.0)
+
+
+def _pairwise_grad(m, g, tie, loses):
+    """maximum/minimum: all of g to the winner, half to each side of a tie (as torch splits it)."""
+    return m.where(loses, 0.0, m.where(tie, g / 2, g))
+
+
 def _norm_grad(m, g, x, result, p, dims, keepdim):
     gk = _unreduce(g, x.shape, dims, keepdim)
     rk = _unreduce(result, x.shape, dims, keepdim)
@@ -126,6 +143,18 @@ SIGN = row("SignBackward0", lambda xp, a: xp.sign(a),
 CLAMP = row("ClampBackward1", lambda xp, a, lo, hi: xp.clip(a, lo, hi), saves=("self",),
             attrs=("min", "max"),
             self=lambda m, g, self, lo, hi: g * _clamp_mask(self, lo, hi))
+CLAMP_TENSOR = row("ClampBackward0", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
+                   inputs=("self", "min", "max"), saves=("self", "min", "max"), broadcast=True,
+                   self=lambda m, g, self, lo, hi: m.where(_clamp_mask(self, lo, hi), g, 0.0),
+                   min=_clamp_min_grad, max=_clamp_max_grad)
+MAXIMUM = row("MaximumBackward0", lambda xp, a, b: xp.maximum(a, b),
+              inputs=("self", "other"), saves=("self", "other"), broadcast=True,
+              self=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self < other),
+              other=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self > other))
+MINIMUM = row("MinimumBackward0", lambda xp, a, b: xp.minimum(a, b),
+              inputs=("self", "other"), saves=("self", "other"), broadcast=True,
+              self=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self > other),
+              other=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self < other))
 
 # --- reductions ----------------------------------------------------------------------------
 SUM = row("SumBackward0", lambda xp, a, shape: a.sum(), attrs=("self_sym_sizes",),

@@ -72,6 +72,27 @@ def norm_dims(dim, ndim: int) -> tuple:
     return (norm_dim(dim, ndim),)
 
 
+def type_name(x) -> str:
+    """How torch's argument parser names a Python argument's type."""
+    return "Tensor" if isinstance(x, Tensor) else type(x).__name__
+
+
+def not_a_tensor(name: str, arg: str, position: int, value) -> TypeError:
+    return TypeError(
+        f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type_name(value)}"
+    )
+
+
+def invalid_combination(name: str, given, options) -> TypeError:
+    """torch's argument-parser error; `options` pairs each signature with its marked argument types or None."""
+    text = f"{name}() received an invalid combination of arguments - got ({', '.join(given)}), but expected one of:\n"
+    for signature, marked in options:
+        text += f" * {signature}\n"
+        if marked is not None:
+            text += f"      didn't match because some of the arguments have invalid types: ({marked})\n"
+    return TypeError(text)
+
+
 def _binary(op, a, b, attrs=()):
     """A two-input op; shapes that don't broadcast are reported by `apply_op` when numpy refuses."""
     return apply_op(op, (a, b if b.__class__ is Tensor else as_operand(b)), attrs)
@@ -265,13 +286,48 @@ def square(a):
     return pow(a, 2)
 
 
-def clamp(a, min=None, max=None):
-    if min is None and max is None:
+_CLAMP_SIGNATURES = ("Tensor min = None, Tensor max = None", "Number min = None, Number max = None")
+
+
+def clamp_bounds_are_tensors(name: str, lo, hi, method: bool) -> bool:
+    """Tensor bounds (clamp.Tensor, ClampBackward0) or numbers (ClampBackward1); torch's errors for a mix."""
+    if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return apply_op(D.CLAMP, (a,), (min, max))
+    if not (isinstance(lo, Tensor) or isinstance(hi, Tensor)):
+        return False
+    if (lo is None or isinstance(lo, Tensor)) and (hi is None or isinstance(hi, Tensor)):
+        return True
+    given = (type_name(lo), type_name(hi))
+    if method:
+        marked = ", ".join(f"!{t}!" for t in given)
+        raise invalid_combination(name, given, [(f"({s})", marked) for s in _CLAMP_SIGNATURES])
+    options = [(f"(Tensor input, {s}, *, Tensor out = None)", None) for s in _CLAMP_SIGNATURES]
+    raise invalid_combination(name, ("Tensor",) + given, options)
 
 
-clip = clamp
+def clamp_tensor(apply, a, lo, hi):
+    """`apply(row, others)` for tensor bounds, with torch's error when the three shapes don't broadcast."""
+    try:
+        return apply(D.CLAMP_TENSOR, (lo, hi))
+    except ValueError:
+        error = broadcast_error((a, lo, hi))
+        if error is None:
+            raise
+        raise error from None
+
+
+def _clamp(name, a, lo, hi, method=False):
+    if clamp_bounds_are_tensors(name, lo, hi, method):
+        return clamp_tensor(lambda op, bounds: apply_op(op, (a, *bounds)), a, lo, hi)
+    return apply_op(D.CLAMP, (a,), (lo, hi))
+
+
+def clamp(a, min=None, max=None):
+    return _clamp("clamp", a, min, max)
+
+
+def clip(a, min=None, max=None):
+    return _clamp("clip", a, min, max)
 
 
 def where(condition, a, b):
@@ -331,18 +387,73 @@ def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return apply_op(D.STD, (a,), (dims, _correction(unbiased, correction), keepdim))
 
 
+def pairwise_extreme(name: str, a, b, method: bool = False):
+    """maximum / minimum of two tensors, elementwise (torch takes no Python number here)."""
+    if not isinstance(a, Tensor):
+        raise not_a_tensor(name, "input", 1, a)
+    if not isinstance(b, Tensor):
+        raise not_a_tensor(name, "other", 1 if method else 2, b)
+    return apply_op(D.MAXIMUM if name == "maximum" else D.MINIMUM, (a, b))
+
+
+def maximum(input, other):
+    return pairwise_extreme("maximum", input, other)
+
+
+def minimum(input, other):
+    return pairwise_extreme("minimum", input, other)
+
+
+_MAX_SIGNATURES = (
+    "(Tensor input, *, Tensor out = None)",
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+)
+
+
+def _bad_dim(name, dim, keepdim, method) -> TypeError:
+    """torch's errors for max/min given neither an int dim nor a lone Tensor `other`."""
+    t = type_name(dim)
+    if method and keepdim is False:
+        options = [("()", f"!{t}!"), ("(Tensor other)", f"!{t}!"), ("(int dim, bool keepdim = False)", None)]
+        return invalid_combination(name, (t,), options)
+    if method:
+        return TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {t}")
+    if keepdim is False:
+        return invalid_combination(name, ("Tensor", t), [(s, None) for s in _MAX_SIGNATURES])
+    k = type_name(keepdim)
+    marked = (_MAX_SIGNATURES[0], f"Tensor, !{t}!, !{k}!")
+    return invalid_combination(name, ("Tensor", t, k), [marked] + [(s, None) for s in _MAX_SIGNATURES[1:]])
+
+
+def max_min(name: str, a, dim=None, keepdim=False, other=None, method: bool = False):
+    """max / min: of all elements, along `dim` (values, indices), or elementwise against a Tensor."""
+    if not isinstance(a, Tensor):
+        if dim is None and other is None:
+            raise not_a_tensor(name, "input", 1, a)
+        given = (type_name(a), type_name(other if dim is None else dim))
+        raise invalid_combination(name, given, [(s, None) for s in _MAX_SIGNATURES])
+    if other is not None:
+        if dim is not None:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'other'")
+        dim = other
+    if dim is not None and (dim.__class__ is bool or not isinstance(dim, numbers.Integral)):
+        if isinstance(dim, Tensor) and keepdim is False:
+            return pairwise_extreme(name + "imum", a, dim, method)
+        raise _bad_dim(name, dim, keepdim, method)
+    if name == "max":
+        return _extreme(a, dim, keepdim, D.MAX, D.MAX_DIM, lambda x, **k: x.argmax(**k), return_types_max)
+    return _extreme(a, dim, keepdim, D.MIN, D.MIN_DIM, lambda x, **k: x.argmin(**k), return_types_min)
+
+
 def _extreme(a, dim, keepdim, full_op, dim_op, argfn, result_type):
     if dim is None:
-        if isinstance(keepdim, Tensor):
-            raise NotImplementedError("elementwise maximum/minimum is not supported; use where()")
         if a.numel() == 0:
             raise RuntimeError(
                 "max(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
         return apply_op(full_op, (a,))
-    if isinstance(dim, Tensor):
-        raise NotImplementedError("elementwise maximum/minimum is not supported; use where()")
     d = norm_dim(dim, a.dim())
     data = a._data
     xp = backend.xp_of(data)
@@ -366,12 +477,12 @@ def _grid_key(shape, dim, idx, xp):
     return tuple(key)
 
 
-def max(a, dim=None, keepdim=False):
-    return _extreme(a, dim, keepdim, D.MAX, D.MAX_DIM, lambda x, **k: x.argmax(**k), return_types_max)
+def max(a, dim=None, keepdim=False, *, other=None):
+    return max_min("max", a, dim, keepdim, other)
 
 
-def min(a, dim=None, keepdim=False):
-    return _extreme(a, dim, keepdim, D.MIN, D.MIN_DIM, lambda x, **k: x.argmin(**k), return_types_min)
+def min(a, dim=None, keepdim=False, *, other=None):
+    return max_min("min", a, dim, keepdim, other)
 
 
 def amax(a, dim=None, keepdim=False):

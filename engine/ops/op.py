@@ -257,17 +257,27 @@ def check_same_devices(inputs) -> None:
 
 
 def broadcast_error(inputs) -> RuntimeError | None:
-    """PyTorch's error when two tensor inputs' shapes don't broadcast; None when they do."""
-    shapes = [x._data.shape for x in inputs if isinstance(x, Tensor)]
-    if len(shapes) != 2:
-        return None
-    sa, sb = shapes
-    for i, (x, y) in enumerate(zip(reversed(sa), reversed(sb))):
-        if x != y and x != 1 and y != 1:
-            return RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                f"at non-singleton dimension {max(len(sa), len(sb)) - 1 - i}"
-            )
+    """PyTorch's error when the tensor inputs' shapes don't broadcast; None when they do.
+
+    As torch does, shapes are folded in turn, each compared from the trailing dimension.
+    """
+    shape = None
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            continue
+        other = x._data.shape
+        if shape is None:
+            shape = other
+            continue
+        n = max(len(shape), len(other))
+        a, b = (1,) * (n - len(shape)) + tuple(shape), (1,) * (n - len(other)) + tuple(other)
+        for d in reversed(range(n)):
+            if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) "
+                    f"at non-singleton dimension {d}"
+                )
+        shape = tuple(y if x == 1 else x for x, y in zip(a, b))
     return None
 
 

@@ -93,6 +93,36 @@ def sum_to_size(self, *size):
     return TENSOR_MATH.sum_to(self, tuple(size))
 
 
+def _max_min(name):
+    def method(self, dim=None, keepdim=False, *, other=None):
+        return F.max_min(name, self, dim, keepdim, other, method=True)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _pairwise_extreme(name):
+    def method(self, other):
+        return F.pairwise_extreme(name, self, other, method=True)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _clamp(name):
+    def method(self, min=None, max=None):
+        return F._clamp(name, self, min, max, method=True)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def clamp_(self, min=None, max=None):
+    if F.clamp_bounds_are_tensors("clamp_", min, max, True):
+        return F.clamp_tensor(lambda op, bounds: I.apply_inplace(self, op, bounds), self, min, max)
+    return I.clamp_(self, min, max)
+
+
 def _binary_no_grad(name):
     def fn(self, other):
         if isinstance(other, Tensor):
@@ -183,8 +213,10 @@ METHODS = {
     "relu": F.relu,
     "abs": F.abs,
     "sign": F.sign,
-    "clamp": F.clamp,
-    "clip": F.clamp,
+    "clamp": _clamp("clamp"),
+    "clip": _clamp("clip"),
+    "maximum": _pairwise_extreme("maximum"),
+    "minimum": _pairwise_extreme("minimum"),
     "square": F.square,
     "clone": F.clone,
     "where": lambda self, c, o: F.where(c, self, o),
@@ -193,8 +225,8 @@ METHODS = {
     "mean": F.mean,
     "var": F.var,
     "std": F.std,
-    "max": F.max,
-    "min": F.min,
+    "max": _max_min("max"),
+    "min": _max_min("min"),
     "amax": F.amax,
     "argmax": F.argmax,
     "argmin": F.argmin,
@@ -234,7 +266,7 @@ METHODS = {
     "pow_": I.pow_,
     "exp_": I.exp_,
     "neg_": I.neg_,
-    "clamp_": I.clamp_,
+    "clamp_": clamp_,
     "zero_": I.zero_,
     "fill_": I.fill_,
     "copy_": I.copy_,
