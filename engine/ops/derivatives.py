@@ -19,8 +19,11 @@ from .op import Op, node_class
 
 
 def row(node_name, forward, inputs=("self",), saves=(), attrs=(), broadcast=False, joint=None, **grads):
+    """One op. `broadcast`: inputs broadcast against each other, so gradients are summed back to
+    each input's shape and cast back to its dtype; "elementwise" also promotes the operands'
+    dtypes as torch does (float32 + int64 -> float32, where numpy says float64)."""
     node = node_class(node_name, tuple(grads.get(i) for i in inputs), joint, saves, inputs, attrs)
-    return Op(forward, node, inputs, saves, broadcast)
+    return Op(forward, node, inputs, saves, bool(broadcast), promote=broadcast == "elementwise")
 
 
 def _unreduce(g, shape, dims, keepdim):
@@ -69,22 +72,22 @@ def _norm_grad(m, g, x, result, p, dims, keepdim):
 # fmt: off
 # --- arithmetic --------------------------------------------------------------------------
 ADD = row("AddBackward0", lambda xp, a, b, alpha: a + b if alpha == 1 else a + alpha * b,
-          inputs=("self", "other"), attrs=("alpha",), broadcast=True,
+          inputs=("self", "other"), attrs=("alpha",), broadcast="elementwise",
           self=lambda m, g, alpha: g,
           other=lambda m, g, alpha: g if alpha == 1 else g * alpha)
 SUB = row("SubBackward0", lambda xp, a, b, alpha: a - b if alpha == 1 else a - alpha * b,
-          inputs=("self", "other"), attrs=("alpha",), broadcast=True,
+          inputs=("self", "other"), attrs=("alpha",), broadcast="elementwise",
           self=lambda m, g, alpha: g,
           other=lambda m, g, alpha: -g if alpha == 1 else -g * alpha)
 RSUB = row("RsubBackward1", lambda xp, a, other, alpha: other - alpha * a,
            attrs=("other", "alpha"),
            self=lambda m, g, other, alpha: -g if alpha == 1 else -g * alpha)
 MUL = row("MulBackward0", lambda xp, a, b: a * b,
-          inputs=("self", "other"), saves=("self", "other"), broadcast=True,
+          inputs=("self", "other"), saves=("self", "other"), broadcast="elementwise",
           self=lambda m, g, self, other: g * other,
           other=lambda m, g, self, other: g * self)
 DIV = row("DivBackward0", lambda xp, a, b: a / b,
-          inputs=("self", "other"), saves=("self", "other"), broadcast=True,
+          inputs=("self", "other"), saves=("self", "other"), broadcast="elementwise",
           self=lambda m, g, self, other: g / other,
           other=lambda m, g, self, other: -g * self / (other * other))
 NEG = row("NegBackward0", lambda xp, a: -a,
@@ -94,7 +97,7 @@ RECIPROCAL = row("ReciprocalBackward0", lambda xp, a: 1.0 / a, saves=("result",)
 POW_SCALAR = row("PowBackward0", lambda xp, a, e: a ** e, saves=("self",), attrs=("exponent",),
                  self=lambda m, g, self, e: g * (e * self ** (e - 1)) if e != 0 else g * 0.0)
 POW_TENSOR = row("PowBackward1", lambda xp, a, e: a ** e,
-                 inputs=("self", "exponent"), saves=("self", "exponent", "result"), broadcast=True,
+                 inputs=("self", "exponent"), saves=("self", "exponent", "result"), broadcast="elementwise",
                  self=lambda m, g, self, e, result: g * (e * self ** (e - 1)),
                  exponent=lambda m, g, self, e, result: g * m.where(
                      (self == 0) & (e >= 0), 0.0, result * m.log(self)))
@@ -144,15 +147,15 @@ CLAMP = row("ClampBackward1", lambda xp, a, lo, hi: xp.clip(a, lo, hi), saves=("
             attrs=("min", "max"),
             self=lambda m, g, self, lo, hi: g * _clamp_mask(self, lo, hi))
 CLAMP_TENSOR = row("ClampBackward0", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
-                   inputs=("self", "min", "max"), saves=("self", "min", "max"), broadcast=True,
+                   inputs=("self", "min", "max"), saves=("self", "min", "max"), broadcast="elementwise",
                    self=lambda m, g, self, lo, hi: m.where(_clamp_mask(self, lo, hi), g, 0.0),
                    min=_clamp_min_grad, max=_clamp_max_grad)
 MAXIMUM = row("MaximumBackward0", lambda xp, a, b: xp.maximum(a, b),
-              inputs=("self", "other"), saves=("self", "other"), broadcast=True,
+              inputs=("self", "other"), saves=("self", "other"), broadcast="elementwise",
               self=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self < other),
               other=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self > other))
 MINIMUM = row("MinimumBackward0", lambda xp, a, b: xp.minimum(a, b),
-              inputs=("self", "other"), saves=("self", "other"), broadcast=True,
+              inputs=("self", "other"), saves=("self", "other"), broadcast="elementwise",
               self=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self > other),
               other=lambda m, g, self, other: _pairwise_grad(m, g, self == other, self < other))
 
@@ -244,7 +247,7 @@ CAT = row("CatBackward0", lambda xp, *a: xp.concatenate(a[:-2], axis=a[-2]), att
 STACK = row("StackBackward0", lambda xp, *a: xp.stack(a[:-2], axis=a[-2]), attrs=("dim", "n"),
             joint=lambda m, g, dim, n: [g[(slice(None),) * dim + (i,)] for i in range(n)])
 WHERE = row("WhereBackward0", lambda xp, a, b, cond: xp.where(cond, a, b),
-            inputs=("self", "other"), attrs=("condition",), broadcast=True,
+            inputs=("self", "other"), attrs=("condition",), broadcast="elementwise",
             self=lambda m, g, cond: m.where(cond, g, 0.0),
             other=lambda m, g, cond: m.where(cond, 0.0, g))
 

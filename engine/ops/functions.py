@@ -18,6 +18,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
 from . import derivatives as D
 from .op import apply_op, broadcast_error, same_device_error
+from .promotion import result_type
 
 ndarray = numpy.ndarray
 return_types_max = collections.namedtuple("max", ["values", "indices"])
@@ -146,8 +147,8 @@ def div(a, b, *, rounding_mode=None):
         data = xp.floor(data) if rounding_mode == "floor" else xp.trunc(data)
         return wrap(data.astype(a._data.dtype))
     out = _binary(D.DIV, a, b)
-    if not out.dtype.is_floating_point:  # int / int is true division in torch, float32
-        out._data = out._data.astype(backend.get_default_dtype().np)
+    if a._data.dtype.kind != "f" and result_type((a, b)).kind != "f":
+        out._data = out._data.astype(backend.get_default_dtype().np)  # int / int: true division, float32
     return out
 
 
@@ -164,7 +165,10 @@ negative = neg
 
 
 def reciprocal(a):
-    return apply_op(D.RECIPROCAL, (as_operand(a),))
+    a = as_operand(a)
+    if a._data.dtype.kind != "f":  # an integer or bool tensor's reciprocal is in the default dtype
+        a = wrap(a._data.astype(backend.get_default_dtype().np))
+    return apply_op(D.RECIPROCAL, (a,))
 
 
 def pow(a, exponent):

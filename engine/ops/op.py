@@ -15,6 +15,7 @@ from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.node import FREED_MESSAGE, Node, SavedOutput, accumulator_of
 from ..tensor import Tensor
+from .promotion import promoted
 
 ndarray = numpy.ndarray
 
@@ -218,13 +219,14 @@ class Op:
     formulas read saved value k (None: always saved).
     """
 
-    __slots__ = ("forward", "node", "save_index", "save_rule", "save_plan", "broadcast")
+    __slots__ = ("forward", "node", "save_index", "save_rule", "save_plan", "broadcast", "promote")
 
-    def __init__(self, forward, node, inputs=("self",), saves=(), broadcast=False):
+    def __init__(self, forward, node, inputs=("self",), saves=(), broadcast=False, promote=False):
         self.forward = forward
         self.node = node
         self.save_index = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
         self.broadcast = broadcast
+        self.promote = promote  # operands' dtypes promoted as torch does (promotion.py)
         formulas = node.formulas
         if node.joint is not None or len(inputs) < 2 or any(f is None for f in formulas):
             self.save_rule = None
@@ -333,18 +335,28 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         datas = []
         requires_grad = False
         array_class = None
+        dtype = None
+        dtypes_differ = float_number = False  # where numpy's promotion may not be torch's
         for x in inputs:
             if x.__class__ is Tensor or isinstance(x, Tensor):
                 data = x._data
                 if array_class is None:
                     array_class = data.__class__
-                elif data.__class__ is not array_class:  # numpy and cupy arrays: name the devices
-                    check_same_devices(inputs)
+                    dtype = data.dtype
+                else:
+                    if data.__class__ is not array_class:  # numpy and cupy arrays: name the devices
+                        check_same_devices(inputs)
+                    if data.dtype is not dtype:
+                        dtypes_differ = True
                 datas.append(data)
                 if x._rg:
                     requires_grad = True
             else:
+                if x.__class__ is float:
+                    float_number = True
                 datas.append(x)
+        if op.promote and (dtypes_differ or (float_number and dtype is not None and dtype.kind != "f")):
+            datas = promoted(inputs, datas)
         d0 = datas[0]
     xp = numpy if d0.__class__ is ndarray else _xp_of_inputs(datas)
     try:
