@@ -106,6 +106,17 @@ def test_saved_input_modified_names_its_current_producer():
         loss.backward()
 
 
+def test_a_producer_with_a_numbered_name_keeps_its_number():
+    """torch 2.13: PowBackward1 is "Pow1" in the message (only Backward0 loses its digit)."""
+    x = engine.tensor([1.5, 2.0], requires_grad=True)
+    a = x ** engine.tensor([2.0, 3.0], requires_grad=True)
+    loss = (a * a).sum()
+    with engine.no_grad():
+        a.add_(1)  # the version moves on, the producer stays PowBackward1
+    with pytest.raises(RuntimeError, match=re.escape("which is output 0 of Pow1, is at version 1")):
+        loss.backward()
+
+
 def test_saved_leaf_modified_has_no_producer_clause():
     w = engine.tensor([1.0, 2.0])
     x = engine.tensor([3.0, 4.0], requires_grad=True)

@@ -19,6 +19,7 @@ from ..tensor import Tensor, wrap
 from . import derivatives as D
 from .op import apply_op, broadcast_error, same_device_error
 from .promotion import result_type
+from .views import note_view
 
 ndarray = numpy.ndarray
 return_types_max = collections.namedtuple("max", ["values", "indices"])
@@ -548,6 +549,7 @@ def _view(op, a, attrs):
         return forward(xp, parent_fn(xp, array) if parent_fn else array, *attrs)
 
     out._view_fn = view_fn
+    note_view(out, a)  # so an in-place change elsewhere can regenerate it (views.py)
     return out
 
 

@@ -4,6 +4,13 @@ An in-place op runs the out-of-place row of the table on a snapshot of the tenso
 value and graph position, writes the result into the storage, and makes the new node
 the tensor's grad_fn. Through a view, the base's history is rebased too (CopySlices),
 as PyTorch does, so gradients stay right whichever tensor the user differentiates.
+
+The other views of the same storage are brought up to date at once (`refresh_views`):
+PyTorch regenerates a view's grad_fn lazily, when it is next read after the version
+changed, as an `AsStridedBackward0` on the base's grad_fn of the moment; here the base's
+view table (engine/ops/views.py) is walked right after the change, which gives the same
+graph without a check on the hot path. A view made in no_grad mode is refused instead,
+with PyTorch's messages.
 """
 
 from __future__ import annotations
@@ -16,21 +23,56 @@ from ..autograd.node import Node, SavedOutput, edge_of
 from ..tensor import Tensor, wrap
 from . import derivatives as D
 from .functions import check_same_device
-from .op import apply_op, new_node
+from .op import apply_op, new_node, short_name
+from .views import live_views, made_in_no_grad
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
-def check_inplace(t: Tensor) -> None:
-    """PyTorch refuses in-place ops on leaves that require grad (outside no_grad)."""
+NO_GRAD_VIEW_TAIL = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+    "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
+
+
+def check_inplace(t: Tensor, recording: bool = True) -> None:
+    """PyTorch refuses in-place ops on leaves that require grad (outside no_grad), and
+    recorded in-place ops on views made in no_grad mode (checked first, as torch does)."""
     if not grad_mode.state[0]:
         return
     base = t._base
-    if base is not None and base._rg and base.grad_fn is None:
-        raise _leaf_error(VIEW_OF_LEAF_MESSAGE, base)
+    if base is not None:
+        if recording and made_in_no_grad(t):
+            raise no_grad_view_error(t, indirect=False)
+        if base._rg and base.grad_fn is None:
+            raise _leaf_error(VIEW_OF_LEAF_MESSAGE, base)
     if t._rg and t.grad_fn is None:
         raise _leaf_error(LEAF_MESSAGE, t)
+
+
+def no_grad_view_error(view: Tensor, indirect: bool) -> RuntimeError:
+    """PyTorch's error for a view made in no_grad mode whose data changes with grad mode on.
+
+    Direct: the view itself is being changed. Indirect: its base or another view was, and
+    the view's history is then needed.
+    """
+    fn = view.grad_fn
+    if fn.__class__ is Invalid:
+        fn = fn.view_grad_fn
+    return _no_grad_view_error(fn, view._output_nr, indirect)
+
+
+def _no_grad_view_error(fn: Node | None, output_nr: int, indirect: bool) -> RuntimeError:
+    if fn is None:
+        prefix = "A view was created in"
+    else:
+        prefix = f"Output {output_nr} of {short_name(fn)} is a view of a view which was created in"
+    what = "its base or another view of its base has been" if indirect else "is being"
+    return RuntimeError(
+        f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled.{NO_GRAD_VIEW_TAIL}"
+    )
 
 
 def _leaf_error(message: str, leaf: Tensor) -> RuntimeError:
@@ -67,15 +109,17 @@ def _bump(t: Tensor) -> None:
 
 def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tensor:
     """`t.op_(*others)`: the out-of-place row of `op`, written back into `t`."""
-    check_inplace(t)
+    recording = grad_mode.state[0] and (t._rg or any(isinstance(x, Tensor) and x._rg for x in others))
+    check_inplace(t, recording)
     for x in others:
         if isinstance(x, Tensor) and x._data.__class__ is not t._data.__class__:
             check_same_device(t, x)
-    recording = grad_mode.state[0] and (t._rg or any(isinstance(x, Tensor) and x._rg for x in others))
     if not recording:
         datas = [x._data if isinstance(x, Tensor) else x for x in others]
         _write(t, backend.xp_of(t._data).asarray(op.forward(backend.xp_of(t._data), t._data, *datas, *attrs)))
         _bump(t)
+        if len(t._vc) > 2:  # views of this storage were made (engine/ops/views.py)
+            refresh_views(t._vc[2], None)
         return t
     snapshot = _snapshot(t)
     result = apply_op(op, (snapshot, *others), attrs)
@@ -91,6 +135,8 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
         _rebase(t, node)
     else:
         _rebase_view(t, node)
+    if len(t._vc) > 2:
+        refresh_views(t._vc[2], t)
     return t
 
 
@@ -148,6 +194,46 @@ def _rebase_view(view: Tensor, node: Node) -> None:
     _rebase(base, copy_slices)
     as_strided = new_node(D.AS_STRIDED.node, ((copy_slices, 0),), (), (base.shape, view._view_fn))
     _rebase(view, as_strided)
+
+
+def refresh_views(views: dict, rebased: Tensor | None) -> None:
+    """After an in-place change of a storage: each live view's grad_fn made current.
+
+    What PyTorch works out when a view's grad_fn is next read after its version changed:
+    when the view's base requires grad, a view made in grad mode gets an
+    `AsStridedBackward0` on the base's current history (so a gradient through it goes
+    through the change, even when the changed region overlaps it), and a view made in no_grad
+    mode can no longer be used in grad mode. `rebased` is the view the change went through,
+    already given its node, or None when the change was not recorded (then it too is redone).
+    """
+    for view, no_grad in live_views(views):
+        if view is rebased:
+            continue
+        base = view._base
+        if not base._rg:
+            continue
+        if no_grad:
+            if view.grad_fn.__class__ is not Invalid:
+                invalid = Invalid(())
+                invalid.view_grad_fn = view.grad_fn
+                invalid.view_output_nr = view._output_nr
+                view.grad_fn = invalid
+            continue
+        _rebase(view, new_node(D.AS_STRIDED.node, (edge_of(base),), (), (base.shape, view._view_fn)))
+
+
+class Invalid(Node):
+    """The grad_fn of a view made in no_grad mode once its storage has changed in place.
+
+    PyTorch raises when such a view's grad_fn or is_leaf is read, or the view is used in
+    grad mode (its repr shows `grad_fn=<Invalid>`); here the error comes when a backward
+    reaches the view. `view_grad_fn` is the view's grad_fn before, which names it.
+    """
+
+    __slots__ = ("view_grad_fn", "view_output_nr")
+
+    def apply(self, grads, m, create_graph):
+        raise _no_grad_view_error(self.view_grad_fn, self.view_output_nr, indirect=True)
 
 
 # --------------------------------------------------------------------- the in-place API

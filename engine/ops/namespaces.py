@@ -8,6 +8,8 @@ everything else goes through `m`.
 
 from __future__ import annotations
 
+import math
+
 import numpy
 
 from .. import backend
@@ -17,6 +19,16 @@ from . import nn_kernels
 def reduced_shape(shape, dims) -> tuple:
     """`shape` with `dims` kept as size 1: where a reduction's gradient is unsqueezed to."""
     return tuple(1 if d in dims else n for d, n in enumerate(shape))
+
+
+def overlaps(view) -> bool:
+    """Whether a view of an array sees some element more than once (a stride 0 of an expand)."""
+    return any(stride == 0 and n > 1 for stride, n in zip(view.strides, view.shape))
+
+
+def view_positions(xp, shape, view_fn):
+    """For each element of the view `view_fn` of an array of `shape`: the index it reads."""
+    return xp.unravel_index(view_fn(xp, xp.arange(math.prod(shape)).reshape(shape)), shape)
 
 
 def sum_to_dims(shape, target) -> tuple[tuple, bool]:
@@ -110,9 +122,13 @@ class ArrayMath:
         return out
 
     def embed(self, g, shape, view_fn):
-        """Zeros of the base's `shape` with g written where the view `view_fn` looks."""
+        """Zeros of the base's `shape` with g written where the view `view_fn` looks
+        (added up where the view sees an element more than once, as an expanded view does)."""
         out = self.xp.zeros(shape, dtype=g.dtype)
-        view_fn(self.xp, out)[...] = g
+        region = view_fn(self.xp, out)
+        if overlaps(region):
+            return self.index_grad(g, shape, view_positions(self.xp, shape, view_fn), False)
+        region[...] = g
         return out
 
     def zero_at(self, g, key):
@@ -224,7 +240,14 @@ class TensorMath:
     @staticmethod
     def embed(g, shape, view_fn):
         out = g.new_zeros(shape)
-        out._view_of(view_fn).copy_(g)
+        region = out._view_of(view_fn)
+        if overlaps(region._data):
+            from . import functions
+
+            return functions.index_grad(
+                g, shape, view_positions(backend.xp_of(g._data), shape, view_fn), False
+            )
+        region.copy_(g)
         return out
 
     @staticmethod

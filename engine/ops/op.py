@@ -25,13 +25,14 @@ def tensor_type_name(t) -> str:
     return prefix + t.dtype.tensor_type
 
 
-def _short_name(node) -> str:
-    """How PyTorch 2.x names the producer in that message: `MulBackward0` -> `Mul`."""
+def short_name(node) -> str:
+    """How PyTorch 2.x names a node in its messages: `MulBackward0` -> `Mul`, `PowBackward1` -> `Pow1`."""
     name = node.name()
-    for suffix in ("Backward0", "Backward"):
-        if name.endswith(suffix) and "::" not in name:
-            return name[: -len(suffix)]
-    return name
+    if "::" in name:
+        return name
+    if name.endswith("Backward0"):
+        return name[:-9]
+    return name.replace("Backward", "", 1)
 
 
 def version_error(tensor, expected, producer) -> RuntimeError:
@@ -39,7 +40,7 @@ def version_error(tensor, expected, producer) -> RuntimeError:
 
     `producer` is the (node, output_nr) that made the tensor, or None for a leaf.
     """
-    where = f", which is output {producer[1]} of {_short_name(producer[0])}," if producer else ""
+    where = f", which is output {producer[1]} of {short_name(producer[0])}," if producer else ""
     hint = (
         "Hint: the backtrace further above shows the operation that failed to compute its "
         "gradient. The variable in question was changed in there or anywhere later. Good luck!"

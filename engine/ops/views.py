@@ -1,0 +1,85 @@
+"""Which views share a storage, and how each was made (PyTorch's view tracking).
+
+A view shares its base's version counter, the list `[version]` (anomaly mode adds its
+bump records as `[1]`). Each view op records the view there too, so that an in-place
+change made through any of them can bring every other one up to date:
+
+    _vc = [version, anomaly bump records, {id(view): weak reference}]
+
+`detach()` aliases share the list as well, so, as in PyTorch (where this follows the
+version), a change through one of them also refreshes the views. Only weak references
+are kept; dead ones are swept out as the table grows and when it is walked.
+
+`note_view` is called by every view op (`functions._view`), once the view has its
+`_base`, `_vc` and `_view_fn`.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ..autograd import grad_mode
+
+_SWEEP_FROM = 32  # sweep dead entries when the table reaches 32, 64, 128, ... entries
+_ref = weakref.ref
+_grad_enabled = grad_mode.state  # [bool], read on every view
+
+
+def note_view(out, a) -> None:
+    """Record the view `out` (just made from `a`) with its storage.
+
+    A view is "made in no_grad mode" when grad mode is off, or when it is a view of such a
+    view (PyTorch propagates the view's creation meta). Table values are the weak reference,
+    or for those views a (weak reference,) tuple.
+    """
+    vc = out._vc
+    try:
+        views = vc[2]
+    except IndexError:
+        if len(vc) == 1:
+            vc.append([])  # where anomaly.record_bump keeps its records
+        views = {}
+        vc.append(views)
+    n = len(views)
+    if n >= _SWEEP_FROM and not n & (n - 1):
+        sweep(views)
+    ref = _ref(out)
+    if not _grad_enabled[0] or (a._base is not None and views.get(id(a)).__class__ is tuple):
+        ref = (ref,)
+    views[id(out)] = ref
+
+
+def views_of(t) -> dict | None:
+    """The view table of `t`'s storage, or None when no view of it was ever made."""
+    vc = t._vc
+    return vc[2] if len(vc) > 2 else None
+
+
+def made_in_no_grad(view) -> bool:
+    """Whether `view` (or the view it was made from) was made in no_grad mode."""
+    vc = view._vc
+    if len(vc) < 3:
+        return False
+    entry = vc[2].get(id(view))
+    return entry.__class__ is tuple and entry[0]() is view
+
+
+def live_views(views: dict) -> list:
+    """(view, made in no_grad) for each view still alive; dead entries are dropped."""
+    out = []
+    dead = []
+    for key, ref in views.items():
+        no_grad = ref.__class__ is tuple
+        view = ref[0]() if no_grad else ref()
+        if view is None:
+            dead.append(key)
+        else:
+            out.append((view, no_grad))
+    for key in dead:
+        del views[key]
+    return out
+
+
+def sweep(views: dict) -> None:
+    for key in [key for key, ref in views.items() if (ref[0] if ref.__class__ is tuple else ref)() is None]:
+        del views[key]
