@@ -12,6 +12,7 @@ real PyTorch.
 """
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -92,6 +93,22 @@ def test_no_grad_view_requires_grad_without_grad_fn(make):
     assert v.grad_fn is None
     assert v.is_leaf is True
     assert v._base is a
+
+
+@pytest.mark.parametrize("make", [_leaf, _non_leaf], ids=["leaf", "non_leaf"])
+def test_no_grad_view_used_in_grad_mode_has_no_edge(make):
+    """It requires grad (through its base) but has no AccumulateGrad: nothing reaches it."""
+    a = make()
+    a.retain_grad()
+    with torch.no_grad():
+        v = a[:2]
+    y = v * 2
+    assert y.requires_grad and y.grad_fn.next_functions[0] == (None, 0)
+    y.sum().backward()
+    assert a.grad is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reading .grad of a view that is not a leaf of its own
+        assert v.grad is None
 
 
 INPLACE = {

@@ -178,6 +178,7 @@ def edge_of(tensor):
     fn = tensor.grad_fn
     if fn is not None:
         return (fn, tensor._output_nr)
-    if tensor._rg:
+    # A leaf view of a base that requires grad was made in no_grad: no edge, as in torch.
+    if tensor._rg and (tensor._base is None or not tensor._base._rg):
         return (accumulator_of(tensor), 0)
     return (None, 0)

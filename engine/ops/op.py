@@ -457,7 +457,8 @@ def _edge(x):
         fn = x.grad_fn
         if fn is not None:
             return (fn, x._output_nr)
-        if x._rg:
+        # A leaf view of a base that requires grad was made in no_grad: no edge, as in torch.
+        if x._rg and (x._base is None or not x._base._rg):
             return (accumulator_of(x), 0)
     return _NO_EDGE
 
