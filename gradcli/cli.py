@@ -245,7 +245,7 @@ def _usage_exit(err: Console, message: str) -> None:
 
 ANOMALY_HELP = """Run SCRIPT (as __main__, with ARGS as its sys.argv[1:]) under anomaly mode and report what went wrong in autograd.
 
-Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first recorded op whose forward output holds NaN/Inf. Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
+Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, no-grad-view-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first recorded op whose forward output holds NaN/Inf. Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
 
 gradcli's options may come before or after SCRIPT; put `--` before ARGS that clash with them. --json prints one document on stdout (schema "gradcli.anomaly/1", described in gradcli/render/anomaly.py); what the script prints goes to stderr.
 

@@ -72,6 +72,7 @@ CASES = [
         {"saved by ExpBackward0 (version 0)": "saved", "backward": "backward"},
     ),
     ("leaf_inplace.py", (), "leaf-inplace", "error", 1, {"w defined": "defined"}),
+    ("no_grad_view_inplace.py", (), "no-grad-view-inplace", "error", 1, {"head made": "made"}),
     ("nan_backward.py", (), "nan-in-backward", "error", 1, {"backward": "backward"}),
     ("inf_backward.py", (), "inf-in-backward", "error", 1, {"backward": "backward"}),
     ("nan_forward.py", ("--check-forward",), "nan-in-forward", "error", 1, {}),

@@ -45,7 +45,9 @@ def check_inplace(t: Tensor, recording: bool = True) -> None:
     base = t._base
     if base is not None:
         if recording and made_in_no_grad(t):
-            raise no_grad_view_error(t, indirect=False)
+            err = no_grad_view_error(t, indirect=False)
+            err.tensor = t  # for gradcli anomaly: which view
+            raise err
         if base._rg and base.grad_fn is None:
             raise _leaf_error(VIEW_OF_LEAF_MESSAGE, base)
     if t._rg and t.grad_fn is None:

@@ -8,7 +8,7 @@ finding will need (raw frames, weak references, small counters) and turns it int
 dataclasses only when something is found. The first error stops the script, as it would
 under Python; warnings are collected until the end.
 
-Errors: inplace-modified-saved, leaf-inplace, nan-in-backward, inf-in-backward,
+Errors: inplace-modified-saved, leaf-inplace, no-grad-view-inplace, nan-in-backward, inf-in-backward,
 nan-in-forward / inf-in-forward (with `check_forward`), backward-twice,
 implicit-grad-nonscalar, backward-error (anything else raised inside a node's backward),
 autograd-error (any other error raised by engine.autograd). Warnings: grad-accumulation,

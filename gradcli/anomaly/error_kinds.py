@@ -2,7 +2,7 @@
 
 `classify` recognises the engine's errors (by the attributes it sets on them, or their words)
 and builds the finding for each kind: inplace-modified-saved, backward-twice, leaf-inplace,
-nan/inf-in-backward (`gradcli.anomaly.nonfinite`), implicit-grad-nonscalar, backward-error
+no-grad-view-inplace, nan/inf-in-backward (`gradcli.anomaly.nonfinite`), implicit-grad-nonscalar, backward-error
 and autograd-error. Anything else is not about autograd: `classify` returns None.
 """
 
@@ -19,6 +19,7 @@ from .sites import Sites, innermost_tb, node_site, raise_site, user_tb_frames
 from .stats import shape_of
 
 _IMPLICIT_PREFIX = "grad can be implicitly created only for"
+_NO_GRAD_VIEW = "created in no_grad mode and "  # in each of torch's three forms of that error
 #: engine.tensor methods whose errors are about autograd (requires_grad rules, hooks, .numpy()).
 _AUTOGRAD_TENSOR_FUNCTIONS = frozenset(
     {
@@ -60,6 +61,8 @@ def classify(
             return _backward_twice(exc, node, here, instrument, sites)
         if message in (LEAF_MESSAGE, VIEW_OF_LEAF_MESSAGE):
             return _leaf_inplace(exc, message, here, sites, names)
+        if _NO_GRAD_VIEW in message and "modified inplace with grad mode enabled" in message:
+            return _no_grad_view_inplace(exc, message, here, sites, names)
         match = NONFINITE_MESSAGE.match(message)
         if match and node is not None:
             return backward_finding(match, node, here, instrument, sites)
@@ -214,6 +217,34 @@ def _leaf_inplace(exc, message, here: Location | None, sites: Sites, names: Tens
             "shape": shape_of(leaf) if leaf is not None else None,
             "through_view": through_view,
         },
+    )
+
+
+def _no_grad_view_inplace(exc, message, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
+    view = getattr(exc, "tensor", None)
+    name = names.of(view)
+    related = []
+    defined = definition(name, sites)
+    if defined is not None and (here is None or defined.where != here.where):
+        defined.role = f"{name} made (under no_grad)"
+        related.append(defined)
+    later = "its base or another view of its base has been" in message
+    what = name or "a view"
+    return Finding(
+        "no-grad-view-inplace",
+        ERROR,
+        (
+            f"{what} was made under no_grad and its storage was then changed in place; "
+            "its history is lost, so grad mode can't use it"
+            if later
+            else f"in-place op with grad mode on, on {what}, a view made under no_grad: "
+            "whether the change should be tracked is ambiguous"
+        ),
+        here,
+        related,
+        hint="make the view and the in-place change both inside `with engine.no_grad():` (not tracked) "
+        "or both outside it (tracked)",
+        details={"tensor": name, "shape": shape_of(view) if view is not None else None, "error": message},
     )
 
 

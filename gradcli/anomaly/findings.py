@@ -14,6 +14,7 @@ ERROR, WARNING = "error", "warning"
 ERROR_KINDS = (
     "inplace-modified-saved",
     "leaf-inplace",
+    "no-grad-view-inplace",
     "nan-in-backward",
     "inf-in-backward",
     "nan-in-forward",
