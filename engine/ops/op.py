@@ -18,6 +18,8 @@ from ..tensor import Tensor
 from .promotion import promoted
 
 ndarray = numpy.ndarray
+_grad_enabled = grad_mode.state  # [bool]: read once per op, so bound here
+_anomaly_on = anomaly.state  # [on, check_nan]
 
 
 def tensor_type_name(t) -> str:
@@ -378,7 +380,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     out._output_nr = 0
     out._retains_grad = False
     out._vc = [0]
-    if not (requires_grad and grad_mode.state[0]):
+    if not (requires_grad and _grad_enabled[0]):
         out._rg = False
         out.grad_fn = None
         return out
@@ -400,7 +402,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     cls = op.node
     node = cls.__new__(cls)
     node._hooks = None
-    node._trace = anomaly.forward_trace(node, inputs, out) if anomaly.state[0] else None
+    node._trace = anomaly.forward_trace(node, inputs, out) if _anomaly_on[0] else None
     node.next_functions = edges
     node._attrs = attrs
 
