@@ -16,6 +16,7 @@ import numpy
 from .. import backend
 from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
+from . import arg_errors
 from . import derivatives as D
 from .op import apply_op, broadcast_error, same_device_error
 from .promotion import result_type
@@ -72,27 +73,6 @@ def norm_dims(dim, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
         return tuple(sorted({norm_dim(d, ndim) for d in dim}))
     return (norm_dim(dim, ndim),)
-
-
-def type_name(x) -> str:
-    """How torch's argument parser names a Python argument's type."""
-    return "Tensor" if isinstance(x, Tensor) else type(x).__name__
-
-
-def not_a_tensor(name: str, arg: str, position: int, value) -> TypeError:
-    return TypeError(
-        f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type_name(value)}"
-    )
-
-
-def invalid_combination(name: str, given, options) -> TypeError:
-    """torch's argument-parser error; `options` pairs each signature with its marked argument types or None."""
-    text = f"{name}() received an invalid combination of arguments - got ({', '.join(given)}), but expected one of:\n"
-    for signature, marked in options:
-        text += f" * {signature}\n"
-        if marked is not None:
-            text += f"      didn't match because some of the arguments have invalid types: ({marked})\n"
-    return TypeError(text)
 
 
 def _binary(op, a, b, attrs=()):
@@ -291,9 +271,6 @@ def square(a):
     return pow(a, 2)
 
 
-_CLAMP_SIGNATURES = ("Tensor min = None, Tensor max = None", "Number min = None, Number max = None")
-
-
 def clamp_bounds_are_tensors(name: str, lo, hi, method: bool) -> bool:
     """Tensor bounds (clamp.Tensor, ClampBackward0) or numbers (ClampBackward1); torch's errors for a mix."""
     if lo is None and hi is None:
@@ -302,12 +279,7 @@ def clamp_bounds_are_tensors(name: str, lo, hi, method: bool) -> bool:
         return False
     if (lo is None or isinstance(lo, Tensor)) and (hi is None or isinstance(hi, Tensor)):
         return True
-    given = (type_name(lo), type_name(hi))
-    if method:
-        marked = ", ".join(f"!{t}!" for t in given)
-        raise invalid_combination(name, given, [(f"({s})", marked) for s in _CLAMP_SIGNATURES])
-    options = [(f"(Tensor input, {s}, *, Tensor out = None)", None) for s in _CLAMP_SIGNATURES]
-    raise invalid_combination(name, ("Tensor",) + given, options)
+    raise arg_errors.clamp_mixed_bounds(name, lo, hi, method)
 
 
 def clamp_tensor(apply, a, lo, hi):
@@ -395,9 +367,9 @@ def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def pairwise_extreme(name: str, a, b, method: bool = False):
     """maximum / minimum of two tensors, elementwise (torch takes no Python number here)."""
     if not isinstance(a, Tensor):
-        raise not_a_tensor(name, "input", 1, a)
+        raise arg_errors.not_a_tensor(name, "input", 1, a)
     if not isinstance(b, Tensor):
-        raise not_a_tensor(name, "other", 1 if method else 2, b)
+        raise arg_errors.not_a_tensor(name, "other", 1 if method else 2, b)
     return apply_op(D.MAXIMUM if name == "maximum" else D.MINIMUM, (a, b))
 
 
@@ -409,35 +381,12 @@ def minimum(input, other):
     return pairwise_extreme("minimum", input, other)
 
 
-_MAX_SIGNATURES = (
-    "(Tensor input, *, Tensor out = None)",
-    "(Tensor input, Tensor other, *, Tensor out = None)",
-    "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
-)
-
-
-def _bad_dim(name, dim, keepdim, method) -> TypeError:
-    """torch's errors for max/min given neither an int dim nor a lone Tensor `other`."""
-    t = type_name(dim)
-    if method and keepdim is False:
-        options = [("()", f"!{t}!"), ("(Tensor other)", f"!{t}!"), ("(int dim, bool keepdim = False)", None)]
-        return invalid_combination(name, (t,), options)
-    if method:
-        return TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {t}")
-    if keepdim is False:
-        return invalid_combination(name, ("Tensor", t), [(s, None) for s in _MAX_SIGNATURES])
-    k = type_name(keepdim)
-    marked = (_MAX_SIGNATURES[0], f"Tensor, !{t}!, !{k}!")
-    return invalid_combination(name, ("Tensor", t, k), [marked] + [(s, None) for s in _MAX_SIGNATURES[1:]])
-
-
 def max_min(name: str, a, dim=None, keepdim=False, other=None, method: bool = False):
     """max / min: of all elements, along `dim` (values, indices), or elementwise against a Tensor."""
     if not isinstance(a, Tensor):
         if dim is None and other is None:
-            raise not_a_tensor(name, "input", 1, a)
-        given = (type_name(a), type_name(other if dim is None else dim))
-        raise invalid_combination(name, given, [(s, None) for s in _MAX_SIGNATURES])
+            raise arg_errors.not_a_tensor(name, "input", 1, a)
+        raise arg_errors.max_min_not_a_tensor(name, a, other if dim is None else dim)
     if other is not None:
         if dim is not None:
             raise TypeError(f"{name}() got an unexpected keyword argument 'other'")
@@ -445,7 +394,7 @@ def max_min(name: str, a, dim=None, keepdim=False, other=None, method: bool = Fa
     if dim is not None and (dim.__class__ is bool or not isinstance(dim, numbers.Integral)):
         if isinstance(dim, Tensor) and keepdim is False:
             return pairwise_extreme(name + "imum", a, dim, method)
-        raise _bad_dim(name, dim, keepdim, method)
+        raise arg_errors.max_min_bad_dim(name, dim, keepdim, method)
     if name == "max":
         return _extreme(a, dim, keepdim, D.MAX, D.MAX_DIM, lambda x, **k: x.argmax(**k), return_types_max)
     return _extreme(a, dim, keepdim, D.MIN, D.MIN_DIM, lambda x, **k: x.argmin(**k), return_types_min)

@@ -1,0 +1,71 @@
+"""PyTorch's argument-parser errors, word for word, for the calls the engine refuses as torch does.
+
+torch checks a call against each overload's signature and, when none matches, names the
+types it got and marks the mismatching ones with `!`. Only the overloads the engine
+implements (clamp, max/min, maximum/minimum) are spelled out here.
+"""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+
+
+def type_name(x) -> str:
+    """How torch's argument parser names a Python argument's type."""
+    return "Tensor" if isinstance(x, Tensor) else type(x).__name__
+
+
+def not_a_tensor(name: str, arg: str, position: int, value) -> TypeError:
+    return TypeError(
+        f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type_name(value)}"
+    )
+
+
+def invalid_combination(name: str, given, options) -> TypeError:
+    """torch's argument-parser error; `options` pairs each signature with its marked argument types or None."""
+    text = f"{name}() received an invalid combination of arguments - got ({', '.join(given)}), but expected one of:\n"
+    for signature, marked in options:
+        text += f" * {signature}\n"
+        if marked is not None:
+            text += f"      didn't match because some of the arguments have invalid types: ({marked})\n"
+    return TypeError(text)
+
+
+_CLAMP_SIGNATURES = ("Tensor min = None, Tensor max = None", "Number min = None, Number max = None")
+
+
+def clamp_mixed_bounds(name: str, lo, hi, method: bool) -> TypeError:
+    """clamp/clip given one Tensor bound and one number: torch has no such overload."""
+    given = (type_name(lo), type_name(hi))
+    if method:
+        marked = ", ".join(f"!{t}!" for t in given)
+        return invalid_combination(name, given, [(f"({s})", marked) for s in _CLAMP_SIGNATURES])
+    options = [(f"(Tensor input, {s}, *, Tensor out = None)", None) for s in _CLAMP_SIGNATURES]
+    return invalid_combination(name, ("Tensor",) + given, options)
+
+
+_MAX_SIGNATURES = (
+    "(Tensor input, *, Tensor out = None)",
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+)
+
+
+def max_min_not_a_tensor(name: str, a, second) -> TypeError:
+    """max/min whose input is not a Tensor, given a second argument."""
+    return invalid_combination(name, (type_name(a), type_name(second)), [(s, None) for s in _MAX_SIGNATURES])
+
+
+def max_min_bad_dim(name, dim, keepdim, method) -> TypeError:
+    """torch's errors for max/min given neither an int dim nor a lone Tensor `other`."""
+    t = type_name(dim)
+    if method and keepdim is False:
+        options = [("()", f"!{t}!"), ("(Tensor other)", f"!{t}!"), ("(int dim, bool keepdim = False)", None)]
+        return invalid_combination(name, (t,), options)
+    if method:
+        return TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {t}")
+    if keepdim is False:
+        return invalid_combination(name, ("Tensor", t), [(s, None) for s in _MAX_SIGNATURES])
+    k = type_name(keepdim)
+    marked = (_MAX_SIGNATURES[0], f"Tensor, !{t}!, !{k}!")
+    return invalid_combination(name, ("Tensor", t, k), [marked] + [(s, None) for s in _MAX_SIGNATURES[1:]])
