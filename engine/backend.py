@@ -22,14 +22,16 @@ import numpy
 class dtype:
     """A tensor element type; prints as `engine.float32` the way torch prints `torch.float32`."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "tensor_type")
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "tensor_type", "scalar_type", "cpp_name")
 
-    def __init__(self, name: str, np_dtype, is_floating_point: bool, tensor_type: str):
+    def __init__(self, name: str, np_dtype, is_floating_point: bool, tensor_type: str, cpp_name: str):
         self.name = name
         self.np = numpy.dtype(np_dtype)
         self.is_floating_point = is_floating_point
         self.itemsize = self.np.itemsize
         self.tensor_type = tensor_type
+        self.scalar_type = tensor_type[: -len("Tensor")]  # as torch's messages name it: Float, Double
+        self.cpp_name = cpp_name  # as torch's C++ messages name it: float, double
 
     def __repr__(self) -> str:
         return f"engine.{self.name}"
@@ -38,13 +40,13 @@ class dtype:
         return self.name
 
 
-float32 = dtype("float32", numpy.float32, True, "FloatTensor")
-float64 = dtype("float64", numpy.float64, True, "DoubleTensor")
-float16 = dtype("float16", numpy.float16, True, "HalfTensor")
-int64 = dtype("int64", numpy.int64, False, "LongTensor")
-int32 = dtype("int32", numpy.int32, False, "IntTensor")
-uint8 = dtype("uint8", numpy.uint8, False, "ByteTensor")
-bool_ = dtype("bool", numpy.bool_, False, "BoolTensor")
+float32 = dtype("float32", numpy.float32, True, "FloatTensor", "float")
+float64 = dtype("float64", numpy.float64, True, "DoubleTensor", "double")
+float16 = dtype("float16", numpy.float16, True, "HalfTensor", "c10::Half")
+int64 = dtype("int64", numpy.int64, False, "LongTensor", "long int")
+int32 = dtype("int32", numpy.int32, False, "IntTensor", "int")
+uint8 = dtype("uint8", numpy.uint8, False, "ByteTensor", "unsigned char")
+bool_ = dtype("bool", numpy.bool_, False, "BoolTensor", "bool")
 
 DTYPES = (float32, float64, float16, int64, int32, uint8, bool_)
 _BY_NUMPY = {d.np: d for d in DTYPES}

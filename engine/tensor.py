@@ -124,18 +124,9 @@ class Tensor:
             if (
                 value._data.dtype != self._data.dtype
             ):  # torch names the grad's C++ type, the tensor's ScalarType
-                cpp = {
-                    "float32": "float",
-                    "float64": "double",
-                    "float16": "c10::Half",
-                    "int64": "long int",
-                    "int32": "int",
-                    "uint8": "unsigned char",
-                    "bool": "bool",
-                }.get(value.dtype.name, value.dtype.name)
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{cpp}' to a tensor with grad_dtype "
-                    f"'{self.dtype.tensor_type[:-6]}'. The gradient must match the tensor's grad_dtype "
+                    f"attempting to assign a gradient with dtype '{value.dtype.cpp_name}' to a tensor with "
+                    f"grad_dtype '{self.dtype.scalar_type}'. The gradient must match the tensor's grad_dtype "
                     "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
                     "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
                     "dtypes of a tensor and its gradient may break downstream systems that assume they match."
