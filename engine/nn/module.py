@@ -16,6 +16,7 @@ from typing import Any
 from .. import backend
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle, add_hook
+from ..ops.tensor_methods import parse_to_args
 from ..tensor import Tensor, wrap
 from .parameter import Parameter, zero_grads
 
@@ -358,14 +359,7 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """`to(device)`, `to(dtype)`, `to(device, dtype)` or `to(tensor)`; floating point dtypes only."""
-        device, dtype = kwargs.get("device"), kwargs.get("dtype")
-        for arg in args:
-            if isinstance(arg, backend.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                device, dtype = arg.device, arg.dtype
-            elif arg is not None:
-                device = arg
+        dtype, device = parse_to_args(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"

@@ -14,7 +14,8 @@ from .derivatives import TO_COPY
 from .op import apply_op
 
 
-def _parse_to(args, kwargs):
+def parse_to_args(args, kwargs):
+    """`to()`'s arguments, as torch reads them: a dtype, a device, or a tensor giving both."""
     dtype = kwargs.get("dtype")
     device = kwargs.get("device")
     for a in args:
@@ -28,7 +29,7 @@ def _parse_to(args, kwargs):
 
 
 def to(self, *args, **kwargs):
-    dtype, device = _parse_to(args, kwargs)
+    dtype, device = parse_to_args(args, kwargs)
     dtype = self.dtype if dtype is None else dtype
     device = self.device if device is None else backend.device(device)
     if dtype is self.dtype and device == self.device:

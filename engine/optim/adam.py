@@ -71,14 +71,9 @@ class Adam(Optimizer):
 
     def _step(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
+        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         decoupled = group["decoupled_weight_decay"]
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            grad = p._grad._data
-            if maximize:
-                grad = -grad
+        for p, grad in self._gradients(group):
             state = self._init_state(p, amsgrad)
             step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"]._data, state["exp_avg_sq"]._data
             step_t._data += 1

@@ -100,6 +100,15 @@ class Optimizer:
     def _step(self, group: dict) -> None:
         raise NotImplementedError
 
+    @staticmethod
+    def _gradients(group: dict):
+        """(parameter, its gradient array) for each parameter that has a grad, negated under maximize."""
+        maximize = group["maximize"]
+        for p in group["params"]:
+            if p._grad is not None:
+                grad = p._grad._data
+                yield p, (-grad if maximize else grad)
+
     def step(self, closure: Callable[[], Any] | None = None):
         """One update of every parameter that has a grad; `closure` re-evaluates the loss first."""
         loss = None

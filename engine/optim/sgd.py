@@ -49,13 +49,8 @@ class SGD(Optimizer):
 
     def _step(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            grad = p._grad._data
-            if maximize:
-                grad = -grad
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        for p, grad in self._gradients(group):
             if weight_decay != 0:
                 grad = grad + weight_decay * p._data
             if momentum != 0:
