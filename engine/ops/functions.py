@@ -282,20 +282,9 @@ def clamp_bounds_are_tensors(name: str, lo, hi, method: bool) -> bool:
     raise arg_errors.clamp_mixed_bounds(name, lo, hi, method)
 
 
-def clamp_tensor(apply, a, lo, hi):
-    """`apply(row, others)` for tensor bounds, with torch's error when the three shapes don't broadcast."""
-    try:
-        return apply(D.CLAMP_TENSOR, (lo, hi))
-    except ValueError:
-        error = broadcast_error((a, lo, hi))
-        if error is None:
-            raise
-        raise error from None
-
-
 def _clamp(name, a, lo, hi, method=False):
     if clamp_bounds_are_tensors(name, lo, hi, method):
-        return clamp_tensor(lambda op, bounds: apply_op(op, (a, *bounds)), a, lo, hi)
+        return apply_op(D.CLAMP_TENSOR, (a, lo, hi))
     return apply_op(D.CLAMP, (a,), (lo, hi))
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy
 
-from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.node import Node, SavedOutput, edge_of
 from ..tensor import Tensor, wrap
@@ -116,9 +115,8 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     for x in others:
         if isinstance(x, Tensor) and x._data.__class__ is not t._data.__class__:
             check_same_device(t, x)
-    if not recording:
-        datas = [x._data if isinstance(x, Tensor) else x for x in others]
-        _write(t, backend.xp_of(t._data).asarray(op.forward(backend.xp_of(t._data), t._data, *datas, *attrs)))
+    if not recording:  # apply_op records nothing here; it still promotes and explains shapes
+        _write(t, apply_op(op, (t, *others), attrs)._data)
         _bump(t)
         if len(t._vc) > 2:  # views of this storage were made (engine/ops/views.py)
             refresh_views(t._vc[2], None)

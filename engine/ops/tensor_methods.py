@@ -8,6 +8,7 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor, wrap
 from . import creation
+from . import derivatives as D
 from . import functions as F
 from . import inplace as I
 from .derivatives import TO_COPY
@@ -120,7 +121,7 @@ def _clamp(name):
 
 def clamp_(self, min=None, max=None):
     if F.clamp_bounds_are_tensors("clamp_", min, max, True):
-        return F.clamp_tensor(lambda op, bounds: I.apply_inplace(self, op, bounds), self, min, max)
+        return I.apply_inplace(self, D.CLAMP_TENSOR, (min, max))
     return I.clamp_(self, min, max)
 
 
