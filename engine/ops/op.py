@@ -218,29 +218,30 @@ class Op:
 
     As in PyTorch, an input is saved only when the formula of some input that requires
     grad reads it: `x * 2` saves `other` but not `self`, so a later in-place change to a
-    value no gradient needs is not an error. `save_rule[k]` lists the inputs whose
-    formulas read saved value k (None: always saved).
+    value no gradient needs is not an error. `save_plan` has, per saved value, the input
+    it is (-1: the output) and the inputs whose formulas read it (None: always saved);
+    `conditional` says whether any value depends on which inputs require grad.
     """
 
-    __slots__ = ("forward", "node", "save_index", "save_rule", "save_plan", "broadcast", "promote")
+    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcast", "promote")
 
     def __init__(self, forward, node, inputs=("self",), saves=(), broadcast=False, promote=False):
         self.forward = forward
         self.node = node
-        self.save_index = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
         self.broadcast = broadcast
         self.promote = promote  # operands' dtypes promoted as torch does (promotion.py)
         formulas = node.formulas
-        if node.joint is not None or len(inputs) < 2 or any(f is None for f in formulas):
-            self.save_rule = None
-        else:
+        index = [-1 if s == "result" else inputs.index(s) for s in saves]
+        self.conditional = not (node.joint is not None or len(inputs) < 2 or any(f is None for f in formulas))
+        if self.conditional:
             read = [_saved_read(f, len(saves)) for f in formulas]
-            self.save_rule = tuple(
+            readers = [
                 None if s == "result" else tuple(j for j, ks in enumerate(read) if k in ks)
                 for k, s in enumerate(saves)
-            )
-        rule = self.save_rule or (None,) * len(saves)
-        self.save_plan = tuple(zip(self.save_index, rule))  # (input index or -1, readers) per saved value
+            ]
+        else:
+            readers = [None] * len(saves)
+        self.save_plan = tuple(zip(index, readers))
 
 
 def same_device_error(a, b) -> RuntimeError:
@@ -408,10 +409,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
 
     # The saved values, stamped with their versions. When an input needs no gradient, only
     # what the formulas of the inputs that do will read (torch's conditional saving).
-    if op.save_index:
-        pruned = op.save_rule is not None and (
-            edges[0][0] is None or (n > 1 and edges[1][0] is None) or n > 2
-        )
+    if op.save_plan:
+        pruned = op.conditional and (edges[0][0] is None or (n > 1 and edges[1][0] is None) or n > 2)
         saved = []
         versions = []
         for i, readers in op.save_plan:
