@@ -19,7 +19,7 @@ from engine.ops.op import FormulaNode, Op
 
 from .model import Constant, TensorMeta
 from .names import NameIndex
-from .nodes import input_names, is_tensor, short_repr
+from .nodes import input_names, is_tensor, saved_values, short_repr
 
 
 def infer_metas(
@@ -58,7 +58,7 @@ def _read_known(
         if isinstance(node, AccumulateGrad):
             _merge_tensor(metas[i][0], node.variable, "variable")
         elif isinstance(node, FormulaNode):
-            saved = [v for v, _ in node.saved_pairs() or ()]
+            saved = saved_values(node)
             if saved:
                 for k, src in enumerate(node.saved_sources):
                     if src == -1 and k < len(saved) and is_tensor(saved[k]):
@@ -93,7 +93,7 @@ def _propagate(
     }
     for i in matching:  # a saved tensor input (a constant too) has the output's shape and dtype
         node = order[i]
-        saved = [v for v, _ in node.saved_pairs() or ()]
+        saved = saved_values(node)
         for j, src in enumerate(node.saved_sources):
             if src is not None and src >= 0 and j < len(saved) and is_tensor(saved[j]):
                 _merge_tensor(metas[i][0], saved[j], "inputs")
@@ -142,7 +142,7 @@ def _describe_input(
         return
     if not isinstance(node, FormulaNode):
         return
-    saved = [v for v, _ in node.saved_pairs() or ()]
+    saved = saved_values(node)
     if saved:
         for j, src in enumerate(node.saved_sources):
             if src == k and j < len(saved):

@@ -97,12 +97,17 @@ def short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def saved_values(node: Any) -> list[Any]:
+    """A formula node's saved values in row order (outputs rebuilt as tensors); [] once freed."""
+    return [v for v, _ in node.saved_pairs() or ()]
+
+
 def saved_tensors(node: Any) -> list[Any]:
     """The tensors a node holds for its backward (for the memory total)."""
     if isinstance(node, CopySlices):
         return saved_tensors(node.fn)
     if isinstance(node, (FormulaNode, BackwardCFunction)):
-        return [v for v, _ in node.saved_pairs() or () if is_tensor(v)]
+        return [v for v in saved_values(node) if is_tensor(v)]
     return []
 
 
