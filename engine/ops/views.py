@@ -61,16 +61,18 @@ def made_in_no_grad(view) -> bool:
     if len(vc) < 3:
         return False
     entry = vc[2].get(id(view))
-    return entry.__class__ is tuple and entry[0]() is view
+    if entry is None:
+        return False
+    alive, no_grad = _decode(entry)
+    return no_grad and alive is view
 
 
 def live_views(views: dict) -> list:
     """(view, made in no_grad) for each view still alive; dead entries are dropped."""
     out = []
     dead = []
-    for key, ref in views.items():
-        no_grad = ref.__class__ is tuple
-        view = ref[0]() if no_grad else ref()
+    for key, entry in views.items():
+        view, no_grad = _decode(entry)
         if view is None:
             dead.append(key)
         else:
@@ -81,5 +83,12 @@ def live_views(views: dict) -> list:
 
 
 def sweep(views: dict) -> None:
-    for key in [key for key, ref in views.items() if (ref[0] if ref.__class__ is tuple else ref)() is None]:
+    for key in [key for key, entry in views.items() if _decode(entry)[0] is None]:
         del views[key]
+
+
+def _decode(entry) -> tuple:
+    """(the view or None if it died, whether it was made in no_grad mode) from a table value."""
+    if entry.__class__ is tuple:
+        return entry[0](), True
+    return entry(), False
