@@ -44,7 +44,7 @@ def note_view(out, a) -> None:
     if n >= _SWEEP_FROM and not n & (n - 1):
         sweep(views)
     ref = _ref(out)
-    if not _grad_enabled[0] or (a._base is not None and views.get(id(a)).__class__ is tuple):
+    if not _grad_enabled[0] or (a._base is not None and made_in_no_grad(a)):
         ref = (ref,)
     views[id(out)] = ref
 
