@@ -405,7 +405,3 @@ def _view_tensor(array, base: Tensor) -> Tensor:
     t = wrap(array)
     t._vc = base._vc
     return t
-
-
-def is_grad_enabled() -> bool:
-    return grad_mode.state[0]

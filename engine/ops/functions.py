@@ -14,10 +14,10 @@ import numbers
 import numpy
 
 from .. import backend
-from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
 from . import arg_errors
 from . import derivatives as D
+from .api import FUNCTIONS, IN_PLACE, public
 from .op import apply_op, broadcast_error, same_device_error
 from .promotion import result_type
 from .views import note_view
@@ -83,6 +83,7 @@ def _binary(op, a, b, attrs=()):
 # -------------------------------------------------------------------------- arithmetic
 
 
+@public
 def add(a, b, *, alpha=1):
     if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a + b`)
         return apply_op(D.ADD, (a, b if b.__class__ is Tensor else as_operand(b)), (alpha,))
@@ -92,6 +93,7 @@ def add(a, b, *, alpha=1):
     return _binary(D.ADD, a, b, (alpha,))
 
 
+@public
 def sub(a, b, *, alpha=1):
     if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a - b`)
         return apply_op(D.SUB, (a, b if b.__class__ is Tensor else as_operand(b)), (alpha,))
@@ -101,12 +103,14 @@ def sub(a, b, *, alpha=1):
     return _binary(D.SUB, a, b, (alpha,))
 
 
+@public(method=False)
 def rsub(a, other, *, alpha=1):
     if isinstance(other, Tensor):
         return sub(other, a, alpha=alpha)
     return apply_op(D.RSUB, (a,), (other, alpha))
 
 
+@public
 def mul(a, b):
     if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a * b`)
         return apply_op(D.MUL, (a, b if b.__class__ is Tensor else as_operand(b)))
@@ -116,6 +120,7 @@ def mul(a, b):
     return _binary(D.MUL, a, b)
 
 
+@public
 def div(a, b, *, rounding_mode=None):
     a = as_operand(a)
     if not isinstance(a, Tensor):
@@ -133,18 +138,21 @@ def div(a, b, *, rounding_mode=None):
     return out
 
 
-true_divide = divide = div
-multiply = mul
-subtract = sub
+true_divide = public(div, name="true_divide")
+divide = public(div, name="divide")
+multiply = public(mul, name="multiply")
+subtract = public(sub, name="subtract")
 
 
+@public
 def neg(a):
     return apply_op(D.NEG, (a,))
 
 
-negative = neg
+negative = public(neg, name="negative")
 
 
+@public
 def reciprocal(a):
     a = as_operand(a)
     if a._data.dtype.kind != "f":  # an integer or bool tensor's reciprocal is in the default dtype
@@ -152,6 +160,7 @@ def reciprocal(a):
     return apply_op(D.RECIPROCAL, (a,))
 
 
+@public
 def pow(a, exponent):
     if not isinstance(a, Tensor):
         return apply_op(D.RPOW, (as_operand(exponent),), (a,))
@@ -161,6 +170,7 @@ def pow(a, exponent):
     return apply_op(D.POW_SCALAR, (a,), (exponent,))
 
 
+@public
 def matmul(a, b):
     if b.__class__ is not Tensor:
         b = as_operand(b)
@@ -212,18 +222,21 @@ def _check_mm(sa, sb, message=None):
         )
 
 
+@public
 def mm(a, b):
     if a.dim() != 2 or b.dim() != 2:
         raise RuntimeError("self must be a matrix" if a.dim() != 2 else "mat2 must be a matrix")
     return matmul(a, b)
 
 
+@public
 def dot(a, b):
     if a.dim() != 1 or b.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
     return matmul(a, b)
 
 
+@public
 def mv(a, v):
     return matmul(a, v)
 
@@ -231,42 +244,34 @@ def mv(a, v):
 # ---------------------------------------------------------------------------- pointwise
 
 
-def _unary(op):
+def _unary(op, name: str, in_place: bool = True):
+    """`engine.<name>`, `Tensor.<name>` and, unless told not to, `Tensor.<name>_` for a unary row."""
+
     def fn(a):
         return apply_op(op, (a,))
 
-    return fn
+    fn.__name__ = fn.__qualname__ = name
+    if in_place:
+        IN_PLACE[name + "_"] = op
+    return public(fn)
 
 
-exp = _unary(D.EXP)
-log = _unary(D.LOG)
-log1p = _unary(D.LOG1P)
-sqrt = _unary(D.SQRT)
-sin = _unary(D.SIN)
-cos = _unary(D.COS)
-tanh = _unary(D.TANH)
-sigmoid = _unary(D.SIGMOID)
-relu = _unary(D.RELU)
-abs = _unary(D.ABS)
-sign = _unary(D.SIGN)
-clone = _unary(D.CLONE)
-for _fn, _name in (
-    (exp, "exp"),
-    (log, "log"),
-    (log1p, "log1p"),
-    (sqrt, "sqrt"),
-    (sin, "sin"),
-    (cos, "cos"),
-    (tanh, "tanh"),
-    (sigmoid, "sigmoid"),
-    (relu, "relu"),
-    (abs, "abs"),
-    (sign, "sign"),
-    (clone, "clone"),
-):
-    _fn.__name__ = _fn.__qualname__ = _name
+exp = _unary(D.EXP, "exp")
+log = _unary(D.LOG, "log")
+log1p = _unary(D.LOG1P, "log1p")
+sqrt = _unary(D.SQRT, "sqrt")
+sin = _unary(D.SIN, "sin")
+cos = _unary(D.COS, "cos")
+tanh = _unary(D.TANH, "tanh")
+sigmoid = _unary(D.SIGMOID, "sigmoid")
+relu = _unary(D.RELU, "relu")
+abs = _unary(D.ABS, "abs")
+sign = _unary(D.SIGN, "sign")
+erf = _unary(D.ERF, "erf")
+clone = _unary(D.CLONE, "clone", in_place=False)
 
 
+@public
 def square(a):
     return pow(a, 2)
 
@@ -288,14 +293,17 @@ def _clamp(name, a, lo, hi, method=False):
     return apply_op(D.CLAMP, (a,), (lo, hi))
 
 
+@public(method=False)
 def clamp(a, min=None, max=None):
     return _clamp("clamp", a, min, max)
 
 
+@public(method=False)
 def clip(a, min=None, max=None):
     return _clamp("clip", a, min, max)
 
 
+@public(method=False)
 def where(condition, a, b):
     cond = condition._data if isinstance(condition, Tensor) else condition
     a, b = as_operand(a), as_operand(b)
@@ -310,6 +318,7 @@ def where(condition, a, b):
 # --------------------------------------------------------------------------- reductions
 
 
+@public
 def sum(a, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         a = a.to(dtype)
@@ -319,6 +328,7 @@ def sum(a, dim=None, keepdim=False, *, dtype=None):
     return apply_op(D.SUM_DIM, (a,), (shape, norm_dims(dim, len(shape)), keepdim))
 
 
+@public
 def mean(a, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         a = a.to(dtype)
@@ -339,6 +349,7 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+@public
 def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var(unbiased) positional form
         dim, unbiased = None, dim
@@ -346,6 +357,7 @@ def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return apply_op(D.VAR, (a,), (dims, _correction(unbiased, correction), keepdim))
 
 
+@public
 def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):
         dim, unbiased = None, dim
@@ -362,10 +374,12 @@ def pairwise_extreme(name: str, a, b, method: bool = False):
     return apply_op(D.MAXIMUM if name == "maximum" else D.MINIMUM, (a, b))
 
 
+@public(method=False)
 def maximum(input, other):
     return pairwise_extreme("maximum", input, other)
 
 
+@public(method=False)
 def minimum(input, other):
     return pairwise_extreme("minimum", input, other)
 
@@ -420,14 +434,17 @@ def _grid_key(shape, dim, idx, xp):
     return tuple(key)
 
 
+@public(method=False)
 def max(a, dim=None, keepdim=False, *, other=None):
     return max_min("max", a, dim, keepdim, other)
 
 
+@public(method=False)
 def min(a, dim=None, keepdim=False, *, other=None):
     return max_min("min", a, dim, keepdim, other)
 
 
+@public
 def amax(a, dim=None, keepdim=False):
     return max(a) if dim is None else max(a, dim, keepdim).values
 
@@ -437,18 +454,21 @@ def _flat_index(a, index):
     return wrap(backend.xp_of(a._data).asarray(index, dtype=backend.int64.np))
 
 
+@public
 def argmax(a, dim=None, keepdim=False):
     if dim is None:
         return _flat_index(a, a._data.argmax())
     return wrap(a._data.argmax(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
 
 
+@public
 def argmin(a, dim=None, keepdim=False):
     if dim is None:
         return _flat_index(a, a._data.argmin())
     return wrap(a._data.argmin(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
 
 
+@public
 def norm(a, p="fro", dim=None, keepdim=False):
     if p == "fro" or p is None:
         p = 2
@@ -457,12 +477,14 @@ def norm(a, p="fro", dim=None, keepdim=False):
     return apply_op(D.NORM, (a,), (p, norm_dims(dim, a.dim()), keepdim))
 
 
+@public
 def softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.to(dtype)
     return apply_op(D.SOFTMAX, (a,), (norm_dim(dim, a.dim()),))
 
 
+@public
 def log_softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.to(dtype)
@@ -526,6 +548,7 @@ def _can_view(data, shape) -> bool:
     return True
 
 
+@public(function=False)
 def view(a, *shape):
     if len(shape) == 1 and isinstance(shape[0], backend.dtype):
         raise NotImplementedError("view(dtype) is not supported")
@@ -538,6 +561,7 @@ def view(a, *shape):
     return _view(D.VIEW, a, (a.shape, new))
 
 
+@public
 def reshape(a, *shape):
     new = _infer_shape(shape, a.numel())
     if _can_view(a._data, new):
@@ -546,14 +570,17 @@ def reshape(a, *shape):
     return apply_op(D.UNSAFE_VIEW, (copied,), (a.shape, new))
 
 
+@public(function=False)
 def view_as(a, other):
     return view(a, other.shape)
 
 
+@public(function=False)
 def reshape_as(a, other):
     return reshape(a, other.shape)
 
 
+@public
 def flatten(a, start_dim=0, end_dim=-1):
     if a.dim() == 0:
         return reshape(a, 1)
@@ -567,20 +594,23 @@ def flatten(a, start_dim=0, end_dim=-1):
     return reshape(a, shape[:s] + (n,) + shape[e + 1 :])
 
 
+@public
 def t(a):
     if a.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.dim()}D")
     return _view(D.T, a, ())
 
 
+@public
 def transpose(a, dim0, dim1):
     n = a.dim()
     return _view(D.TRANSPOSE, a, (norm_dim(dim0, n), norm_dim(dim1, n)))
 
 
-swapaxes = transpose
+swapaxes = public(transpose, name="swapaxes")
 
 
+@public
 def permute(a, *dims):
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
@@ -596,6 +626,7 @@ def permute(a, *dims):
     return _view(D.PERMUTE, a, (dims, inverse))
 
 
+@public(function=False)
 def expand(a, *sizes):
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
@@ -621,10 +652,12 @@ def expand(a, *sizes):
     return _view(D.EXPAND, a, (shape, tuple(new)))
 
 
+@public(function=False)
 def expand_as(a, other):
     return expand(a, other.shape)
 
 
+@public
 def squeeze(a, dim=None, _name=None):
     shape = a.shape
     if dim is None:
@@ -637,6 +670,7 @@ def squeeze(a, dim=None, _name=None):
     return _view(D.SQUEEZE[name], a, (shape, new))
 
 
+@public
 def unsqueeze(a, dim):
     shape = a.shape
     d = norm_dim(dim, a.dim() + 1)
@@ -644,6 +678,7 @@ def unsqueeze(a, dim):
     return _view(D.SQUEEZE["UnsqueezeBackward0"], a, (shape, new))
 
 
+@public
 def select(a, dim, index):
     d = norm_dim(dim, a.dim())
     size = a.shape[d]
@@ -654,6 +689,7 @@ def select(a, dim, index):
     return _view(D.SELECT, a, (a.shape, d, index, key))
 
 
+@public
 def narrow(a, dim, start, length):
     d = norm_dim(dim, a.dim())
     return _slice(a, d, start, start + length, 1)
@@ -733,6 +769,7 @@ def index_grad(g, shape, key, basic):
 # ---------------------------------------------------------------------------- joining
 
 
+@public(method=False)
 def cat(tensors, dim=0):
     tensors = [as_operand(t) for t in tensors]
     if not tensors:
@@ -744,9 +781,11 @@ def cat(tensors, dim=0):
     return apply_op(D.CAT, tuple(tensors), (d, sizes))
 
 
-concat = concatenate = cat
+concat = public(cat, name="concat", method=False)
+concatenate = public(cat, name="concatenate", method=False)
 
 
+@public(method=False)
 def stack(tensors, dim=0):
     tensors = [as_operand(t) for t in tensors]
     if not tensors:
@@ -777,58 +816,67 @@ def _compare(ufunc_name):
     return fn
 
 
-eq = _compare("equal")
-ne = _compare("not_equal")
-lt = _compare("less")
-le = _compare("less_equal")
-gt = _compare("greater")
-ge = _compare("greater_equal")
-logical_and = _compare("logical_and")
-logical_or = _compare("logical_or")
-logical_xor = _compare("logical_xor")
+eq = public(_compare("equal"), name="eq")
+ne = public(_compare("not_equal"), name="ne")
+lt = public(_compare("less"), name="lt")
+le = public(_compare("less_equal"), name="le")
+gt = public(_compare("greater"), name="gt")
+ge = public(_compare("greater_equal"), name="ge")
+logical_and = public(_compare("logical_and"))
+logical_or = public(_compare("logical_or"))
+logical_xor = public(_compare("logical_xor"))
 
 
+@public
 def logical_not(a):
     return wrap(backend.xp_of(a._data).logical_not(a._data))
 
 
+@public
 def isnan(a):
     return wrap(backend.xp_of(a._data).isnan(a._data))
 
 
+@public
 def isinf(a):
     return wrap(backend.xp_of(a._data).isinf(a._data))
 
 
+@public
 def isfinite(a):
     return wrap(backend.xp_of(a._data).isfinite(a._data))
 
 
+@public
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     check_same_device(a, b)
     return bool(backend.xp_of(a._data).allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public
 def equal(a, b) -> bool:
     check_same_device(a, b)
     return a.shape == b.shape and bool((a._data == b._data).all())
 
 
+@public
 def all(a, dim=None):
     return wrap(a._data.all() if dim is None else a._data.all(axis=dim))
 
 
+@public
 def any(a, dim=None):
     return wrap(a._data.any() if dim is None else a._data.any(axis=dim))
 
 
+@public(method=False)
 def detach(a):
     return a.detach()
 
 
+@public(method=False)
 def numel(a) -> int:
     return a.numel()
 
 
-def is_grad_enabled() -> bool:
-    return grad_mode.state[0]
+__all__ = sorted(FUNCTIONS)  # what `engine` exports from here (api.public)

@@ -21,6 +21,7 @@ from ..autograd import anomaly, grad_mode
 from ..autograd.node import Node, SavedOutput, edge_of
 from ..tensor import Tensor, wrap
 from . import derivatives as D
+from .api import public
 from .functions import check_same_device
 from .op import apply_op, new_node, short_name
 from .views import live_views, made_in_no_grad
@@ -245,32 +246,34 @@ def _operand(x):
     return as_operand(x)
 
 
+@public(function=False)
 def add_(t, other, *, alpha=1):
     return apply_inplace(t, D.ADD, (_operand(other),), (alpha,))
 
 
+@public(function=False)
 def sub_(t, other, *, alpha=1):
     return apply_inplace(t, D.SUB, (_operand(other),), (alpha,))
 
 
+@public(function=False)
 def mul_(t, other):
     return apply_inplace(t, D.MUL, (_operand(other),))
 
 
+@public(function=False)
 def div_(t, other):
     return apply_inplace(t, D.DIV, (_operand(other),))
 
 
+@public(function=False)
 def pow_(t, exponent):
     if isinstance(exponent, Tensor):
         return apply_inplace(t, D.POW_TENSOR, (exponent,))
     return apply_inplace(t, D.POW_SCALAR, (), (exponent,))
 
 
-def exp_(t):
-    return apply_inplace(t, D.EXP)
-
-
+@public(function=False)
 def neg_(t):
     return apply_inplace(t, D.NEG)
 
@@ -279,16 +282,19 @@ def clamp_(t, min=None, max=None):
     return apply_inplace(t, D.CLAMP, (), (min, max))
 
 
+@public(function=False)
 def zero_(t):
     return apply_inplace(t, D.ZERO)
 
 
+@public(function=False)
 def fill_(t, value):
     if isinstance(value, Tensor):
         return copy_(t, value)
     return apply_inplace(t, D.FILL, (), (value,))
 
 
+@public(function=False)
 def copy_(t, src, non_blocking=False):
     src = _operand(src)
     if isinstance(src, Tensor) and src._data.__class__ is not t._data.__class__:

@@ -13,7 +13,7 @@ import math
 import numpy
 
 from .. import backend
-from . import nn_kernels
+from . import kernels
 
 
 def reduced_shape(shape, dims) -> tuple:
@@ -70,13 +70,13 @@ class ArrayMath:
         return 1 / (1 + self.xp.exp(-x))
 
     def erf(self, x):
-        return nn_kernels.erf(self.xp, x)
+        return kernels.erf(self.xp, x)
 
     def unfold(self, x, kernel, stride, pads, dilation):
-        return nn_kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
+        return kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
 
     def fold(self, cols, shape, kernel, stride, pads, dilation):
-        return nn_kernels.col2im(self.xp, cols, shape, kernel, stride, pads, dilation)
+        return kernels.col2im(self.xp, cols, shape, kernel, stride, pads, dilation)
 
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)

@@ -7,6 +7,7 @@ backward formulas; `apply_op` is the hot path every differentiable op goes throu
 from __future__ import annotations
 
 import dis
+import inspect
 import types
 
 import numpy
@@ -172,12 +173,59 @@ def _saved_property(name, index, is_attr):
     return property(lambda self: self._saved_value(name))
 
 
-def node_class(name, formulas=(), joint=None, saves=(), inputs=("self",), attrs=()):
-    """Make the node class for one row: named as PyTorch names it, with `_saved_*` properties."""
-    sources = tuple(-1 if s == "result" else (inputs.index(s) if s in inputs else None) for s in saves)
+class RowError(TypeError):
+    """A malformed row of the derivative table, raised when the table is imported."""
+
+
+def parameters(fn) -> tuple:
+    """A function's positional parameter names; a row's functions may not take *args or **kwargs."""
+    code = getattr(fn, "__code__", None)
+    if (
+        code is None
+        or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        or code.co_kwonlyargcount
+    ):
+        raise RowError(f"{fn!r} must be a plain function of named positional parameters, without *args")
+    return code.co_varnames[: code.co_argcount]
+
+
+def _check_signature(node_name: str, role: str, fn, expected: tuple) -> None:
+    try:
+        got = parameters(fn)
+    except RowError as exc:
+        raise RowError(f"derivative table, {node_name}: the {role}: {exc}") from None
+    if got != expected:
+        raise RowError(
+            f"derivative table, {node_name}: the {role} takes ({', '.join(got)}), "
+            f"but the row declares ({', '.join(expected)})"
+        )
+
+
+def _check_row(name, inputs, saves, attrs, formulas, joint, forward) -> None:
+    """Every name of a row agrees: forward `(xp, *inputs, *attrs)`, formulas `(m, g, *saves, *attrs)`."""
+    unknown = [k for k in formulas if k not in inputs]
+    if unknown:
+        raise RowError(f"derivative table, {name}: formulas for {unknown}, which are not inputs {inputs}")
+    bad_saves = [s for s in saves if s not in inputs and s != "result"]
+    if bad_saves:
+        raise RowError(f"derivative table, {name}: saves {bad_saves}, which are neither inputs nor 'result'")
+    if (joint is None) == (not formulas):
+        raise RowError(f"derivative table, {name}: give either one formula per input or joint=, not both")
+    _check_signature(name, "forward", forward, ("xp", *inputs, *attrs))
+    expected = ("m", "g", *saves, *attrs)
+    if joint is not None:
+        _check_signature(name, "joint formula", joint, expected)
+    for input_name, formula in formulas.items():
+        _check_signature(name, f"formula for {input_name}", formula, expected)
+
+
+def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False):
+    """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties."""
+    _check_row(name, inputs, saves, attrs, formulas, joint, forward)
+    sources = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
     ns = {
         "__slots__": (),
-        "formulas": tuple(formulas),
+        "formulas": () if variadic else tuple(formulas.get(i) for i in inputs),
         "joint": staticmethod(joint) if joint else None,
         "saved_names": tuple(saves),
         "saved_sources": sources,
@@ -205,43 +253,53 @@ def own_copy(function):
     )
 
 
-def _saved_read(formula, count: int) -> set:
-    """Which saved values (by position, after `m` and `grad`) a formula actually reads."""
-    code = formula.__code__
-    params = code.co_varnames[: code.co_argcount]
-    loaded = {i.argval for i in dis.get_instructions(formula) if i.opname.startswith("LOAD_FAST")}
-    return {k for k in range(count) if 2 + k < len(params) and params[2 + k] in loaded}
+_LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF", "LOAD_CLOSURE")
+
+
+def names_read(formula) -> set:
+    """The parameter names a formula's code reads (so a saved value nobody reads is not saved)."""
+    read = set()
+    for instruction in dis.get_instructions(formula):
+        if instruction.opname.startswith(_LOADS):
+            value = instruction.argval
+            read.update(value if isinstance(value, tuple) else (value,))  # 3.13 loads pairs
+    return read
+
+
+def _variadic(forward, attr_count: int):
+    """A variadic row's forward called as the others are, `(xp, *tensors, *attrs)`."""
+    if attr_count == 0:
+        return lambda xp, *tensors: forward(xp, tensors)
+    return lambda xp, *args: forward(xp, args[:-attr_count], *args[-attr_count:])
 
 
 class Op:
     """One row of the table: the forward on arrays, the node class, and what to save.
 
     As in PyTorch, an input is saved only when the formula of some input that requires
-    grad reads it: `x * 2` saves `other` but not `self`, so a later in-place change to a
-    value no gradient needs is not an error. `save_plan` has, per saved value, the input
-    it is (-1: the output) and the inputs whose formulas read it (None: always saved);
-    `conditional` says whether any value depends on which inputs require grad.
+    grad reads it: `x * 2` saves `other` but not `self`. `save_plan` has, per saved value,
+    the input it is (-1: the output) and the inputs whose formulas read it (None: always
+    saved); `conditional` says whether any value depends on which inputs require grad.
     """
 
-    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcast", "promote")
+    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes")
 
-    def __init__(self, forward, node, inputs=("self",), saves=(), broadcast=False, promote=False):
-        self.forward = forward
+    def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False):
+        self.forward = _variadic(forward, len(node.attr_names)) if variadic else forward
         self.node = node
-        self.broadcast = broadcast
-        self.promote = promote  # operands' dtypes promoted as torch does (promotion.py)
-        formulas = node.formulas
-        index = [-1 if s == "result" else inputs.index(s) for s in saves]
-        self.conditional = not (node.joint is not None or len(inputs) < 2 or any(f is None for f in formulas))
+        self.broadcasts = broadcasts  # input gradients summed and cast back to each input (FormulaNode.apply)
+        self.promotes = promotes  # operands' dtypes promoted as torch does (promotion.py)
+        formulas, saves = node.formulas, node.saved_names
+        self.conditional = not (node.joint is not None or len(formulas) < 2 or None in formulas)
         if self.conditional:
-            read = [_saved_read(f, len(saves)) for f in formulas]
+            read = [names_read(f) for f in formulas]
             readers = [
-                None if s == "result" else tuple(j for j, ks in enumerate(read) if k in ks)
-                for k, s in enumerate(saves)
+                None if s == "result" else tuple(j for j, names in enumerate(read) if s in names)
+                for s in saves
             ]
         else:
             readers = [None] * len(saves)
-        self.save_plan = tuple(zip(index, readers))
+        self.save_plan = tuple(zip(node.saved_sources, readers))
 
 
 def same_device_error(a, b) -> RuntimeError:
@@ -359,7 +417,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 if x.__class__ is float:
                     float_number = True
                 datas.append(x)
-        if op.promote and (dtypes_differ or (float_number and dtype is not None and dtype.kind != "f")):
+        if op.promotes and (dtypes_differ or (float_number and dtype is not None and dtype.kind != "f")):
             datas = promoted(inputs, datas)
         d0 = datas[0]
     xp = numpy if d0.__class__ is ndarray else _xp_of_inputs(datas)
@@ -435,7 +493,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     else:
         node._saved = node._versions = ()
 
-    if op.broadcast and (
+    if op.broadcasts and (
         n != 2
         or a.__class__ is not Tensor
         or b.__class__ is not Tensor

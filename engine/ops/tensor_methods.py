@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..tensor import Tensor, wrap
-from . import creation
+from . import api, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
@@ -147,19 +147,16 @@ def _inplace_op(fn):
     return op
 
 
+def _in_place(op):
+    def method(self):
+        return I.apply_inplace(self, op)
+
+    return method
+
+
+# What api.public does not say: operators, methods whose arguments differ from the function's,
+# conversions and construction.
 METHODS = {
-    # arithmetic and operators
-    "add": F.add,
-    "sub": F.sub,
-    "mul": F.mul,
-    "div": F.div,
-    "pow": F.pow,
-    "neg": F.neg,
-    "matmul": F.matmul,
-    "mm": F.mm,
-    "dot": F.dot,
-    "mv": F.mv,
-    "reciprocal": F.reciprocal,
     "__add__": F.add,
     "__radd__": F.add,
     "__sub__": F.sub,
@@ -183,74 +180,17 @@ METHODS = {
     "__le__": F.le,
     "__gt__": F.gt,
     "__ge__": F.ge,
-    "eq": F.eq,
-    "ne": F.ne,
-    "lt": F.lt,
-    "le": F.le,
-    "gt": F.gt,
-    "ge": F.ge,
     "__and__": _binary_no_grad("__and__"),
     "__or__": _binary_no_grad("__or__"),
     "__xor__": _binary_no_grad("__xor__"),
     "__invert__": lambda self: wrap(~self._data),
-    "logical_and": F.logical_and,
-    "logical_or": F.logical_or,
-    "logical_not": F.logical_not,
-    "isnan": F.isnan,
-    "isinf": F.isinf,
-    "isfinite": F.isfinite,
-    "allclose": F.allclose,
-    "equal": F.equal,
-    "all": F.all,
-    "any": F.any,
-    # pointwise
-    "exp": F.exp,
-    "log": F.log,
-    "log1p": F.log1p,
-    "sqrt": F.sqrt,
-    "sin": F.sin,
-    "cos": F.cos,
-    "tanh": F.tanh,
-    "sigmoid": F.sigmoid,
-    "relu": F.relu,
-    "abs": F.abs,
-    "sign": F.sign,
     "clamp": _clamp("clamp"),
     "clip": _clamp("clip"),
     "maximum": _pairwise_extreme("maximum"),
     "minimum": _pairwise_extreme("minimum"),
-    "square": F.square,
-    "clone": F.clone,
     "where": lambda self, c, o: F.where(c, self, o),
-    # reductions
-    "sum": F.sum,
-    "mean": F.mean,
-    "var": F.var,
-    "std": F.std,
     "max": _max_min("max"),
     "min": _max_min("min"),
-    "amax": F.amax,
-    "argmax": F.argmax,
-    "argmin": F.argmin,
-    "norm": F.norm,
-    "softmax": F.softmax,
-    "log_softmax": F.log_softmax,
-    # shapes and views
-    "view": F.view,
-    "view_as": F.view_as,
-    "reshape": F.reshape,
-    "reshape_as": F.reshape_as,
-    "flatten": F.flatten,
-    "t": F.t,
-    "transpose": F.transpose,
-    "swapaxes": F.transpose,
-    "permute": F.permute,
-    "expand": F.expand,
-    "expand_as": F.expand_as,
-    "squeeze": F.squeeze,
-    "unsqueeze": F.unsqueeze,
-    "select": F.select,
-    "narrow": F.narrow,
     "__getitem__": F.getitem,
     "__setitem__": I.setitem,
     "_view_of": F._view_of,
@@ -260,23 +200,11 @@ METHODS = {
     "mT": property(lambda self: F.transpose(self, -2, -1)),
     "sum_to_size": sum_to_size,
     "contiguous": contiguous,
-    # in place
-    "add_": I.add_,
-    "sub_": I.sub_,
-    "mul_": I.mul_,
-    "div_": I.div_,
-    "pow_": I.pow_,
-    "exp_": I.exp_,
-    "neg_": I.neg_,
     "clamp_": clamp_,
-    "zero_": I.zero_,
-    "fill_": I.fill_,
-    "copy_": I.copy_,
     "__iadd__": _inplace_op(I.add_),
     "__isub__": _inplace_op(I.sub_),
     "__imul__": _inplace_op(I.mul_),
     "__itruediv__": _inplace_op(I.div_),
-    # conversion and construction
     "to": to,
     "cuda": cuda,
     "cpu": cpu,
@@ -294,5 +222,9 @@ METHODS = {
     "new_tensor": new_tensor,
 }
 
+for _name, _fn in api.METHODS.items():
+    setattr(Tensor, _name, _fn)
+for _name, _op in api.IN_PLACE.items():
+    setattr(Tensor, _name, _in_place(_op))
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)

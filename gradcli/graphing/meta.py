@@ -191,7 +191,7 @@ def _broadcast_nodes() -> frozenset:
     """Node classes of the rows declared with broadcast=True (their `_meta` is conditional)."""
     if not _BROADCAST:
         _BROADCAST.append(
-            frozenset(v.node for v in vars(derivatives).values() if isinstance(v, Op) and v.broadcast)
+            frozenset(v.node for v in vars(derivatives).values() if isinstance(v, Op) and v.broadcasts)
         )
     return _BROADCAST[0]
 

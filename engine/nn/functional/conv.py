@@ -11,7 +11,7 @@ import warnings
 from ...autograd import grad_mode
 from ...ops import derivatives as D
 from ...ops import functions
-from ...ops import nn_kernels as K
+from ...ops import kernels as K
 from ...ops.op import apply_op
 from ...tensor import Tensor
 from ._utils import ntuple

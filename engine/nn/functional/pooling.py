@@ -5,7 +5,7 @@ from __future__ import annotations
 from ... import backend
 from ...ops import derivatives as D
 from ...ops import functions
-from ...ops import nn_kernels as K
+from ...ops import kernels as K
 from ...ops.op import apply_op
 from ...tensor import Tensor, wrap
 from ._utils import ntuple

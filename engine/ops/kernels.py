@@ -1,5 +1,6 @@
-"""Raw-array kernels behind the nn rows of the derivative table (numpy or cupy, via `xp`).
+"""Raw-array kernels behind the rows of the derivative table (numpy or cupy, via `xp`).
 
+The forwards that are more than one expression live here, so the table stays a table.
 Sliding windows (convolution, pooling) are strided views of a padded input. `im2col`
 copies them into columns so a convolution is one batched matmul; `col2im` adds columns
 back into an image. The two are adjoint, so each is the other's backward, which is what
@@ -309,3 +310,93 @@ def gelu(xp, x, approximate):
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + xp.tanh(inner))
     return 0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))
+
+
+# ------------------------------------------------------------------ forwards of the rows
+
+
+def to_copy(a, dtype, device):
+    return backend.to_device(a, device).astype(dtype.np, copy=False)
+
+
+def softmax(xp, a, dim):
+    e = xp.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def log_softmax(xp, a, dim):
+    shifted = a - a.max(axis=dim, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def index_put(a, values, key):
+    out = a.copy()
+    out[key] = values
+    return out
+
+
+def addmm(bias, mat1, mat2):
+    out = mat1 @ mat2
+    out += bias
+    return out
+
+
+def batch_norm(x, weight, bias, mean, invstd):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    scale = invstd if weight is None else invstd * weight
+    shift = -mean * scale if bias is None else bias - mean * scale
+    out = x * scale.reshape(shape)
+    out += shift.reshape(shape)
+    return out
+
+
+def layer_norm(x, weight, bias, mean, rstd):
+    out = (x - mean) * rstd
+    if weight is not None:
+        out *= weight
+    if bias is not None:
+        out += bias
+    return out
+
+
+def constant_pad(xp, a, value, new_shape, out_key, in_key):
+    out = xp.full(new_shape, value, dtype=a.dtype)
+    out[out_key] = a[in_key]
+    return out
+
+
+# ----------------------------------------------------------------------------------- losses
+
+
+def reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def nll_loss(x, key, coef, reduction, total):
+    """-x[n, target[n]] * weight[target[n]] (0 where ignored), reduced; `key` picks the targets."""
+    loss = x[key] * coef
+    if reduction == "none":
+        return -loss
+    total_loss = -loss.sum()
+    return total_loss / total if reduction == "mean" else total_loss
+
+
+def smooth_l1_loss(xp, a, b, reduction, beta):
+    d = xp.abs(a - b)
+    return reduce(xp.where(d < beta, (0.5 / beta) * d * d, d - 0.5 * beta), reduction)
+
+
+def binary_cross_entropy(xp, x, t, weight, reduction):
+    loss = (t - 1) * xp.maximum(xp.log(1 - x), -100) - t * xp.maximum(xp.log(x), -100)
+    return reduce(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy_with_logits(xp, x, t, weight, pos_weight, reduction):
+    log_sig = log_sigmoid(xp, x)
+    if pos_weight is None:
+        loss = (1 - t) * x - log_sig
+    else:
+        loss = (1 - t) * x - ((pos_weight - 1) * t + 1) * log_sig
+    return reduce(loss if weight is None else loss * weight, reduction)
