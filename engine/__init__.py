@@ -6,7 +6,6 @@ This module is the public namespace only: everything here is re-exported.
 import numpy as _numpy
 
 from . import autograd, backend, nn, optim
-from . import ops as _ops  # noqa: F401  (installs the Tensor methods)
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     bool_ as bool,
@@ -25,6 +24,7 @@ from .backend import (
     set_default_dtype,
     uint8,
 )
+from .ops import tensor_methods as _tensor_methods  # noqa: F401  (installs the Tensor methods)
 from .ops.creation import (
     arange,
     as_tensor,

@@ -146,7 +146,10 @@ _cupy: list = []
 
 
 def _import_cupy() -> tuple:
-    """The CuPy modules the engine uses: cupy itself and cupyx (scatter_add, scipy.special)."""
+    """The CuPy modules the engine uses: cupy itself and cupyx (scatter_add, scipy.special).
+
+    Imported on first use: CuPy is optional, and slow to import where it is installed.
+    """
     import cupy
     import cupyx
 
@@ -201,6 +204,12 @@ def device_of(array) -> device:
     if array.__class__ is numpy.ndarray or _device_module(array) is None:
         return CPU
     return device("cuda", array.device.id)
+
+
+def tensor_type_name(array) -> str:
+    """How torch's messages name the type of a tensor holding `array`: `engine.cuda.FloatTensor`."""
+    on_gpu = array.__class__ is not numpy.ndarray and device_of(array).type == "cuda"
+    return ("engine.cuda." if on_gpu else "engine.") + dtype_of(array).tensor_type
 
 
 def is_array(value) -> bool:

@@ -14,7 +14,8 @@ import numpy
 
 from . import backend
 from .autograd import anomaly, grad_mode
-from .autograd.node import accumulator_of, add_hook
+from .autograd.hooks import add_hook
+from .printing import tensor_repr
 
 ndarray = numpy.ndarray
 
@@ -46,7 +47,30 @@ class Size(tuple):
         return n
 
 
+class VersionCounter:
+    """What every tensor of one storage shares: its version, and what anomaly mode and views add.
+
+    `version` goes up with each in-place change; a saved tensor compares it with the version
+    it was saved at. `bumps`: where each change happened, `[(version, user frame)]`, kept in
+    anomaly mode (autograd/anomaly.py). `views`: the views of the storage, `{id(view): weak
+    reference}`, made by the first view (ops/views.py).
+    """
+
+    __slots__ = ("version", "bumps", "views")
+
+    def __init__(self):
+        self.version = 0
+        self.bumps = None
+        self.views = None
+
+
 class Tensor:
+    """The state of a tensor and the methods that need nothing but it.
+
+    Operators, the functional API as methods, `backward` and the constructor are installed
+    by ops/tensor_methods.py, above the ops they call.
+    """
+
     __slots__ = (
         "_data",
         "_rg",
@@ -62,15 +86,6 @@ class Tensor:
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers `array * tensor` to Tensor.__rmul__
-
-    def __init__(self, data=None, *, requires_grad: bool = False):
-        """`engine.Tensor(data)` builds a float tensor the way torch.Tensor(list) does."""
-        from .ops.creation import as_array
-
-        array = as_array([] if data is None else data, backend.get_default_dtype(), None)
-        _init(self, array)
-        if requires_grad:
-            self.requires_grad_(True)
 
     # -- autograd state -------------------------------------------------------------
     @property
@@ -177,12 +192,11 @@ class Tensor:
             return self.grad_fn._add_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
             self._hooks = {}
-        accumulator_of(self)
         return add_hook(self._hooks, hook)
 
     @property
     def _version(self) -> int:
-        return self._vc[0]
+        return self._vc.version
 
     @property
     def output_nr(self) -> int:
@@ -192,16 +206,9 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        from .autograd.backward import backward
-
-        backward(
-            (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs
-        )
-
     def detach(self) -> Tensor:
         """A new leaf sharing storage and the version counter, outside the graph."""
-        out = _view_tensor(self._data, self)
+        out = view_tensor(self._data, self)
         return out
 
     def detach_(self) -> Tensor:
@@ -332,8 +339,6 @@ class Tensor:
         return array if dtype is None else array.astype(dtype)
 
     def __repr__(self) -> str:
-        from .printing import tensor_repr
-
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -355,7 +360,7 @@ class Tensor:
                 "https://github.com/pytorch/pytorch/pull/103001"
             )
         out = type(self).__new__(type(self))
-        _init(out, self._data.copy())
+        init_state(out, self._data.copy())
         out._rg = self._rg
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
@@ -377,13 +382,13 @@ def _rebuild(array, requires_grad, device="cpu"):
     return out
 
 
-def _init(t: Tensor, array) -> None:
+def init_state(t: Tensor, array) -> None:
     t._data = array
     t._rg = False
     t._grad = None
     t.grad_fn = None
     t._output_nr = 0
-    t._vc = [0]
+    t._vc = VersionCounter()
     t._base = None
     t._view_fn = None
     t._retains_grad = False
@@ -396,12 +401,37 @@ def wrap(array) -> Tensor:
     if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
         array = numpy.asarray(array)
     t = Tensor.__new__(Tensor)
-    _init(t, array)
+    init_state(t, array)
     return t
 
 
-def _view_tensor(array, base: Tensor) -> Tensor:
+def view_tensor(array, base: Tensor) -> Tensor:
     """A tensor sharing `base`'s storage and version counter (detach, views)."""
     t = wrap(array)
     t._vc = base._vc
     return t
+
+
+class SavedOutput:
+    """An op's own output, saved for its backward without a reference back to the node.
+
+    Saving the output Tensor would close a cycle (tensor -> grad_fn -> saved tensor) that
+    only the cyclic GC frees. As PyTorch's SavedVariable does, keep the array and the
+    version counter, and rebuild a Tensor whose grad_fn is the node when one is asked for.
+    """
+
+    __slots__ = ("_data", "_vc", "_output_nr")
+
+    def __init__(self, tensor, output_nr: int = 0):
+        self._data = tensor._data
+        self._vc = tensor._vc
+        self._output_nr = output_nr
+
+    def tensor(self, node) -> Tensor:
+        """The output as a Tensor again: same array and version counter, `grad_fn` the node."""
+        t = wrap(self._data)
+        t._vc = self._vc
+        t.grad_fn = node
+        t._output_nr = self._output_nr
+        t._rg = True
+        return t

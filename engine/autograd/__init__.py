@@ -2,11 +2,11 @@
 
 from . import anomaly, grad_mode
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
-from .backward import backward, grad
+from .backward import AccumulateGrad, backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, GradcheckReport, PairReport, check_gradients, gradcheck, gradgradcheck
-from .node import AccumulateGrad, Node
+from .node import Node
 
 __all__ = [
     "AccumulateGrad",

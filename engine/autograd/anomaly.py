@@ -24,6 +24,8 @@ import traceback
 import warnings
 from typing import Any
 
+from .. import backend
+
 # state[0]: anomaly mode on; state[1]: check for NaN in backward outputs.
 state = [False, True]
 
@@ -148,24 +150,21 @@ def forward_trace(node, inputs: tuple, out) -> list:
 def record_bump(tensor) -> None:
     """Remember where a tensor's version changed, so a stale saved tensor can name the line.
 
-    The records live in the version counter itself (`_vc[1]`), so views share them and they
+    The records live in the version counter itself (`bumps`), so views share them and they
     go away with the tensor.
     """
     vc = tensor._vc
-    if len(vc) == 1:
-        vc.append([])
-    records = vc[1]
-    records.append((vc[0], user_site()))
+    records = vc.bumps
+    if records is None:
+        records = vc.bumps = []
+    records.append((vc.version, user_site()))
     if len(records) > MAX_BUMPS:
         del records[: len(records) - MAX_BUMPS]
 
 
 def bumps_of(tensor) -> list[tuple[int, traceback.FrameSummary | None]]:
     """`(new version, the user's frame)` for each recorded bump of the tensor's version counter."""
-    vc = tensor._vc
-    if len(vc) == 1:
-        return []
-    return [(version, frame_summary(site)) for version, site in vc[1]]
+    return [(version, frame_summary(site)) for version, site in tensor._vc.bumps or ()]
 
 
 # ------------------------------------------------------------------------------ backward
@@ -202,18 +201,16 @@ def _where(site: tuple | None) -> str:
 
 def explain_modified(node, tensor, expected: int) -> str:
     """Beyond torch: the line that saved the tensor and the line(s) that modified it."""
-    from ..ops.op import tensor_type_name
-
     sizes = "[" + ", ".join(str(n) for n in tensor.shape) + "]"
     trace = getattr(node, "_trace", None)
     saved_at = _where(trace[0] if trace else None)
     lines = [
-        f"\nThe tensor [{tensor_type_name(tensor)} {sizes}] was saved at version {expected} by "
+        f"\nThe tensor [{backend.tensor_type_name(tensor._data)} {sizes}] was saved at version {expected} by "
         f"{node.name()}, created at\n{saved_at}"
     ]
     vc = tensor._vc
-    records = {version: site for version, site in vc[1]} if len(vc) > 1 else {}
-    for version in range(expected + 1, vc[0] + 1):
+    records = dict(vc.bumps or ())
+    for version in range(expected + 1, vc.version + 1):
         verb = "and modified in place" if version == expected + 1 else "then"
         lines.append(f"{verb} (version {version - 1} -> {version}) at\n{_where(records.get(version))}")
     return "".join(lines).rstrip("\n")

@@ -7,25 +7,17 @@ formula is recorded (so the gradient has a graph of its own). Hooks, retain_grad
 
 from __future__ import annotations
 
+import weakref
+
 import numpy
 
 from .. import backend
+from ..ops.namespaces import TENSOR_MATH, array_math
+from ..tensor import Tensor, wrap
 from . import anomaly, grad_mode
-from .node import AccumulateGrad, edge_of
+from .node import Node, as_tensor_or_none
 
 ndarray = numpy.ndarray
-
-
-def _tensor_cls():
-    from ..tensor import Tensor
-
-    return Tensor
-
-
-def _math(create_graph, sample):
-    from ..ops.namespaces import TENSOR_MATH, array_math
-
-    return TENSOR_MATH if create_graph else array_math(sample)
 
 
 def _namespace(grads, create_graph, m, array_class):
@@ -37,21 +29,60 @@ def _namespace(grads, create_graph, m, array_class):
     g = next((g for g in grads if g is not None), None)
     if g is None:
         return m, array_class
-    return _math(create_graph, g), g.__class__
-
-
-def _as_tensor(g):
-    from ..tensor import wrap
-
-    return wrap(g)
+    return (TENSOR_MATH if create_graph else array_math(g)), g.__class__
 
 
 def _to_mode(g, create_graph):
     """A gradient in the executor's representation: Tensor or raw array."""
-    Tensor = _tensor_cls()
     if create_graph:
-        return g if isinstance(g, Tensor) else _as_tensor(g)
+        return g if isinstance(g, Tensor) else wrap(g)
     return g._data if isinstance(g, Tensor) else g
+
+
+# ------------------------------------------------------------------------ leaves and edges
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(())
+        self.variable = variable
+
+    def name(self) -> str:
+        return "engine::autograd::AccumulateGrad"
+
+    def apply(self, grads, m, create_graph):
+        accumulate_into(self.variable, grads[0], create_graph)
+        return ()
+
+
+def accumulator_of(tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, shared by every graph that uses the leaf while alive."""
+    ref = tensor._acc
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._acc = weakref.ref(node)
+    return node
+
+
+NO_EDGE = (None, 0)
+
+
+def edge_of(x):
+    """Where a gradient for `x` goes: (its grad_fn, output_nr), its AccumulateGrad, or nowhere."""
+    if not isinstance(x, Tensor):
+        return NO_EDGE
+    fn = x.grad_fn
+    if fn is not None:
+        return (fn, x._output_nr)
+    # A leaf view of a base that requires grad was made in no_grad: no edge, as in torch.
+    if x._rg and (x._base is None or not x._base._rg):
+        return (accumulator_of(x), 0)
+    return NO_EDGE
 
 
 # ---------------------------------------------------------------------- leaf accumulation
@@ -63,18 +94,17 @@ def accumulate_into(variable, g, create_graph) -> None:
         return
     if anomaly.state[0] and anomaly.observer is not None:
         anomaly.observer.accumulating(variable, g)
-    Tensor = _tensor_cls()
     if variable._hooks:
         g = _run_tensor_hooks(variable._hooks, g, create_graph)
     old = variable._grad
     if create_graph:
-        g = g if isinstance(g, Tensor) else _as_tensor(g)
+        g = g if isinstance(g, Tensor) else wrap(g)
         variable._grad = g if old is None else old + g
         return
     if isinstance(g, Tensor):
         g = g._data
     if old is None:
-        fresh = _as_tensor(
+        fresh = wrap(
             g.copy()
             if g.__class__ is ndarray or backend.is_array(g)
             else backend.xp_of(variable._data).asarray(g)
@@ -83,16 +113,15 @@ def accumulate_into(variable, g, create_graph) -> None:
             fresh._data = fresh._data.astype(variable._data.dtype)
         variable._grad = fresh
     elif old.grad_fn is not None or old._rg:
-        variable._grad = old.detach() + _as_tensor(g)
+        variable._grad = old.detach() + wrap(g)
     else:
         old._data += g
-        old._vc[0] += 1
+        old._vc.version += 1
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph):
-    Tensor = _tensor_cls()
     for hook in list(hooks.values()):
-        as_tensor = g if isinstance(g, Tensor) else _as_tensor(g)
+        as_tensor = g if isinstance(g, Tensor) else wrap(g)
         result = hook(as_tensor)
         if result is not None:
             g = _to_mode(result, create_graph)
@@ -221,19 +250,13 @@ def _before_node(node, grads, create_graph):
         if t is None or grads[nr] is None or t.grad_fn is not node:
             continue
         g = grads[nr]
-        g = g.clone() if create_graph else _as_tensor(g.copy())
+        g = g.clone() if create_graph else wrap(g.copy())
         t._grad = g if t._grad is None else t._grad + g
     for hook in list(hooks.pre.values()):
-        result = hook(tuple(_wrap_opt(g) for g in grads))
+        result = hook(tuple(as_tensor_or_none(g) for g in grads))
         if result is not None:
             grads = [None if g is None else _to_mode(g, create_graph) for g in result]
     return grads
-
-
-def _wrap_opt(g):
-    if g is None:
-        return None
-    return g if isinstance(g, _tensor_cls()) else _as_tensor(g)
 
 
 def _call(node, grads, m, create_graph):
@@ -246,8 +269,8 @@ def _call(node, grads, m, create_graph):
     if anomaly.state[0]:
         anomaly.backward_done(node, grads, outputs)
     if node._hooks is not None and node._hooks.post:
-        wrapped_in = tuple(_wrap_opt(g) for g in outputs)
-        wrapped_out = tuple(_wrap_opt(g) for g in grads)
+        wrapped_in = tuple(as_tensor_or_none(g) for g in outputs)
+        wrapped_out = tuple(as_tensor_or_none(g) for g in grads)
         for hook in list(node._hooks.post.values()):
             result = hook(wrapped_in, wrapped_out)
             if result is not None:
@@ -305,21 +328,10 @@ def _needed_nodes(roots, targets, capture):
     return needed
 
 
-def call_node(node, grads):
-    """`grad_fn(*grads)`: run one node's backward on Tensors, outside any graph run."""
-    grads = [None if g is None else g for g in grads]
-    sample = next((g for g in grads if g is not None), None)
-    m = _math(False, sample._data) if sample is not None else None
-    outputs = node.apply([None if g is None else g._data for g in grads], m, False)
-    wrapped = tuple(_wrap_opt(g) for g in outputs)
-    return wrapped if len(wrapped) != 1 else wrapped[0]
-
-
 # ------------------------------------------------------------------------- public entry
 
 
 def _make_grads(tensors, grad_tensors, create_graph, for_grad):
-    Tensor = _tensor_cls()
     out = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if g is None:
@@ -333,10 +345,8 @@ def _make_grads(tensors, grad_tensors, create_graph, for_grad):
                 )
             g = backend.xp_of(t._data).ones_like(t._data)
         else:
-            if not isinstance(g, Tensor):
-                from ..ops.creation import tensor
-
-                g = tensor(g, dtype=t.dtype)
+            if not isinstance(g, Tensor):  # a number or nested list, as torch.tensor(g) reads it
+                g = wrap(backend.to_device(numpy.asarray(g, dtype=t._data.dtype), t.device))
             if g.shape != t.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
@@ -357,7 +367,6 @@ def _roots(tensors):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     """engine.autograd.backward: accumulate d(sum of tensors . grad_tensors)/d(leaf) into .grad."""
-    Tensor = _tensor_cls()
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
     tensors = tuple(tensors)
@@ -392,7 +401,6 @@ def grad(
     materialize_grads=False,
 ):
     """engine.autograd.grad: the gradients of outputs w.r.t. inputs, returned, not accumulated."""
-    Tensor = _tensor_cls()
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single_input = isinstance(inputs, Tensor)
     inputs = (inputs,) if single_input else tuple(inputs)
@@ -419,10 +427,8 @@ def grad(
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
-                from ..ops.creation import zeros_like
-
-                g = zeros_like(t)
+                g = wrap(backend.xp_of(t._data).zeros_like(t._data))
             result.append(g)
             continue
-        result.append(g if isinstance(g, Tensor) else _as_tensor(g))
+        result.append(g if isinstance(g, Tensor) else wrap(g))
     return tuple(result)

@@ -6,8 +6,11 @@ what forward stores on it is there when backward runs.
 
 from __future__ import annotations
 
+from .. import backend
+from ..tensor import SavedOutput, Tensor, view_tensor, wrap
 from . import grad_mode
-from .node import FREED_MESSAGE, Node, SavedOutput, edge_of
+from .backward import edge_of
+from .node import FREED_MESSAGE, Node, version_error
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -43,13 +46,11 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = self.__dict__.get("_saved_entries", ())
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        from ..ops.op import version_error
-
         out = []
         for t, version in saved:
             if t.__class__ is SavedOutput:
                 t = t.tensor(self)
-            if t is not None and t._vc[0] != version:
+            if t is not None and t._vc.version != version:
                 raise version_error(t, version, None if t.grad_fn is None else (t.grad_fn, t._output_nr))
             out.append(t)
         return tuple(out)
@@ -66,13 +67,10 @@ class BackwardCFunction(Node, FunctionCtx):
             self._saved_entries = None
 
     def apply(self, grads, m, create_graph):
-        from ..ops.creation import zeros
-        from ..tensor import Tensor, wrap
-
         tensors = []
         for g, (shape, dtype, device) in zip(grads, self._output_meta):
             if g is None:
-                tensors.append(zeros(shape, dtype=dtype, device=device) if self.materialize_grads else None)
+                tensors.append(_zeros(shape, dtype, device) if self.materialize_grads else None)
             else:
                 tensors.append(g if isinstance(g, Tensor) else wrap(g))
         result = self._forward_cls.backward(self, *tensors)
@@ -151,8 +149,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
-
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         Node.__init__(ctx, ())
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
@@ -167,7 +163,7 @@ class Function:
         outs = list(outputs) if is_tuple else [outputs]
         dirty = ctx.__dict__.get("dirty_tensors", ())
         for t in dirty:
-            t._vc[0] += 1
+            t._vc.version += 1
         if not (grad_mode.state[0] and any(ctx.needs_input_grad)):
             ctx._saved_entries = None
             return outputs
@@ -201,7 +197,7 @@ class Function:
         ctx._saved_entries = tuple(
             (
                 SavedOutput(t, t._output_nr) if t is not None and t.grad_fn is ctx else t,
-                t._vc[0] if t is not None else 0,
+                t._vc.version if t is not None else 0,
             )
             for t in to_save
         )
@@ -213,7 +209,12 @@ class Function:
 
 
 def _alias(t):
-    from ..tensor import _view_tensor
+    return view_tensor(t._data, t)
 
-    out = _view_tensor(t._data, t)
-    return out
+
+def _zeros(shape, dtype, device):
+    """The zero gradient of an output no gradient reached (materialize_grads); a non-Tensor
+    output has no dtype or device, and gets the defaults, as engine.zeros would give."""
+    dtype = dtype or backend.get_default_dtype()
+    device = device or backend.get_default_device()
+    return wrap(backend.xp_for(device).zeros(shape, dtype=dtype.np))

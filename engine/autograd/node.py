@@ -1,11 +1,14 @@
-"""Graph nodes (`grad_fn`): edges to the next nodes, saved tensors, hooks, AccumulateGrad."""
+"""Graph nodes (`grad_fn`): edges to the next nodes, hooks, and the errors about saved values."""
 
 from __future__ import annotations
 
 import weakref
-from itertools import count
 
+from .. import backend
+from ..ops.namespaces import array_math
+from ..tensor import Tensor, wrap
 from . import anomaly
+from .hooks import RemovableHandle, add_hook
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -16,57 +19,38 @@ FREED_MESSAGE = (
 )
 
 
-class SavedOutput:
-    """An op's own output, saved for its backward without a reference back to the node.
+def short_name(node) -> str:
+    """How PyTorch 2.x names a node in its messages: `MulBackward0` -> `Mul`, `PowBackward1` -> `Pow1`."""
+    name = node.name()
+    if "::" in name:
+        return name
+    if name.endswith("Backward0"):
+        return name[:-9]
+    return name.replace("Backward", "", 1)
 
-    Saving the output Tensor would close a cycle (tensor -> grad_fn -> saved tensor) that
-    only the cyclic GC frees. As PyTorch's SavedVariable does, keep the array and the
-    version counter, and rebuild a Tensor whose grad_fn is the node when one is asked for.
+
+def version_error(tensor, expected: int, producer) -> RuntimeError:
+    """PyTorch's message for a saved tensor modified in place, word for word (torch -> engine).
+
+    `producer` is the (node, output_nr) that made the tensor, or None for a leaf.
     """
-
-    __slots__ = ("_data", "_vc", "_output_nr")
-
-    def __init__(self, tensor, output_nr: int = 0):
-        self._data = tensor._data
-        self._vc = tensor._vc
-        self._output_nr = output_nr
-
-    def tensor(self, node):
-        """The output as a Tensor again: same array and version counter, `grad_fn` the node."""
-        from ..tensor import wrap
-
-        t = wrap(self._data)
-        t._vc = self._vc
-        t.grad_fn = node
-        t._output_nr = self._output_nr
-        t._rg = True
-        return t
-
-
-class RemovableHandle:
-    """Returned by every register_*hook; `remove()` unregisters the hook."""
-
-    _ids = count()
-    __slots__ = ("_hooks", "id")
-
-    def __init__(self, hooks: dict):
-        self._hooks = hooks
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def add_hook(hooks: dict, fn) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
+    where = f", which is output {producer[1]} of {short_name(producer[0])}," if producer else ""
+    hint = (
+        "Hint: the backtrace further above shows the operation that failed to compute its "
+        "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        if anomaly.state[0]
+        else "Hint: enable anomaly detection to find the operation that failed to compute its "
+        "gradient, with engine.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+    sizes = "[" + ", ".join(str(n) for n in tensor.shape) + "]"
+    err = RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{backend.tensor_type_name(tensor._data)} {sizes}]{where} is at version "
+        f"{tensor._vc.version}; expected version {expected} instead. {hint}"
+    )
+    err.saved_tensor = tensor
+    err.expected_version = expected
+    return err
 
 
 class NodeHooks:
@@ -79,6 +63,13 @@ class NodeHooks:
         self.post: dict = {}
         self.tensor: dict = {}  # output_nr -> {id: hook}
         self.retained: dict = {}  # output_nr -> weakref to the tensor that retains grad
+
+
+def as_tensor_or_none(g):
+    """A gradient as users see it: a Tensor (raw arrays wrapped), or None."""
+    if g is None or isinstance(g, Tensor):
+        return g
+    return wrap(g)
 
 
 class Node:
@@ -107,10 +98,12 @@ class Node:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def __call__(self, *grads):
-        """Run this node's backward on Tensors directly, as torch's `grad_fn(...)` does."""
-        from .backward import call_node
-
-        return call_node(self, grads)
+        """`grad_fn(*grads)`: this node's backward on Tensors, outside any graph run, as in torch."""
+        sample = next((g for g in grads if g is not None), None)
+        m = array_math(sample._data) if sample is not None else None
+        outputs = self.apply([None if g is None else g._data for g in grads], m, False)
+        wrapped = tuple(as_tensor_or_none(g) for g in outputs)
+        return wrapped if len(wrapped) != 1 else wrapped[0]
 
     def apply(self, grads, m, create_graph):
         raise NotImplementedError
@@ -142,43 +135,3 @@ class Node:
     @property
     def metadata(self) -> dict:
         return {}
-
-
-class AccumulateGrad(Node):
-    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable):
-        super().__init__(())
-        self.variable = variable
-
-    def name(self) -> str:
-        return "engine::autograd::AccumulateGrad"
-
-    def apply(self, grads, m, create_graph):
-        from .backward import accumulate_into
-
-        accumulate_into(self.variable, grads[0], create_graph)
-        return ()
-
-
-def accumulator_of(tensor) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node, shared by every graph that uses the leaf while alive."""
-    ref = tensor._acc
-    node = ref() if ref is not None else None
-    if node is None:
-        node = AccumulateGrad(tensor)
-        tensor._acc = weakref.ref(node)
-    return node
-
-
-def edge_of(tensor):
-    """The (node, output_nr) pair a gradient for `tensor` flows into."""
-    fn = tensor.grad_fn
-    if fn is not None:
-        return (fn, tensor._output_nr)
-    # A leaf view of a base that requires grad was made in no_grad: no edge, as in torch.
-    if tensor._rg and (tensor._base is None or not tensor._base._rg):
-        return (accumulator_of(tensor), 0)
-    return (None, 0)

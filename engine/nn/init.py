@@ -54,7 +54,7 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def _write(tensor: Tensor, values) -> Tensor:
     tensor._data[...] = values
-    tensor._vc[0] += 1
+    tensor._vc.version += 1
     return tensor
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd import grad_mode
-from ..autograd.node import RemovableHandle, add_hook
+from ..autograd.hooks import RemovableHandle, add_hook
 from ..ops.tensor_methods import parse_to_args
 from ..tensor import Tensor, wrap
 from .parameter import Parameter, zero_grads

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..ops.creation import empty
-from ..tensor import Tensor, _init, wrap
+from ..tensor import Tensor, init_state, wrap
 
 
 class Parameter(Tensor):
@@ -14,7 +14,7 @@ class Parameter(Tensor):
         if data is None:
             data = empty(0)
         param = Tensor.__new__(cls)
-        _init(param, data._data)
+        init_state(param, data._data)
         param._vc = data._vc
         if requires_grad:
             param.requires_grad_(True)

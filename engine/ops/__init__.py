@@ -1,3 +1,5 @@
-"""The ops: the derivative table (derivatives.py) and the functions that apply it."""
+"""The ops: the derivative table (derivatives.py) and the functions that apply it.
 
-from . import tensor_methods  # noqa: F401  (installs Tensor methods and operators)
+Importing the package loads nothing: a submodule low in the layers (namespaces.py, below the
+executor) must not pull in the ops above it. engine/__init__.py installs the Tensor methods.
+"""

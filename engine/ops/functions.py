@@ -15,7 +15,7 @@ import numpy
 
 from .. import backend
 from ..tensor import Tensor, wrap
-from . import arg_errors
+from . import arg_errors, creation
 from . import derivatives as D
 from .api import FUNCTIONS, IN_PLACE, public
 from .op import apply_op, broadcast_error, same_device_error
@@ -36,9 +36,7 @@ def as_operand(x):
         return x
     if backend.is_array(x):
         return wrap(x)
-    from .creation import tensor
-
-    return tensor(x)
+    return creation.tensor(x)
 
 
 def check_same_device(a: Tensor, b: Tensor) -> None:
@@ -761,9 +759,22 @@ def getitem(a, key):
     return out
 
 
+@public(function=False, name="_index_grad")
 def index_grad(g, shape, key, basic):
     """Zeros of `shape` with g placed at `key`, as a differentiable op (double backward)."""
     return apply_op(D.INDEX_GRAD, (g,), (tuple(shape), key, basic))
+
+
+@public(function=False, name="_im2col")
+def im2col(x, kernel, stride, pads, dilation):
+    """Sliding blocks as columns (Im2ColBackward0); F.unfold after its argument checks."""
+    return apply_op(D.IM2COL, (x,), (tuple(x.shape), kernel, stride, pads, dilation))
+
+
+@public(function=False, name="_col2im")
+def col2im(cols, shape, kernel, stride, pads, dilation):
+    """Columns added back into an image of `shape` (Col2ImBackward0), im2col's adjoint."""
+    return apply_op(D.COL2IM, (cols,), (tuple(shape), kernel, stride, pads, dilation))
 
 
 # ---------------------------------------------------------------------------- joining

@@ -18,12 +18,13 @@ from __future__ import annotations
 import numpy
 
 from ..autograd import anomaly, grad_mode
-from ..autograd.node import Node, SavedOutput, edge_of
-from ..tensor import Tensor, wrap
+from ..autograd.backward import edge_of
+from ..autograd.node import Node, short_name
+from ..tensor import SavedOutput, Tensor, wrap
 from . import derivatives as D
 from .api import public
-from .functions import check_same_device
-from .op import apply_op, new_node, short_name
+from .functions import _array_key, _is_advanced, as_operand, check_same_device, getitem
+from .op import apply_op, new_node
 from .views import live_views, made_in_no_grad
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -104,7 +105,7 @@ def _torch_type(np_dtype) -> str:
 
 
 def _bump(t: Tensor) -> None:
-    t._vc[0] += 1
+    t._vc.version += 1
     if anomaly.state[0]:
         anomaly.record_bump(t)
 
@@ -119,8 +120,8 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     if not recording:  # apply_op records nothing here; it still promotes and explains shapes
         _write(t, apply_op(op, (t, *others), attrs)._data)
         _bump(t)
-        if len(t._vc) > 2:  # views of this storage were made (engine/ops/views.py)
-            refresh_views(t._vc[2], None)
+        if t._vc.views is not None:  # views of this storage were made (engine/ops/views.py)
+            refresh_views(t._vc.views, None)
         return t
     snapshot = _snapshot(t)
     result = apply_op(op, (snapshot, *others), attrs)
@@ -131,13 +132,13 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
         # A saved result must be `t` itself at its new version, so a later change is caught.
         outputs = [v.__class__ is SavedOutput for v in node._saved]
         node._saved = [SavedOutput(t) if is_out else v for v, is_out in zip(node._saved, outputs)]
-        node._versions = [t._vc[0] if is_out else ver for ver, is_out in zip(node._versions, outputs)]
+        node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
     if t._base is None:
         _rebase(t, node)
     else:
         _rebase_view(t, node)
-    if len(t._vc) > 2:
-        refresh_views(t._vc[2], t)
+    if t._vc.views is not None:
+        refresh_views(t._vc.views, t)
     return t
 
 
@@ -240,30 +241,24 @@ class Invalid(Node):
 # --------------------------------------------------------------------- the in-place API
 
 
-def _operand(x):
-    from .functions import as_operand
-
-    return as_operand(x)
-
-
 @public(function=False)
 def add_(t, other, *, alpha=1):
-    return apply_inplace(t, D.ADD, (_operand(other),), (alpha,))
+    return apply_inplace(t, D.ADD, (as_operand(other),), (alpha,))
 
 
 @public(function=False)
 def sub_(t, other, *, alpha=1):
-    return apply_inplace(t, D.SUB, (_operand(other),), (alpha,))
+    return apply_inplace(t, D.SUB, (as_operand(other),), (alpha,))
 
 
 @public(function=False)
 def mul_(t, other):
-    return apply_inplace(t, D.MUL, (_operand(other),))
+    return apply_inplace(t, D.MUL, (as_operand(other),))
 
 
 @public(function=False)
 def div_(t, other):
-    return apply_inplace(t, D.DIV, (_operand(other),))
+    return apply_inplace(t, D.DIV, (as_operand(other),))
 
 
 @public(function=False)
@@ -296,20 +291,18 @@ def fill_(t, value):
 
 @public(function=False)
 def copy_(t, src, non_blocking=False):
-    src = _operand(src)
+    src = as_operand(src)
     if isinstance(src, Tensor) and src._data.__class__ is not t._data.__class__:
         src = src.to(t.device)
     return apply_inplace(t, D.COPY, (src,))
 
 
 def setitem(t, key, value) -> None:
-    from .functions import _array_key, _is_advanced, getitem
-
     if not isinstance(key, tuple):
         key = (key,)
     if any(_is_advanced(k) for k in key):
         array_key = tuple(_array_key(k, t.device) for k in key)
-        value = _operand(value)
+        value = as_operand(value)
         if isinstance(value, Tensor):
             value = value.to(t.dtype) if value.dtype is not t.dtype else value
         apply_inplace(t, D.INDEX_PUT, (value,), (array_key if len(array_key) > 1 else array_key[0],))

@@ -4,6 +4,9 @@ A formula like `g * m.cos(self)` runs on raw arrays (`ArrayMath`, fast, when no 
 of the backward is needed) or on Tensors (`TensorMath`, recorded, for create_graph=True).
 Operators (+ - * / ** @, comparisons, `[...]`, `.reshape`) are shared by both types;
 everything else goes through `m`.
+
+TensorMath calls only Tensor methods (installed by tensor_methods.py), so this module sits
+below the executor and the ops: it imports nothing that records.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import math
 import numpy
 
 from .. import backend
+from ..tensor import Tensor
 from . import kernels
 
 
@@ -172,30 +176,22 @@ class TensorMath:
 
     @staticmethod
     def erf(x):
-        from .derivatives import ERF
-        from .op import apply_op
-
-        return apply_op(ERF, (x,))
+        return x.erf()
 
     @staticmethod
     def unfold(x, kernel, stride, pads, dilation):
-        from .derivatives import IM2COL
-        from .op import apply_op
-
-        return apply_op(IM2COL, (x,), (tuple(x.shape), kernel, stride, pads, dilation))
+        return x._im2col(kernel, stride, pads, dilation)
 
     @staticmethod
     def fold(cols, shape, kernel, stride, pads, dilation):
-        from .derivatives import COL2IM
-        from .op import apply_op
-
-        return apply_op(COL2IM, (cols,), (tuple(shape), kernel, stride, pads, dilation))
+        return cols._col2im(shape, kernel, stride, pads, dilation)
 
     @staticmethod
     def where(cond, a, b):
-        from . import functions
-
-        return functions.where(cond, a, b)
+        """`a` where `cond`, else `b`; one of the two is a Tensor (a gradient), the other may be a number."""
+        if isinstance(a, Tensor):
+            return a.where(cond, b)
+        return b.where(~cond, a)
 
     @staticmethod
     def zeros(shape, like):
@@ -242,11 +238,7 @@ class TensorMath:
         out = g.new_zeros(shape)
         region = out._view_of(view_fn)
         if overlaps(region._data):
-            from . import functions
-
-            return functions.index_grad(
-                g, shape, view_positions(backend.xp_of(g._data), shape, view_fn), False
-            )
+            return g._index_grad(shape, view_positions(backend.xp_of(g._data), shape, view_fn), False)
         region.copy_(g)
         return out
 
@@ -258,9 +250,7 @@ class TensorMath:
 
     @staticmethod
     def index_grad(g, shape, key, basic):
-        from . import functions
-
-        return functions.index_grad(g, shape, key, basic)
+        return g._index_grad(shape, key, basic)
 
 
 TENSOR_MATH = TensorMath()

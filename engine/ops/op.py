@@ -14,52 +14,15 @@ import numpy
 
 from .. import backend
 from ..autograd import anomaly, grad_mode
-from ..autograd.node import FREED_MESSAGE, Node, SavedOutput, accumulator_of
-from ..tensor import Tensor
+from ..autograd.backward import edge_of
+from ..autograd.node import FREED_MESSAGE, Node, version_error
+from ..tensor import SavedOutput, Tensor, VersionCounter
+from .creation import tensor as make_tensor
 from .promotion import promoted
 
 ndarray = numpy.ndarray
 _grad_enabled = grad_mode.state  # [bool]: read once per op, so bound here
 _anomaly_on = anomaly.state  # [on, check_nan]
-
-
-def tensor_type_name(t) -> str:
-    prefix = "engine.cuda." if t._data.__class__ is not ndarray and t.device.type == "cuda" else "engine."
-    return prefix + t.dtype.tensor_type
-
-
-def short_name(node) -> str:
-    """How PyTorch 2.x names a node in its messages: `MulBackward0` -> `Mul`, `PowBackward1` -> `Pow1`."""
-    name = node.name()
-    if "::" in name:
-        return name
-    if name.endswith("Backward0"):
-        return name[:-9]
-    return name.replace("Backward", "", 1)
-
-
-def version_error(tensor, expected, producer) -> RuntimeError:
-    """PyTorch's message for a saved tensor modified in place, word for word (torch -> engine).
-
-    `producer` is the (node, output_nr) that made the tensor, or None for a leaf.
-    """
-    where = f", which is output {producer[1]} of {short_name(producer[0])}," if producer else ""
-    hint = (
-        "Hint: the backtrace further above shows the operation that failed to compute its "
-        "gradient. The variable in question was changed in there or anywhere later. Good luck!"
-        if anomaly.state[0]
-        else "Hint: enable anomaly detection to find the operation that failed to compute its "
-        "gradient, with engine.autograd.set_detect_anomaly(True, check_nan=False)."
-    )
-    sizes = "[" + ", ".join(str(n) for n in tensor.shape) + "]"
-    err = RuntimeError(
-        "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{tensor_type_name(tensor)} {sizes}]{where} is at version "
-        f"{tensor._vc[0]}; expected version {expected} instead. {hint}"
-    )
-    err.saved_tensor = tensor
-    err.expected_version = expected
-    return err
 
 
 def _producer_of(tensor):
@@ -88,9 +51,9 @@ class FormulaNode(Node):
             if version is None:
                 out.append(value)
                 continue
-            if value.__class__ is SavedOutput and (as_tensors or value._vc[0] != version):
+            if value.__class__ is SavedOutput and (as_tensors or value._vc.version != version):
                 value = value.tensor(self)
-            if value._vc[0] != version:  # named after its current producer, as PyTorch does
+            if value._vc.version != version:  # named after its current producer, as PyTorch does
                 raise version_error(value, version, _producer_of(value))
             out.append(value if as_tensors else value._data)
         return out
@@ -119,7 +82,7 @@ class FormulaNode(Node):
                 k += 1
                 if version is None:
                     args.append(value)
-                elif value._vc[0] == version:
+                elif value._vc.version == version:
                     args.append(value._data)
                 else:
                     self.unpack(False)  # raises PyTorch's version error
@@ -158,13 +121,7 @@ class FormulaNode(Node):
     def _saved_value(self, name):
         i = self.saved_names.index(name)
         value = self.unpack(True)[i]
-        return value if value is None or isinstance(value, Tensor) else _as_tensor(value)
-
-
-def _as_tensor(value):
-    from .creation import tensor
-
-    return tensor(value)
+        return value if value is None or isinstance(value, Tensor) else make_tensor(value)
 
 
 def _saved_property(name, index, is_attr):
@@ -361,7 +318,7 @@ def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
     node._trace = anomaly.creation_trace() if anomaly.state[0] else None
     node.next_functions = next_functions
     node._saved = saved
-    node._versions = [v._vc[0] if isinstance(v, Tensor) else None for v in saved] if saved else ()
+    node._versions = [v._vc.version if isinstance(v, Tensor) else None for v in saved] if saved else ()
     node._attrs = attrs
     node._meta = meta
     return node
@@ -376,9 +333,6 @@ def _broadcast_meta(inputs, out):
                 (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else ((), dt) for x in inputs
             )
     return None
-
-
-_NO_EDGE = (None, 0)
 
 
 def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
@@ -438,26 +392,26 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     out._grad = out._base = out._view_fn = out._hooks = out._acc = None
     out._output_nr = 0
     out._retains_grad = False
-    out._vc = [0]
+    out._vc = VersionCounter()
     if not (requires_grad and _grad_enabled[0]):
         out._rg = False
         out.grad_fn = None
         return out
 
-    # The edges: where each input's gradient goes (a non-leaf's grad_fn inline, the rest in _edge).
+    # The edges: where each input's gradient goes (a non-leaf's grad_fn inline, the rest in edge_of).
     if n == 1:
         fn = a.grad_fn
-        edges = ((fn, a._output_nr) if fn is not None else _edge(a),)
+        edges = ((fn, a._output_nr) if fn is not None else edge_of(a),)
     elif n == 2:
         a, b = inputs
         fn = a.grad_fn if a.__class__ is Tensor else None
         fb = b.grad_fn if b.__class__ is Tensor else None
         edges = (
-            (fn, a._output_nr) if fn is not None else _edge(a),
-            (fb, b._output_nr) if fb is not None else _edge(b),
+            (fn, a._output_nr) if fn is not None else edge_of(a),
+            (fb, b._output_nr) if fb is not None else edge_of(b),
         )
     else:
-        edges = tuple(map(_edge, inputs))
+        edges = tuple(map(edge_of, inputs))
     cls = op.node
     node = cls.__new__(cls)
     node._hooks = None
@@ -486,7 +440,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 value = inputs[i]
                 saved.append(value)
                 versions.append(
-                    value._vc[0] if value.__class__ is Tensor or isinstance(value, Tensor) else None
+                    value._vc.version if value.__class__ is Tensor or isinstance(value, Tensor) else None
                 )
         node._saved = saved
         node._versions = versions
@@ -508,18 +462,6 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     out.grad_fn = node
     out._rg = True
     return out
-
-
-def _edge(x):
-    """Where a gradient for input `x` goes: its grad_fn, its AccumulateGrad, or nowhere."""
-    if isinstance(x, Tensor):
-        fn = x.grad_fn
-        if fn is not None:
-            return (fn, x._output_nr)
-        # A leaf view of a base that requires grad was made in no_grad: no edge, as in torch.
-        if x._rg and (x._base is None or not x._base._rg):
-            return (accumulator_of(x), 0)
-    return _NO_EDGE
 
 
 def _any_edge(edges, positions) -> bool:

@@ -6,12 +6,15 @@ Kept apart from tensor.py so the Tensor class stays a small, readable record of 
 from __future__ import annotations
 
 from .. import backend
+from .. import tensor as tensor_module
+from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor, wrap
 from . import api, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
 from .derivatives import TO_COPY
+from .namespaces import TENSOR_MATH
 from .op import apply_op
 
 
@@ -27,6 +30,20 @@ def parse_to_args(args, kwargs):
         elif a is not None:
             device = a
     return dtype, device
+
+
+def tensor_init(self, data=None, *, requires_grad: bool = False) -> None:
+    """`engine.Tensor(data)` builds a float tensor the way torch.Tensor(list) does."""
+    array = creation.as_array([] if data is None else data, backend.get_default_dtype(), None)
+    tensor_module.init_state(self, array)
+    if requires_grad:
+        self.requires_grad_(True)
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    autograd_backward(
+        (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs
+    )
 
 
 def to(self, *args, **kwargs):
@@ -88,8 +105,6 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def sum_to_size(self, *size):
-    from .namespaces import TENSOR_MATH
-
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     return TENSOR_MATH.sum_to(self, tuple(size))
@@ -157,6 +172,8 @@ def _in_place(op):
 # What api.public does not say: operators, methods whose arguments differ from the function's,
 # conversions and construction.
 METHODS = {
+    "__init__": tensor_init,
+    "backward": backward,
     "__add__": F.add,
     "__radd__": F.add,
     "__sub__": F.sub,

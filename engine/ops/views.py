@@ -1,12 +1,10 @@
 """Which views share a storage, and how each was made (PyTorch's view tracking).
 
-A view shares its base's version counter, the list `[version]` (anomaly mode adds its
-bump records as `[1]`). Each view op records the view there too, so that an in-place
-change made through any of them can bring every other one up to date:
+A view shares its base's version counter (tensor.VersionCounter). Each view op records
+the view there too (`views`: {id(view): weak reference}), so that an in-place change made
+through any of them can bring every other one up to date.
 
-    _vc = [version, anomaly bump records, {id(view): weak reference}]
-
-`detach()` aliases share the list as well, so, as in PyTorch (where this follows the
+`detach()` aliases share the counter as well, so, as in PyTorch (where this follows the
 version), a change through one of them also refreshes the views. Only weak references
 are kept; dead ones are swept out as the table grows and when it is walked.
 
@@ -33,13 +31,9 @@ def note_view(out, a) -> None:
     or for those views a (weak reference,) tuple.
     """
     vc = out._vc
-    try:
-        views = vc[2]
-    except IndexError:
-        if len(vc) == 1:
-            vc.append([])  # where anomaly.record_bump keeps its records
-        views = {}
-        vc.append(views)
+    views = vc.views
+    if views is None:
+        views = vc.views = {}
     n = len(views)
     if n >= _SWEEP_FROM and not n & (n - 1):
         sweep(views)
@@ -51,16 +45,15 @@ def note_view(out, a) -> None:
 
 def views_of(t) -> dict | None:
     """The view table of `t`'s storage, or None when no view of it was ever made."""
-    vc = t._vc
-    return vc[2] if len(vc) > 2 else None
+    return t._vc.views
 
 
 def made_in_no_grad(view) -> bool:
     """Whether `view` (or the view it was made from) was made in no_grad mode."""
-    vc = view._vc
-    if len(vc) < 3:
+    views = view._vc.views
+    if views is None:
         return False
-    entry = vc[2].get(id(view))
+    entry = views.get(id(view))
     if entry is None:
         return False
     alive, no_grad = _decode(entry)

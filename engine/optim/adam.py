@@ -102,9 +102,9 @@ class Adam(Optimizer):
                 denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt
             denom += eps
             param += (-(lr / bias_correction1) * exp_avg) / denom
-            p._vc[0] += 1
+            p._vc.version += 1
             for key in ("exp_avg", "exp_avg_sq", "step"):
-                state[key]._vc[0] += 1
+                state[key]._vc.version += 1
 
 
 class AdamW(Adam):

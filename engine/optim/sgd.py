@@ -62,7 +62,7 @@ class SGD(Optimizer):
                     b = buf._data
                     b *= momentum
                     b += grad if dampening == 0 else (1 - dampening) * grad
-                    buf._vc[0] += 1
+                    buf._vc.version += 1
                 grad = grad + momentum * buf._data if nesterov else buf._data
             p._data += -lr * grad
-            p._vc[0] += 1
+            p._vc.version += 1

@@ -116,12 +116,12 @@ def _with_node(finding: Finding, node, sites: Sites, role: str | None = None) ->
 
 
 def _modified_saved(exc, node, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
-    from engine.ops.op import tensor_type_name
+    from engine.backend import tensor_type_name
 
     tensor = exc.saved_tensor
     expected = exc.expected_version
-    current = tensor._vc[0]
-    records = {version: site for version, site in tensor._vc[1]} if len(tensor._vc) > 1 else {}
+    current = tensor._vc.version
+    records = dict(tensor._vc.bumps or ())
     modifications = []
     for version in range(expected + 1, current + 1):
         location = sites.location(
@@ -135,7 +135,7 @@ def _modified_saved(exc, node, here: Location | None, sites: Sites, names: Tenso
     label = name or "a tensor"
     shape = shape_of(tensor)
     message = (
-        f"{label} [{tensor_type_name(tensor)} {shape}] was saved for backward"
+        f"{label} [{tensor_type_name(tensor._data)} {shape}] was saved for backward"
         + (f" by {saver}" if saver else "")
         + f" at version {expected}, then modified in place (now version {current}); "
         "backward needs the saved value"
@@ -155,7 +155,7 @@ def _modified_saved(exc, node, here: Location | None, sites: Sites, names: Tenso
         "or make the in-place change before the op that saves the tensor",
         details={
             "tensor": name,
-            "type": tensor_type_name(tensor),
+            "type": tensor_type_name(tensor._data),
             "shape": shape,
             "saved_by": saver,
             "saved_version": expected,

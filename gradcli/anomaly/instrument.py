@@ -161,7 +161,7 @@ class Instrument(Observer):
         zeroed = (
             old is None
             or old is not previous
-            or old._vc[0] != state.version
+            or old._vc.version != state.version
             or not bool((array_of(old) != 0).any())
         )
         if zeroed:
@@ -181,7 +181,7 @@ class Instrument(Observer):
             if state is None or grad is None:
                 continue
             state.grad_ref = weakref.ref(grad)
-            state.version = grad._vc[0]
+            state.version = grad._vc.version
             state.value = _fingerprint(variable._data) if state.streak >= 2 else None
             state.run = run
             state.site = self.run_site(run)

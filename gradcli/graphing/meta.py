@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.autograd.backward import AccumulateGrad
 from engine.autograd.function import BackwardCFunction
-from engine.autograd.node import AccumulateGrad
 from engine.ops import derivatives
 from engine.ops.inplace import CopySlices
 from engine.ops.op import FormulaNode, Op

@@ -10,8 +10,8 @@ import math
 from typing import Any
 
 from engine import Tensor, backend
+from engine.autograd.backward import AccumulateGrad
 from engine.autograd.function import BackwardCFunction
-from engine.autograd.node import AccumulateGrad
 from engine.ops.inplace import CopySlices
 from engine.ops.op import FormulaNode
 
@@ -180,7 +180,7 @@ def _saved_record(label: str, value: Any, version: int | None, names: NameIndex,
         device=str(value.device),
         nbytes=int(value._data.nbytes),
         saved_version=version,
-        current_version=value._vc[0],
+        current_version=value._vc.version,
         names=list(names.of_output(value.grad_fn, value._output_nr) if result else names.of(value)),
         is_output=result,
     )

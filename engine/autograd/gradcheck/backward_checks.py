@@ -16,10 +16,10 @@ import numpy
 from ... import backend
 from ...tensor import Tensor, wrap
 from .. import grad_mode
+from ..backward import edge_of
 from ..backward import grad as autograd_grad
 from ..backward import run as run_graph
 from ..function import BackwardCFunction
-from ..node import edge_of
 from .messages import UNDEFINED_GRAD_BC_WARNING, UNDEFINED_GRAD_FAILED, UNDEFINED_GRAD_NONZERO
 from .report import GradcheckError, describe_exception
 from .state import Abort, CheckState

@@ -109,7 +109,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input.dim()}D)")
     kernel, dilation, stride = ntuple(kernel_size, 2), ntuple(dilation, 2), ntuple(stride, 2)
     pads = K.symmetric(ntuple(padding, 2))
-    return apply_op(D.IM2COL, (input,), (tuple(input.shape), kernel, stride, pads, dilation))
+    return functions.im2col(input, kernel, stride, pads, dilation)
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -122,4 +122,4 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     pads = K.symmetric(ntuple(padding, 2))
     n, ck = input.shape[:2]
     shape = (n, ck // (kernel[0] * kernel[1])) + ntuple(output_size, 2)
-    return apply_op(D.COL2IM, (input,), (shape, kernel, stride, pads, dilation))
+    return functions.col2im(input, shape, kernel, stride, pads, dilation)

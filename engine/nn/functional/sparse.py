@@ -17,7 +17,7 @@ def _renorm_(weight: Tensor, idx, max_norm: float, norm_type: float) -> None:
     over = norms > max_norm
     scale = xp.where(over, max_norm / (norms + 1e-7), 1.0).astype(picked.dtype)
     weight._data[rows] = picked * scale[:, None]
-    weight._vc[0] += 1
+    weight._vc.version += 1
 
 
 def embedding(

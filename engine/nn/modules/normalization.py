@@ -55,7 +55,7 @@ class _BatchNorm(Module):
         if self.track_running_stats:
             for buf, value in ((self.running_mean, 0), (self.running_var, 1), (self.num_batches_tracked, 0)):
                 buf._data[...] = value
-                buf._vc[0] += 1
+                buf._vc.version += 1
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
@@ -80,7 +80,7 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked._data += 1
-            self.num_batches_tracked._vc[0] += 1
+            self.num_batches_tracked._vc.version += 1
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
