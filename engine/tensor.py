@@ -435,3 +435,11 @@ class SavedOutput:
         t._output_nr = self._output_nr
         t._rg = True
         return t
+
+
+def typename(value) -> str:
+    """torch.typename: `engine.FloatTensor` (`engine.cuda.` on a GPU) for a tensor, else the qualified class."""
+    if isinstance(value, Tensor):
+        return backend.tensor_type_name(value._data)
+    module, name = type(value).__module__, type(value).__qualname__
+    return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"

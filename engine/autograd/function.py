@@ -10,9 +10,7 @@ from .. import backend
 from ..tensor import SavedOutput, Tensor, view_tensor, wrap
 from . import grad_mode
 from .backward import edge_of
-from .node import FREED_MESSAGE, Node, version_error
-
-LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+from .node import FREED_MESSAGE, Node, leaf_error, version_error
 
 
 class FunctionCtx:
@@ -179,7 +177,7 @@ class Function:
                 continue
             if any(out is t for t in dirty):
                 if out._rg and out.grad_fn is None:
-                    raise RuntimeError(LEAF_MESSAGE)
+                    raise leaf_error(out)
             elif id(out) in inputs_by_id:
                 out = outs[nr] = _alias(out)
             if any(out is t for t in non_diff):

@@ -19,6 +19,20 @@ FREED_MESSAGE = (
 )
 
 
+LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def leaf_error(leaf, through_view: bool = False) -> RuntimeError:
+    """PyTorch's error for an in-place change of a leaf that requires grad (or of a view of one).
+
+    The error carries the leaf (`.tensor`) so gradcli anomaly can name it.
+    """
+    err = RuntimeError(VIEW_OF_LEAF_MESSAGE if through_view else LEAF_MESSAGE)
+    err.tensor = leaf
+    return err
+
+
 def short_name(node) -> str:
     """How PyTorch 2.x names a node in its messages: `MulBackward0` -> `Mul`, `PowBackward1` -> `Pow1`."""
     name = node.name()

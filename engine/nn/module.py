@@ -17,7 +17,7 @@ from .. import backend
 from ..autograd import grad_mode
 from ..autograd.hooks import RemovableHandle, add_hook
 from ..ops.tensor_methods import parse_to_args
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, typename, wrap
 from .parameter import Parameter, zero_grads
 
 
@@ -38,14 +38,6 @@ def _addindent(text: str, spaces: int) -> str:
         return text
     first = lines.pop(0)
     return first + "\n" + "\n".join((spaces * " ") + line if line.strip() else "" for line in lines)
-
-
-def _typename(value) -> str:
-    if isinstance(value, Tensor):
-        return f"engine.{value.dtype.tensor_type}"
-    module = type(value).__module__
-    name = type(value).__qualname__
-    return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"
 
 
 def _prepend(hooks: dict, key) -> None:
@@ -91,7 +83,7 @@ class Module:
         self._check_name(name, "buffer", self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
-                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (engine Tensor or None required)"
+                f"cannot assign '{typename(tensor)}' object to buffer '{name}' (engine Tensor or None required)"
             )
         self._buffers[name] = tensor
         if persistent:
@@ -105,7 +97,7 @@ class Module:
         self._check_name(name, "parameter", self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
-                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                f"cannot assign '{typename(param)}' object to parameter '{name}' "
                 "(engine.nn.Parameter or None required)"
             )
         if param is not None and param.grad_fn is not None:
@@ -118,9 +110,9 @@ class Module:
 
     def add_module(self, name: str, module: Module | None) -> None:
         if not isinstance(module, Module) and module is not None:
-            raise TypeError(f"{_typename(module)} is not a Module subclass")
+            raise TypeError(f"{typename(module)} is not a Module subclass")
         if not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+            raise TypeError(f"module name should be a string. Got {typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         if "." in name:
@@ -133,7 +125,7 @@ class Module:
 
     def _check_name(self, name, kind: str, table: dict) -> None:
         if not isinstance(name, str):
-            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+            raise TypeError(f"{kind} name should be a string. Got {typename(name)}")
         if "." in name:
             raise KeyError(f'{kind} name can\'t contain "."')
         if name == "":
@@ -190,7 +182,7 @@ class Module:
         if params is not None and name in params:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    f"cannot assign '{typename(value)}' as parameter '{name}' "
                     "(engine.nn.Parameter or None expected)"
                 )
             self.register_parameter(name, value)
@@ -205,7 +197,7 @@ class Module:
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{_typename(value)}' as child module '{name}' (engine.nn.Module or None expected)"
+                    f"cannot assign '{typename(value)}' as child module '{name}' (engine.nn.Module or None expected)"
                 )
             modules[name] = value
             return
@@ -213,7 +205,7 @@ class Module:
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
-                    f"cannot assign '{_typename(value)}' as buffer '{name}' (engine.nn.Buffer, engine.Tensor or None "
+                    f"cannot assign '{typename(value)}' as buffer '{name}' (engine.nn.Buffer, engine.Tensor or None "
                     "expected)"
                 )
             buffers[name] = value

@@ -18,7 +18,7 @@ from ..tensor import Tensor, wrap
 from . import arg_errors, creation
 from . import derivatives as D
 from .api import FUNCTIONS, IN_PLACE, public
-from .op import apply_op, broadcast_error, same_device_error
+from .op import apply_op, broadcast_error, check_same_device
 from .promotion import result_type
 from .views import note_view
 
@@ -37,14 +37,6 @@ def as_operand(x):
     if backend.is_array(x):
         return wrap(x)
     return creation.tensor(x)
-
-
-def check_same_device(a: Tensor, b: Tensor) -> None:
-    """PyTorch's error for tensors on two devices (two CPU arrays are never on two devices)."""
-    if a._data.__class__ is ndarray and b._data.__class__ is ndarray:
-        return
-    if a.device != b.device:
-        raise same_device_error(a.device, b.device)
 
 
 def broadcast_check(a, b) -> None:
@@ -307,9 +299,7 @@ def where(condition, a, b):
     a, b = as_operand(a), as_operand(b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return wrap(backend.xp_of(cond).where(cond, a, b))
-    tensors = [t for t in (condition, a, b) if isinstance(t, Tensor)]
-    for t in tensors[1:]:
-        check_same_device(tensors[0], t)
+    check_same_device(condition, a, b)
     return apply_op(D.WHERE, (a, b), (cond,))
 
 
@@ -786,8 +776,7 @@ def cat(tensors, dim=0):
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     d = norm_dim(dim, tensors[0].dim())
-    for t_ in tensors[1:]:
-        check_same_device(tensors[0], t_)
+    check_same_device(*tensors)
     sizes = tuple(t_.shape[d] for t_ in tensors)
     return apply_op(D.CAT, tuple(tensors), (d, sizes))
 

@@ -19,17 +19,13 @@ import numpy
 
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
-from ..autograd.node import Node, short_name
+from ..autograd.node import Node, leaf_error, short_name
 from ..tensor import SavedOutput, Tensor, wrap
 from . import derivatives as D
 from .api import public
-from .functions import _array_key, _is_advanced, as_operand, check_same_device, getitem
-from .op import apply_op, new_node
+from .functions import _array_key, _is_advanced, as_operand, getitem
+from .op import apply_op, check_same_device, new_node
 from .views import live_views, made_in_no_grad
-
-LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
-VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-
 
 NO_GRAD_VIEW_TAIL = (
     " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
@@ -50,9 +46,9 @@ def check_inplace(t: Tensor, recording: bool = True) -> None:
             err.tensor = t  # for gradcli anomaly: which view
             raise err
         if base._rg and base.grad_fn is None:
-            raise _leaf_error(VIEW_OF_LEAF_MESSAGE, base)
+            raise leaf_error(base, through_view=True)
     if t._rg and t.grad_fn is None:
-        raise _leaf_error(LEAF_MESSAGE, t)
+        raise leaf_error(t)
 
 
 def no_grad_view_error(view: Tensor, indirect: bool) -> RuntimeError:
@@ -76,13 +72,6 @@ def _no_grad_view_error(fn: Node | None, output_nr: int, indirect: bool) -> Runt
     return RuntimeError(
         f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled.{NO_GRAD_VIEW_TAIL}"
     )
-
-
-def _leaf_error(message: str, leaf: Tensor) -> RuntimeError:
-    """The error, carrying the leaf (`.tensor`) so gradcli anomaly can name it."""
-    err = RuntimeError(message)
-    err.tensor = leaf
-    return err
 
 
 def _write(t: Tensor, data) -> None:

@@ -259,22 +259,18 @@ class Op:
         self.save_plan = tuple(zip(node.saved_sources, readers))
 
 
-def same_device_error(a, b) -> RuntimeError:
-    """PyTorch's error for one op given tensors on two devices."""
-    return RuntimeError(
-        f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!"
-    )
-
-
-def check_same_devices(inputs) -> None:
-    """Raise PyTorch's error when the Tensors among `inputs` are not all on one device."""
-    first = None
-    for x in inputs:
-        if isinstance(x, Tensor):
-            if first is None:
-                first = x.device
-            elif x.device != first:
-                raise same_device_error(first, x.device)
+def check_same_device(*values) -> None:
+    """PyTorch's error when the Tensors among `values` are not all on one device: the one rule."""
+    tensors = [x for x in values if isinstance(x, Tensor)]
+    if all(t._data.__class__ is ndarray for t in tensors):
+        return  # host arrays are never on two devices
+    first = tensors[0].device
+    for t in tensors[1:]:
+        if t.device != first:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{first} and {t.device}!"
+            )
 
 
 def broadcast_error(inputs) -> RuntimeError | None:
@@ -361,7 +357,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                     dtype = data.dtype
                 else:
                     if data.__class__ is not array_class:  # numpy and cupy arrays: name the devices
-                        check_same_devices(inputs)
+                        check_same_device(*inputs)
                     if data.dtype is not dtype:
                         dtypes_differ = True
                 datas.append(data)

@@ -15,7 +15,7 @@ from . import functions as F
 from . import inplace as I
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
-from .op import apply_op
+from .op import apply_op, check_same_device
 
 
 def parse_to_args(args, kwargs):
@@ -143,7 +143,7 @@ def clamp_(self, min=None, max=None):
 def _binary_no_grad(name):
     def fn(self, other):
         if isinstance(other, Tensor):
-            F.check_same_device(self, other)
+            check_same_device(self, other)
             other = other._data
         return wrap(getattr(self._data, name)(other))
 

@@ -15,13 +15,7 @@ from typing import Any
 
 from ..autograd import grad_mode
 from ..nn.parameter import zero_grads
-from ..tensor import Tensor
-
-
-def _typename(value) -> str:
-    if isinstance(value, Tensor):
-        return f"engine.{value.dtype.tensor_type}"
-    return type(value).__qualname__
+from ..tensor import Tensor, typename
 
 
 class Optimizer:
@@ -32,7 +26,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
-                + _typename(params)
+                + typename(params)
             )
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
@@ -74,7 +68,7 @@ class Optimizer:
         for param in tensors:
             if not isinstance(param, Tensor):
                 raise TypeError(
-                    "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
+                    "optimizer can only optimize Tensors, but one of the params is " + typename(param)
                 )
             if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")

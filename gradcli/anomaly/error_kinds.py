@@ -46,8 +46,7 @@ def classify(
             backward.role = "raised here"
             finding.related.append(backward)
         return finding
-    from engine.autograd.node import FREED_MESSAGE
-    from engine.ops.inplace import LEAF_MESSAGE, VIEW_OF_LEAF_MESSAGE
+    from engine.autograd.node import FREED_MESSAGE, LEAF_MESSAGE, VIEW_OF_LEAF_MESSAGE
 
     node = getattr(exc, "anomaly_node", None)
     message = str(exc)

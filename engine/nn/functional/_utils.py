@@ -6,8 +6,6 @@ import warnings
 
 REDUCTIONS = ("none", "mean", "sum")
 
-_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
-
 
 def ntuple(value, n: int) -> tuple:
     """`3` -> (3, 3); a tuple or list passes through (as torch's _pair does)."""
@@ -36,16 +34,6 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     return chosen
 
 
-def c_type_name(t) -> str:
-    """How ATen's dtype checks name a dtype (`float`, `double`)."""
-    return _C_TYPE_NAMES.get(t.dtype.name, t.dtype.name)
-
-
-def scalar_type_name(t) -> str:
-    """How ATen's messages name a scalar type (`Float`, `Long`)."""
-    return t.dtype.tensor_type.replace("Tensor", "")
-
-
 def check_floating(name: str, x) -> None:
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f"\"{name}\" not implemented for '{scalar_type_name(x)}'")
+        raise RuntimeError(f"\"{name}\" not implemented for '{x.dtype.scalar_type}'")

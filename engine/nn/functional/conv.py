@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 from ...autograd import grad_mode
+from ...backend import tensor_type_name
 from ...ops import derivatives as D
 from ...ops import functions
 from ...ops import kernels as K
@@ -33,7 +34,7 @@ def _same_padding(kernel, dilation, stride) -> tuple[tuple, list]:
 def _check(input: Tensor, weight: Tensor, groups: int, nd: int) -> None:
     if input.dtype is not weight.dtype:
         raise RuntimeError(
-            f"Input type (engine.{input.dtype.tensor_type}) and weight type (engine.{weight.dtype.tensor_type}) "
+            f"Input type ({tensor_type_name(input._data)}) and weight type ({tensor_type_name(weight._data)}) "
             "should be the same or input should be a MKLDNN tensor and weight is a dense tensor"
         )
     if weight.dim() != nd + 2:

@@ -6,21 +6,20 @@ from ...ops import derivatives as D
 from ...ops import functions
 from ...ops.op import apply_op
 from ...tensor import Tensor
-from ._utils import c_type_name, scalar_type_name
 
 
 def _check(input: Tensor, weight: Tensor) -> None:
     if input.dtype is not weight.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
-            f"{c_type_name(input)} != {c_type_name(weight)}"
+            f"{input.dtype.cpp_name} != {weight.dtype.cpp_name}"
         )
 
 
 def _addmm(bias: Tensor, x2d: Tensor, wt: Tensor) -> Tensor:
     if bias.dtype is not wt.dtype:
         raise RuntimeError(
-            f"self and mat2 must have the same dtype, but got {scalar_type_name(bias)} and {scalar_type_name(wt)}"
+            f"self and mat2 must have the same dtype, but got {bias.dtype.scalar_type} and {wt.dtype.scalar_type}"
         )
     functions._check_mm(x2d.shape, wt.shape)
     return apply_op(D.ADDMM, (bias, x2d, wt))

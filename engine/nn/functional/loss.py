@@ -16,7 +16,7 @@ from ...ops import derivatives as D
 from ...ops import functions
 from ...ops.op import apply_op
 from ...tensor import Tensor, wrap
-from ._utils import legacy_reduction, scalar_type_name
+from ._utils import legacy_reduction
 from .activation import log_softmax
 
 
@@ -95,7 +95,7 @@ def _target_array(target: Tensor):
     if not (
         (t.dtype.kind == "i" and t.dtype.itemsize == 8) or (t.dtype.kind == "u" and t.dtype.itemsize == 1)
     ):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_type_name(target)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.scalar_type}")
     return t.astype("int64", copy=False)
 
 
@@ -191,7 +191,7 @@ def _soft_target_loss(logp, target, weight, reduction, label_smoothing, class_di
     """Cross entropy against class probabilities, as ATen composes it."""
     if not target.dtype.is_floating_point:
         raise RuntimeError(
-            f"Expected floating point type for target with class probabilities, got {scalar_type_name(target)}"
+            f"Expected floating point type for target with class probabilities, got {target.dtype.scalar_type}"
         )
     if label_smoothing > 0:
         target = target * (1 - label_smoothing) + label_smoothing / classes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import backend
+from ...backend import tensor_type_name
 from ...ops import derivatives as D
 from ...ops.op import apply_op
 from ...tensor import Tensor
@@ -39,7 +40,7 @@ def embedding(
     if idx.dtype.kind not in "iu":
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
-            f"but got engine.{input.dtype.tensor_type} instead (while checking arguments for embedding)"
+            f"but got {tensor_type_name(input._data)} instead (while checking arguments for embedding)"
         )
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
