@@ -11,8 +11,8 @@ UNARY_IN_PLACE = sorted(api.IN_PLACE)
 
 
 def test_engine_exports_every_public_function():
-    assert set(functions.__all__) == set(api.FUNCTIONS)
-    for name in functions.__all__:
+    assert set(functions.__all__) <= set(api.FUNCTIONS)
+    for name in api.FUNCTIONS:
         assert getattr(engine, name) is api.FUNCTIONS[name], name
 
 

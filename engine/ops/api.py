@@ -3,7 +3,8 @@
 `@public` makes a function both `engine.<name>` and `Tensor.<name>` (the common case in
 PyTorch); `function=False` or `method=False` keeps it to one of the two. A unary row
 applied in place (`Tensor.exp_`) needs only its name in `IN_PLACE`. ops/tensor_methods.py
-installs the methods; engine/__init__.py exports `functions.__all__`.
+installs the methods; a module of ops ends with `__all__ = exported(__name__)`, and
+engine/__init__.py star-imports it.
 """
 
 from __future__ import annotations
@@ -29,3 +30,8 @@ def public(
         return f
 
     return register if fn is None else register(fn)
+
+
+def exported(module: str) -> list[str]:
+    """The `engine.<name>` functions registered by `module`: that module's `__all__`."""
+    return sorted(name for name, f in FUNCTIONS.items() if f.__module__ == module)

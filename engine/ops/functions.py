@@ -17,7 +17,7 @@ from .. import backend
 from ..tensor import Tensor, wrap
 from . import arg_errors, creation
 from . import derivatives as D
-from .api import FUNCTIONS, IN_PLACE, public
+from .api import IN_PLACE, exported, public
 from .op import apply_op, broadcast_error, check_same_device
 from .promotion import result_type
 from .views import note_view
@@ -879,4 +879,4 @@ def numel(a) -> int:
     return a.numel()
 
 
-__all__ = sorted(FUNCTIONS)  # what `engine` exports from here (api.public)
+__all__ = exported(__name__)  # what `engine` exports from here (api.public)
