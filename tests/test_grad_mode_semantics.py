@@ -1,10 +1,9 @@
 """Grad-mode context managers as decorators, as torch 2.13's `_DecoratorContextManager` behaves.
 
 Every scenario runs on the engine and, where torch is installed, on torch too with the same
-assertions, so the two are checked against one expectation.
+assertions (the `lib` fixture, tests/conftest.py), so the two are checked against one expectation.
 """
 
-import importlib
 import warnings
 
 import pytest
@@ -14,15 +13,6 @@ CLASS_WARNING = (
     "functions or methods. To preserve the current behavior of class decoration, you can directly "
     "decorate the `__init__` method and nothing else."
 )
-
-
-@pytest.fixture(params=["engine", "torch"])
-def lib(request):
-    if request.param == "torch":
-        pytest.importorskip("torch")
-    module = importlib.import_module(request.param)
-    yield module
-    module.set_grad_enabled(True)
 
 
 @pytest.mark.parametrize("decorator", ["no_grad", "enable_grad"])
