@@ -299,6 +299,45 @@ def test_base_setup_context_is_not_implemented(lib):
         lib.autograd.Function.setup_context(None, (), None)
 
 
+def test_setup_context_on_classmethods(lib):
+    class Cube(lib.autograd.Function):
+        @classmethod
+        def forward(cls, x, power=3):
+            return x**power
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.power = inputs[1]
+
+        @classmethod
+        def backward(cls, ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * ctx.power * x ** (ctx.power - 1), None
+
+    x = f64(lib, 2.0, requires_grad=True)
+    (g,) = lib.autograd.grad(Cube.apply(x), x)
+    assert g.item() == 12.0
+
+
+def test_vjp_stands_for_backward_but_not_beside_it(lib):
+    x = f64(lib, [1.0], requires_grad=True)
+    VjpOnly = type(
+        "VjpOnly",
+        (lib.autograd.Function,),
+        {"forward": staticmethod(lambda ctx, t: t.clone()), "vjp": staticmethod(lambda ctx, g: g * 3)},
+    )
+    VjpOnly.apply(x).sum().backward()
+    assert values(x.grad).tolist() == [3]
+    Both = define(lib, "Both", lambda ctx, t: t.clone(), lambda ctx, g: g, vjp=staticmethod(lambda ctx, g: g))
+    with raises_exactly(
+        RuntimeError,
+        "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only "
+        "implement one of them.",
+    ):
+        Both.apply(x).sum().backward()
+
+
 # --------------------------------------------------------------------------- materializing gradients
 
 
@@ -386,6 +425,34 @@ def test_gradient_for_a_non_tensor_input_is_refused(lib):
         "corresponding forward input was not a Variable",
     ):
         Bad.apply(x, 2.0).sum().backward()
+
+
+@pytest.mark.parametrize(
+    "mark, exc, message",
+    [
+        ("mark_dirty", RuntimeError, "mark_dirty can only accept variables, but argument "),
+        (
+            "mark_non_differentiable",
+            RuntimeError,
+            "mark_non_differentiable only accepts variable arguments, but got ",
+        ),
+        (
+            "save_for_backward",
+            TypeError,
+            "save_for_backward can only save variables, but argument 1 is of type int",
+        ),
+    ],
+)
+def test_ctx_takes_only_tensors(lib, mark, exc, message):
+    """torch 2.13's first two messages end where its formatting cuts them off."""
+
+    def forward(ctx, x):
+        getattr(ctx, mark)(x, 3)
+        return x * 1
+
+    Marks = define(lib, "Marks", forward, lambda ctx, g: g)
+    with raises_exactly(exc, message):
+        Marks.apply(f64(lib, [1.0], requires_grad=True))
 
 
 def test_only_non_tensor_output(lib):

@@ -100,8 +100,19 @@ class BackwardCFunction(Node, FunctionCtx):
         if self.__dict__.get("_saved_entries"):
             self._saved_entries = None
 
+    def _user_backward(self):
+        """The Function's backward, or its vjp (the same thing under another name), never both."""
+        forward_cls = self._forward_cls
+        backward, vjp = forward_cls.backward, forward_cls.vjp
+        if backward is not Function.backward and vjp is not Function.vjp:
+            raise RuntimeError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only "
+                "implement one of them."
+            )
+        return vjp if vjp is not Function.vjp else backward
+
     def apply(self, grads, m, create_graph):
-        result = self._forward_cls.backward(self, *self._backward_inputs(grads))
+        result = self._user_backward()(self, *self._backward_inputs(grads))
         if not isinstance(result, tuple):
             result = (result,)
         result = self._check_count(result)
@@ -275,10 +286,10 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs):
     outs = list(returned)
     # What forward marked is read once and dropped: kept on ctx, a dirty view would close a
     # cycle (view -> AsStrided -> CopySlices -> ctx -> view).
-    dirty = ctx.__dict__.pop("dirty_tensors", ())
-    non_diff = ctx.__dict__.pop("non_differentiable", ())
-    for t in dirty:
-        t._vc.version += 1
+    dirty = _marked_dirty(ctx)
+    non_diff = _marked(
+        ctx, "non_differentiable", "mark_non_differentiable only accepts variable arguments, but got "
+    )
     executable = ctx.__dict__.pop("_executable")
     input_ids = {id(a) for a in args if isinstance(a, Tensor)}
     differentiable = []
@@ -308,6 +319,25 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs):
         ctx.__dict__.pop("to_save", None)
         ctx._saved_entries = None
     return tuple(outs) if is_tuple else outs[0]
+
+
+def _marked(ctx, attribute: str, refusal: str) -> tuple:
+    """The tensors forward passed to ctx.mark_dirty / mark_non_differentiable, taken off ctx.
+
+    A non-Tensor among them is refused with torch's message (cut short as torch 2.13 prints it).
+    """
+    tensors = ctx.__dict__.pop(attribute, ())
+    if any(not isinstance(t, Tensor) for t in tensors):
+        raise RuntimeError(refusal)
+    return tensors
+
+
+def _marked_dirty(ctx) -> tuple:
+    """The dirty tensors, each at a new version (torch bumps them here, whatever forward did)."""
+    dirty = _marked(ctx, "dirty_tensors", "mark_dirty can only accept variables, but argument ")
+    for t in dirty:
+        t._vc.version += 1
+    return dirty
 
 
 def _holds(tensors, t) -> bool:
@@ -377,7 +407,11 @@ def _save_for_backward(ctx, outs: list, dirty: tuple) -> None:
         if isinstance(o, Tensor) and (o.grad_fn is ctx or _holds(dirty, o)):
             output_nrs[id(o)] = nr
     entries = []
-    for t in ctx.__dict__.pop("to_save", ()):
+    for i, t in enumerate(ctx.__dict__.pop("to_save", ())):
+        if not isinstance(t, Tensor) and t is not None:
+            raise TypeError(
+                f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}"
+            )
         if t is None:
             entries.append((None, 0))
         elif id(t) in output_nrs:
