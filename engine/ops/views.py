@@ -1,8 +1,10 @@
 """Which views share a storage, and how each was made (PyTorch's view tracking).
 
 A view shares its base's version counter (tensor.VersionCounter). Each view op records
-the view there too (`views`: {id(view): weak reference}), so that an in-place change made
-through any of them can bring every other one up to date.
+the view there too (`views`: {id(view): weak reference, or (weak reference, creation meta)}),
+so that an in-place change made through any of them can bring every other one up to date,
+or refuse it where the view's creation forbids (made in no_grad mode, returned by a custom
+Function).
 
 `detach()` aliases share the counter as well, so, as in PyTorch (where this follows the
 version), a change through one of them also refreshes the views. Only weak references
@@ -72,11 +74,6 @@ def set_creation_meta(view, meta: str) -> None:
         views = view._vc.views = {}
     ref = _ref(view)
     views[id(view)] = ref if meta == DEFAULT else (ref, meta)
-
-
-def made_in_no_grad(view) -> bool:
-    """Whether `view` (or the view it was made from) was made in no_grad mode."""
-    return creation_meta(view) == NO_GRAD_MODE
 
 
 def live_views(views: dict) -> list:
