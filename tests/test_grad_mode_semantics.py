@@ -15,12 +15,20 @@ CLASS_WARNING = (
 )
 
 
-@pytest.mark.parametrize("decorator", ["no_grad", "enable_grad"])
-def test_generator_body_runs_in_the_mode_and_the_caller_does_not(lib, decorator):
-    inside = decorator == "enable_grad"
+@pytest.mark.parametrize(
+    "decorator, inside",
+    [
+        (lambda lib: lib.no_grad(), False),
+        (lambda lib: lib.enable_grad(), True),
+        (lambda lib: lib.set_grad_enabled(False), False),
+        (lambda lib: lib.set_grad_enabled(True), True),
+    ],
+    ids=["no_grad", "enable_grad", "set_grad_enabled-False", "set_grad_enabled-True"],
+)
+def test_generator_body_runs_in_the_mode_and_the_caller_does_not(lib, decorator, inside):
     seen = []
 
-    @getattr(lib, decorator)()
+    @decorator(lib)
     def numbers(n):
         for i in range(n):
             seen.append(lib.is_grad_enabled())
