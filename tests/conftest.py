@@ -9,10 +9,13 @@
   ENGINE_TEST_DEVICE=fake-cuda does the same on the numpy-backed stand-in of tests/fake_cupy.py:
   a CPU-only aid for finding numpy-only paths, not a CUDA run.
 - `fake_cuda`: the stand-in installed as `cupy` for one test (tests/test_device_dispatch.py).
+- `lib`: tests taking it run once on `engine` and once on `torch` (skipped where torch is not
+  installed), with the same assertions: one expectation checked on both.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import fake_cupy
@@ -93,6 +96,16 @@ def device(request) -> str:
         if reason is not None:
             pytest.skip(reason)
     return request.param
+
+
+@pytest.fixture(params=["engine", "torch"])
+def lib(request):
+    """The module a test runs on: the engine, then torch where it is installed."""
+    if request.param == "torch":
+        pytest.importorskip("torch")
+    module = importlib.import_module(request.param)
+    yield module
+    module.set_grad_enabled(True)  # a failed grad-mode test must not leak its mode
 
 
 def _install_fake(monkeypatch, device_count: int = 1):

@@ -7,6 +7,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, GradcheckReport, PairReport, check_gradients, gradcheck, gradgradcheck
 from .node import Node
+from .variable import Variable
 
 __all__ = [
     "AccumulateGrad",
@@ -16,6 +17,7 @@ __all__ = [
     "GradcheckReport",
     "Node",
     "PairReport",
+    "Variable",
     "anomaly",
     "backward",
     "check_gradients",

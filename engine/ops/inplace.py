@@ -25,24 +25,47 @@ from . import derivatives as D
 from .api import public
 from .functions import _array_key, _is_advanced, as_operand, getitem
 from .op import apply_op, check_same_device, new_node
-from .views import live_views, made_in_no_grad
-
-NO_GRAD_VIEW_TAIL = (
-    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-    "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-    "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+from .views import (
+    DEFAULT,
+    IN_CUSTOM_FUNCTION,
+    MULTI_OUTPUT_NODE,
+    NO_GRAD_MODE,
+    creation_meta,
+    live_views,
+    set_creation_meta,
 )
+
+# What each kind of refused view adds to the error (torch's handle_view_on_rebase).
+VIEW_INPLACE_TAILS = {
+    NO_GRAD_MODE: (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+        "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+        "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+    ),
+    IN_CUSTOM_FUNCTION: (
+        " This view was created inside a custom Function (or because an input was returned as-is) and the "
+        "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+        "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+        "output of the custom Function."
+    ),
+    MULTI_OUTPUT_NODE: (
+        " This view is the output of a function that returns multiple views. Such functions do not allow the "
+        "output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+    ),
+}
 
 
 def check_inplace(t: Tensor, recording: bool = True) -> None:
     """PyTorch refuses in-place ops on leaves that require grad (outside no_grad), and
-    recorded in-place ops on views made in no_grad mode (checked first, as torch does)."""
+    recorded in-place ops on views made in no_grad mode, returned by a custom Function or
+    by a node with several outputs (checked first, as torch does)."""
     if not grad_mode.state[0]:
         return
     base = t._base
     if base is not None:
-        if recording and made_in_no_grad(t):
-            err = no_grad_view_error(t, indirect=False)
+        meta = creation_meta(t) if recording else DEFAULT
+        if meta != DEFAULT:
+            err = view_inplace_error(t, meta, indirect=False)
             err.tensor = t  # for gradcli anomaly: which view
             raise err
         if base._rg and base.grad_fn is None:
@@ -51,8 +74,8 @@ def check_inplace(t: Tensor, recording: bool = True) -> None:
         raise leaf_error(t)
 
 
-def no_grad_view_error(view: Tensor, indirect: bool) -> RuntimeError:
-    """PyTorch's error for a view made in no_grad mode whose data changes with grad mode on.
+def view_inplace_error(view: Tensor, meta: str, indirect: bool) -> RuntimeError:
+    """PyTorch's error for a view whose creation forbids an in-place change with grad mode on.
 
     Direct: the view itself is being changed. Indirect: its base or another view was, and
     the view's history is then needed.
@@ -60,18 +83,20 @@ def no_grad_view_error(view: Tensor, indirect: bool) -> RuntimeError:
     fn = view.grad_fn
     if fn.__class__ is Invalid:
         fn = fn.view_grad_fn
-    return _no_grad_view_error(fn, view._output_nr, indirect)
+    return _view_inplace_error(fn, view._output_nr, meta, indirect)
 
 
-def _no_grad_view_error(fn: Node | None, output_nr: int, indirect: bool) -> RuntimeError:
-    if fn is None:
-        prefix = "A view was created in"
-    else:
-        prefix = f"Output {output_nr} of {short_name(fn)} is a view of a view which was created in"
+def _view_inplace_error(fn: Node | None, output_nr: int, meta: str, indirect: bool) -> RuntimeError:
     what = "its base or another view of its base has been" if indirect else "is being"
-    return RuntimeError(
-        f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled.{NO_GRAD_VIEW_TAIL}"
-    )
+    if meta == NO_GRAD_MODE or fn is None:  # no grad_fn: the view was made in no_grad mode
+        if fn is None:
+            prefix = "A view was created in"
+        else:
+            prefix = f"Output {output_nr} of {short_name(fn)} is a view of a view which was created in"
+        head = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        head = f"Output {output_nr} of {short_name(fn)} is a view and {what} modified inplace."
+    return RuntimeError(head + VIEW_INPLACE_TAILS[meta])
 
 
 def _write(t: Tensor, data) -> None:
@@ -140,10 +165,10 @@ def _snapshot(t: Tensor) -> Tensor:
     return old
 
 
-def _rebase(t: Tensor, node: Node) -> None:
+def _rebase(t: Tensor, node: Node, output_nr: int = 0) -> None:
     retained = t._retains_grad
     t.grad_fn = node
-    t._output_nr = 0
+    t._output_nr = output_nr
     t._rg = True
     if retained:
         node._retain(t)
@@ -194,37 +219,65 @@ def refresh_views(views: dict, rebased: Tensor | None) -> None:
     when the view's base requires grad, a view made in grad mode gets an
     `AsStridedBackward0` on the base's current history (so a gradient through it goes
     through the change, even when the changed region overlaps it), and a view made in no_grad
-    mode can no longer be used in grad mode. `rebased` is the view the change went through,
+    mode (or returned by a custom Function) can no longer be used in grad mode. `rebased` is the view the change went through,
     already given its node, or None when the change was not recorded (then it too is redone).
     """
-    for view, no_grad in live_views(views):
+    for view, meta in live_views(views):
         if view is rebased:
             continue
         base = view._base
         if not base._rg:
             continue
-        if no_grad:
+        if meta != DEFAULT:
             if view.grad_fn.__class__ is not Invalid:
                 invalid = Invalid(())
                 invalid.view_grad_fn = view.grad_fn
                 invalid.view_output_nr = view._output_nr
+                invalid.creation_meta = meta
                 view.grad_fn = invalid
             continue
         _rebase(view, new_node(D.AS_STRIDED.node, (edge_of(base),), (), (base.shape, view._view_fn)))
 
 
 class Invalid(Node):
-    """The grad_fn of a view made in no_grad mode once its storage has changed in place.
+    """The grad_fn of a refused view (made in no_grad mode, or returned by a custom Function or a
+    node with several outputs) once its storage has changed in place.
 
     PyTorch raises when such a view's grad_fn or is_leaf is read, or the view is used in
     grad mode (its repr shows `grad_fn=<Invalid>`); here the error comes when a backward
     reaches the view. `view_grad_fn` is the view's grad_fn before, which names it.
     """
 
-    __slots__ = ("view_grad_fn", "view_output_nr")
+    __slots__ = ("view_grad_fn", "view_output_nr", "creation_meta")
 
     def apply(self, grads, m, create_graph):
-        raise _no_grad_view_error(self.view_grad_fn, self.view_output_nr, indirect=True)
+        raise _view_inplace_error(self.view_grad_fn, self.view_output_nr, self.creation_meta, indirect=True)
+
+
+# ------------------------------------------------------- a custom Function's outputs (autograd/function.py)
+
+
+@public(function=False, name="_rebase_history")
+def rebase_history(t: Tensor, node: Node, output_nr: int) -> None:
+    """A custom Function's dirty (mark_dirty) output rebased on the Function's node, as torch does.
+
+    The same refusals as an in-place op first; through a view, the base gets CopySlices and the
+    view AsStridedBackward0; then the storage's other views are brought up to date.
+    """
+    check_inplace(t)
+    if t._base is None:
+        _rebase(t, node, output_nr)
+    else:
+        _rebase_view(t, node)
+    if t._vc.views is not None:
+        refresh_views(t._vc.views, t)
+
+
+@public(function=False, name="_mark_returned_view")
+def mark_returned_view(view: Tensor, several_outputs: bool) -> None:
+    """A view a custom Function returned: an in-place change through it, or its base, is refused
+    (torch's IN_CUSTOM_FUNCTION, or MULTI_OUTPUT_NODE among several differentiable outputs)."""
+    set_creation_meta(view, MULTI_OUTPUT_NODE if several_outputs else IN_CUSTOM_FUNCTION)
 
 
 # --------------------------------------------------------------------- the in-place API

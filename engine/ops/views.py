@@ -1,8 +1,10 @@
 """Which views share a storage, and how each was made (PyTorch's view tracking).
 
 A view shares its base's version counter (tensor.VersionCounter). Each view op records
-the view there too (`views`: {id(view): weak reference}), so that an in-place change made
-through any of them can bring every other one up to date.
+the view there too (`views`: {id(view): weak reference, or (weak reference, creation meta)}),
+so that an in-place change made through any of them can bring every other one up to date,
+or refuse it where the view's creation forbids (made in no_grad mode, returned by a custom
+Function).
 
 `detach()` aliases share the counter as well, so, as in PyTorch (where this follows the
 version), a change through one of them also refreshes the views. Only weak references
@@ -23,12 +25,20 @@ _ref = weakref.ref
 _grad_enabled = grad_mode.state  # [bool], read on every view
 
 
+# How a view was made (torch's CreationMeta): what an in-place change through it, or through
+# its base, must refuse. DEFAULT views are rebased like any tensor.
+DEFAULT = "DEFAULT"
+NO_GRAD_MODE = "NO_GRAD_MODE"
+IN_CUSTOM_FUNCTION = "IN_CUSTOM_FUNCTION"  # returned by a custom Function (or an input returned as-is)
+MULTI_OUTPUT_NODE = "MULTI_OUTPUT_NODE"  # one of several differentiable outputs of one node
+
+
 def note_view(out, a) -> None:
     """Record the view `out` (just made from `a`) with its storage.
 
-    A view is "made in no_grad mode" when grad mode is off, or when it is a view of such a
-    view (PyTorch propagates the view's creation meta). Table values are the weak reference,
-    or for those views a (weak reference,) tuple.
+    A view made in no_grad mode is NO_GRAD_MODE; one made in grad mode inherits how `a` was
+    made when `a` is itself a view (PyTorch propagates the view's creation meta). Table values
+    are the weak reference for DEFAULT views, else a (weak reference, creation meta) tuple.
     """
     vc = out._vc
     views = vc.views
@@ -37,10 +47,9 @@ def note_view(out, a) -> None:
     n = len(views)
     if n >= _SWEEP_FROM and not n & (n - 1):
         sweep(views)
+    meta = NO_GRAD_MODE if not _grad_enabled[0] else creation_meta(a) if a._base is not None else DEFAULT
     ref = _ref(out)
-    if not _grad_enabled[0] or (a._base is not None and made_in_no_grad(a)):
-        ref = (ref,)
-    views[id(out)] = ref
+    views[id(out)] = ref if meta == DEFAULT else (ref, meta)
 
 
 def views_of(t) -> dict | None:
@@ -48,28 +57,35 @@ def views_of(t) -> dict | None:
     return t._vc.views
 
 
-def made_in_no_grad(view) -> bool:
-    """Whether `view` (or the view it was made from) was made in no_grad mode."""
+def creation_meta(view) -> str:
+    """How `view` was made: DEFAULT, NO_GRAD_MODE, IN_CUSTOM_FUNCTION or MULTI_OUTPUT_NODE."""
+    views = view._vc.views
+    entry = None if views is None else views.get(id(view))
+    if entry is None:
+        return DEFAULT
+    alive, meta = _decode(entry)
+    return meta if alive is view else DEFAULT
+
+
+def set_creation_meta(view, meta: str) -> None:
+    """Record how `view` was made (a custom Function marks the views it returns)."""
     views = view._vc.views
     if views is None:
-        return False
-    entry = views.get(id(view))
-    if entry is None:
-        return False
-    alive, no_grad = _decode(entry)
-    return no_grad and alive is view
+        views = view._vc.views = {}
+    ref = _ref(view)
+    views[id(view)] = ref if meta == DEFAULT else (ref, meta)
 
 
 def live_views(views: dict) -> list:
-    """(view, made in no_grad) for each view still alive; dead entries are dropped."""
+    """(view, creation meta) for each view still alive; dead entries are dropped."""
     out = []
     dead = []
     for key, entry in views.items():
-        view, no_grad = _decode(entry)
+        view, meta = _decode(entry)
         if view is None:
             dead.append(key)
         else:
-            out.append((view, no_grad))
+            out.append((view, meta))
     for key in dead:
         del views[key]
     return out
@@ -81,7 +97,7 @@ def sweep(views: dict) -> None:
 
 
 def _decode(entry) -> tuple:
-    """(the view or None if it died, whether it was made in no_grad mode) from a table value."""
+    """(the view or None if it died, its creation meta) from a table value."""
     if entry.__class__ is tuple:
-        return entry[0](), True
-    return entry(), False
+        return entry[0](), entry[1]
+    return entry(), DEFAULT
