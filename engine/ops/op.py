@@ -385,7 +385,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         array = numpy.asarray(array)
     out = Tensor.__new__(Tensor)  # wrap(array), inlined
     out._data = array
-    out._grad = out._base = out._view_fn = out._hooks = out._acc = None
+    out._grad = out._base = out._view_fn = out._hooks = out._post_acc_hooks = out._acc = None
     out._output_nr = 0
     out._retains_grad = False
     out._vc = VersionCounter()
