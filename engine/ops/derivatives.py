@@ -13,6 +13,9 @@ The language of a row
 - `saves`: the tensors the backward reads: inputs by name, and `result` for the output
   (`_saved_<name>` too). An input is saved only when the formula of an input that requires
   grad reads it, as PyTorch saves conditionally.
+- `frees`: attrs that PyTorch's node keeps as saved tensors (an index, a mask): freed with
+  the saved values after backward, so a second backward through the node raises PyTorch's
+  error, and so does reading `_saved_<name>` afterwards.
 - `forward(xp, *inputs, *attrs)`: the op on raw arrays; `xp` is numpy or cupy.
 - `<input>=formula(m, g, *saves, *attrs)`: that input's gradient, given the output's
   gradient `g`; `joint=` instead: one formula returning every input's gradient. Formulas
@@ -59,10 +62,11 @@ def row(
     promotes=False,
     variadic=False,
     joint=None,
+    frees=(),
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
-    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic)
+    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees)
     return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
 
 
@@ -175,7 +179,7 @@ MINIMUM = row("MinimumBackward0", lambda xp, self, other: xp.minimum(self, other
               self=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self > other),
               other=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self < other))
 WHERE = row("WhereBackward0", lambda xp, self, other, condition: xp.where(condition, self, other),
-            inputs=("self", "other"), attrs=("condition",), **ELEMENTWISE,
+            inputs=("self", "other"), attrs=("condition",), frees=("condition",), **ELEMENTWISE,
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
 MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: xp.where(mask, value, self),
@@ -216,12 +220,12 @@ MIN = row("MinBackward1", lambda xp, self: self.min(), saves=("self", "result"),
           self=lambda m, g, self, result: g * (self == result) / (self == result).sum())
 MAX_DIM = row("MaxBackward0",
               lambda xp, self, self_sym_sizes, dim, keepdim, indices: self.max(axis=dim, keepdims=keepdim),
-              attrs=("self_sym_sizes", "dim", "keepdim", "indices"),
+              attrs=("self_sym_sizes", "dim", "keepdim", "indices"), frees=("indices",),
               self=lambda m, g, self_sym_sizes, dim, keepdim, indices: m.index_grad(
                   F.unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True))
 MIN_DIM = row("MinBackward0",
               lambda xp, self, self_sym_sizes, dim, keepdim, indices: self.min(axis=dim, keepdims=keepdim),
-              attrs=("self_sym_sizes", "dim", "keepdim", "indices"),
+              attrs=("self_sym_sizes", "dim", "keepdim", "indices"), frees=("indices",),
               self=lambda m, g, self_sym_sizes, dim, keepdim, indices: m.index_grad(
                   F.unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True))
 NORM = row("LinalgVectorNormBackward0",
@@ -276,7 +280,7 @@ TO_COPY = row("ToCopyBackward0",
               attrs=("dtype", "device", "self_dtype", "self_device"),
               self=lambda m, g, dtype, device, self_dtype, self_device: m.to(g, self_dtype, self_device))
 INDEX = row("IndexBackward0", lambda xp, self, self_sym_sizes, indices: self[indices],
-            attrs=("self_sym_sizes", "indices"),
+            attrs=("self_sym_sizes", "indices"), frees=("indices",),
             self=lambda m, g, self_sym_sizes, indices: m.index_grad(g, self_sym_sizes, indices, False))
 INDEX_GRAD = row("IndexBackwardBackward0",
                  lambda xp, grad, self_sym_sizes, indices, basic:
@@ -299,7 +303,7 @@ FILL = row("FillBackward0", lambda xp, self, value: xp.full_like(self, value), a
            self=lambda m, g, value: g * 0.0)
 ZERO = row("ZeroBackward0", lambda xp, self: xp.zeros_like(self), self=lambda m, g: g * 0.0)
 INDEX_PUT = row("IndexPutBackward0", lambda xp, self, values, indices: K.index_put(self, values, indices),
-                inputs=("self", "values"), attrs=("indices",), broadcasts=True,
+                inputs=("self", "values"), attrs=("indices",), frees=("indices",), broadcasts=True,
                 self=lambda m, g, indices: m.zero_at(g, indices),
                 values=lambda m, g, indices: g[indices])
 
@@ -332,16 +336,17 @@ MAX_POOL = row("MaxPool2DWithIndicesBackward0",
                lambda xp, self, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1, unique:
                    xp.take(self, result1),
                attrs=("self_sym_sizes", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
-                      "unique"),
+                      "unique"), frees=("result1",),
                self=lambda m, g, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1, unique:
                    F.scatter_flat(m, g, self_sym_sizes, result1, unique))
 AVG_POOL = row("AvgPool2DBackward0",
                lambda xp, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                       count_include_pad, divisor_override:
                    K.window_sum(xp, self, kernel_size, stride, pads, output_size) / divisor,
+               saves=("self",),  # unread, as PyTorch's: the node holds its input until freed
                attrs=("self_sym_sizes", "kernel_size", "stride", "pads", "output_size", "divisor", "ceil_mode",
                       "count_include_pad", "divisor_override"),
-               self=lambda m, g, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
+               self=lambda m, g, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                            count_include_pad, divisor_override:
                    F.avg_pool_backward(m, g, self_sym_sizes, kernel_size, stride, pads, divisor))
 NATIVE_BATCH_NORM = row("NativeBatchNormBackward0",
@@ -361,6 +366,7 @@ EMBEDDING = row("EmbeddingBackward0",
                     xp.take(weight, indices, axis=0),
                 inputs=("weight",),
                 attrs=("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "grad_scale"),
+                frees=("indices",),
                 weight=lambda m, g, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq, grad_scale:
                     m.index_grad((g if grad_scale is None else g * grad_scale).reshape((-1, g.shape[-1])),
                                  (weight_sym_argsize_0, g.shape[-1]), indices.reshape(-1), False))
@@ -370,8 +376,8 @@ CONSTANT_PAD = row("ConstantPadNdBackward0",
                    attrs=("pad", "value", "result_sym_sizes", "out_key", "in_key", "self_sym_sizes"),
                    self=F.constant_pad_backward)
 INDEX_PAD = {name: row(name, lambda xp, self, padding, self_sym_sizes, key: self[key],
-                       attrs=("padding", "self_sym_sizes", "key"),
-                       self=lambda m, g, padding, self_sym_sizes, key: m.index_grad(g, self_sym_sizes, key, False))
+                       saves=("self",), attrs=("padding", "self_sym_sizes", "key"),  # self: as PyTorch's
+                       self=lambda m, g, self, padding, self_sym_sizes, key: m.index_grad(g, self_sym_sizes, key, False))
              for kind in ("Reflection", "Replication") for name in (f"{kind}Pad{k}DBackward0" for k in (1, 2, 3))}
 
 # --- losses --------------------------------------------------------------------------------------
@@ -390,6 +396,7 @@ SMOOTH_L1_LOSS = row("SmoothL1LossBackward0",
 NLL_LOSS = {name: row(name, lambda xp, self, self_sym_sizes, indices, coef, reduction, total_weight:
                           K.nll_loss(self, indices, coef, reduction, total_weight),
                       attrs=("self_sym_sizes", "indices", "coef", "reduction", "total_weight"),
+                      frees=("total_weight",),
                       self=lambda m, g, self_sym_sizes, indices, coef, reduction, total_weight: m.index_grad(
                           g * (-coef / total_weight if reduction == "mean" else -coef), self_sym_sizes, indices,
                           True))
