@@ -151,10 +151,24 @@ TANH = row("TanhBackward0", lambda xp, self: xp.tanh(self), saves=("result",),
 SIGMOID = row("SigmoidBackward0", lambda xp, self: 1 / (1 + xp.exp(-self)), saves=("result",),
               self=lambda m, g, result: g * (result * (1 - result)))
 RELU = row("ReluBackward0", lambda xp, self: xp.maximum(self, 0), saves=("result",),
-           self=lambda m, g, result: g * (result > 0))
+           self=lambda m, g, result: m.threshold_backward(g, result, 0))
 LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope),
                  saves=("self",), attrs=("negative_slope",),
-                 self=lambda m, g, self, negative_slope: m.where(self > 0, g, g * negative_slope))
+                 self=lambda m, g, self, negative_slope: m.leaky_relu_backward(g, self, negative_slope))
+# The backwards of relu and leaky_relu are ops of (grad, self), as in PyTorch: under create_graph the
+# gradient depends on self (with derivative zero), so it requires grad even where it is all zeros.
+THRESHOLD_BACKWARD = row("ThresholdBackwardBackward0",
+                         lambda xp, grad_output, self, threshold: grad_output * (self > threshold),
+                         inputs=("grad_output", "self"), saves=("self",), attrs=("threshold",),
+                         grad_output=lambda m, g, self, threshold: m.threshold_backward(g, self, threshold),
+                         self=lambda m, g, self, threshold: m.zeros(g.shape, g))
+LEAKY_RELU_BACKWARD = row("LeakyReluBackwardBackward0",
+                          lambda xp, grad_output, self, negative_slope:
+                              xp.where(self > 0, grad_output, grad_output * negative_slope),
+                          inputs=("grad_output", "self"), saves=("self",), attrs=("negative_slope",),
+                          grad_output=lambda m, g, self, negative_slope:
+                              m.leaky_relu_backward(g, self, negative_slope),
+                          self=lambda m, g, self, negative_slope: m.zeros(g.shape, g))
 GELU = row("GeluBackward0", lambda xp, self, approximate: K.gelu(xp, self, approximate),
            saves=("self",), attrs=("approximate",), self=F.gelu_backward)
 ERF = row("ErfBackward0", lambda xp, self: K.erf(xp, self), saves=("self",),
