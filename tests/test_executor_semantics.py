@@ -332,6 +332,47 @@ def test_an_all_zero_gradient_through_a_mask_still_has_a_graph(lib, op, node):
     assert gg.tolist() == [0.0, 0.0]
 
 
+TIED_TO_SELF = {  # case: (op, input shape, the gradient's node)
+    "avg_pool2d": (
+        lambda lib, x: lib.nn.functional.avg_pool2d(x, 2),
+        (1, 1, 4, 4),
+        "AvgPool2DBackwardBackward0",
+    ),
+    "max_pool2d": (
+        lambda lib, x: lib.nn.functional.max_pool2d(x, 2),
+        (1, 1, 4, 4),
+        "MaxPool2DWithIndicesBackwardBackward0",
+    ),
+    "reflection_pad": (
+        lambda lib, x: lib.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect"),
+        (1, 1, 4, 4),
+        "ReflectionPad2DBackwardBackward0",
+    ),
+    "replication_pad": (
+        lambda lib, x: lib.nn.functional.pad(x, (1, 2), mode="replicate"),
+        (1, 4, 4),
+        "ReplicationPad1DBackwardBackward0",
+    ),
+    "nll_loss": (
+        lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([0, 3, 1, 2]), reduction="none"),
+        (4, 4),
+        "NllLossBackwardBackward0",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TIED_TO_SELF))
+def test_a_pool_pad_or_loss_gradient_depends_on_the_input_under_create_graph(lib, case):
+    """Their backwards are ops of (grad, self) in PyTorch: the gradient requires grad with a constant grad."""
+    fn, shape, node = TIED_TO_SELF[case]
+    x = lib.tensor(np.arange(16.0).reshape(shape) / 7, requires_grad=True)
+    (g,) = lib.autograd.grad(fn(lib, x).sum(), x, create_graph=True)
+    assert g.requires_grad and type(g.grad_fn).__name__ == node
+    assert g.grad_fn.next_functions[0][0] is None and g.grad_fn.next_functions[1][0] is not None
+    (gg,) = lib.autograd.grad((g * g).sum(), x)
+    assert gg.tolist() == np.zeros(shape).tolist()
+
+
 def test_relu_and_leaky_relu_double_backward_values(lib):
     x = lib.tensor([-1.5, 0.5, 2.0], dtype=lib.float64, requires_grad=True)
     v = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)

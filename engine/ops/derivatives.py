@@ -72,6 +72,20 @@ def row(
 
 ELEMENTWISE = {"broadcasts": True, "promotes": True}
 
+
+def tied_to_self(forward_node_name: str) -> Op:
+    """The node PyTorch records for the backward of a row linear in its input (a pool, a pad, a loss).
+
+    Its backward is an op of (grad, self), so under create_graph the gradient depends on self, with
+    derivative zero, and requires grad whenever self does. Here the row's formula result (its graph
+    on the incoming gradient) is tied to self by this node: identity for it, zeros for self.
+    """
+    return row(forward_node_name.replace("Backward0", "BackwardBackward0"),
+               lambda xp, grad_input, self, self_sym_sizes: grad_input.copy(),
+               inputs=("grad_input", "self"), attrs=("self_sym_sizes",),
+               grad_input=lambda m, g, self_sym_sizes: g,
+               self=lambda m, g, self_sym_sizes: m.zeros(self_sym_sizes, g))
+
 # fmt: off
 # --- arithmetic --------------------------------------------------------------------------------
 ADD = row("AddBackward0", lambda xp, self, other, alpha: self + other if alpha == 1 else self + alpha * other,
@@ -346,23 +360,28 @@ COL2IM = row("Col2ImBackward0",
              attrs=("output_size", "kernel_size", "stride", "padding", "dilation"),
              self=lambda m, g, output_size, kernel_size, stride, padding, dilation:
                  m.unfold(g, kernel_size, stride, padding, dilation))
+MAX_POOL_TIE = tied_to_self("MaxPool2DWithIndicesBackward0")
 MAX_POOL = row("MaxPool2DWithIndicesBackward0",
                lambda xp, self, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1, unique:
                    xp.take(self, result1),
+               saves=("self",),
                attrs=("self_sym_sizes", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
                       "unique"), frees=("result1",),
-               self=lambda m, g, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1, unique:
-                   F.scatter_flat(m, g, self_sym_sizes, result1, unique))
+               self=lambda m, g, self, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1,
+                           unique:
+                   m.tie(F.scatter_flat(m, g, self_sym_sizes, result1, unique), self, MAX_POOL_TIE))
+AVG_POOL_TIE = tied_to_self("AvgPool2DBackward0")
 AVG_POOL = row("AvgPool2DBackward0",
                lambda xp, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                       count_include_pad, divisor_override:
                    K.window_sum(xp, self, kernel_size, stride, pads, output_size) / divisor,
-               saves=("self",),  # unread, as PyTorch's: the node holds its input until freed
+               saves=("self",),
                attrs=("self_sym_sizes", "kernel_size", "stride", "pads", "output_size", "divisor", "ceil_mode",
                       "count_include_pad", "divisor_override"),
                self=lambda m, g, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                            count_include_pad, divisor_override:
-                   F.avg_pool_backward(m, g, self_sym_sizes, kernel_size, stride, pads, divisor))
+                   m.tie(F.avg_pool_backward(m, g, self_sym_sizes, kernel_size, stride, pads, divisor), self,
+                         AVG_POOL_TIE))
 NATIVE_BATCH_NORM = row("NativeBatchNormBackward0",
                         lambda xp, input, weight, bias, training, eps, result1, result2:
                             K.batch_norm(input, weight, bias, result1, result2),
@@ -389,9 +408,16 @@ CONSTANT_PAD = row("ConstantPadNdBackward0",
                        K.constant_pad(xp, self, value, result_sym_sizes, out_key, in_key),
                    attrs=("pad", "value", "result_sym_sizes", "out_key", "in_key", "self_sym_sizes"),
                    self=F.constant_pad_backward)
-INDEX_PAD = {name: row(name, lambda xp, self, padding, self_sym_sizes, key: self[key],
-                       saves=("self",), attrs=("padding", "self_sym_sizes", "key"),  # self: as PyTorch's
-                       self=lambda m, g, self, padding, self_sym_sizes, key: m.index_grad(g, self_sym_sizes, key, False))
+def index_pad(name: str) -> Op:
+    """A reflection or replication pad: a gather by `key`, tied to self under create_graph as in torch."""
+    tie = tied_to_self(name)
+    return row(name, lambda xp, self, padding, self_sym_sizes, key: self[key],
+               saves=("self",), attrs=("padding", "self_sym_sizes", "key"),
+               self=lambda m, g, self, padding, self_sym_sizes, key:
+                   m.tie(m.index_grad(g, self_sym_sizes, key, False), self, tie))
+
+
+INDEX_PAD = {name: index_pad(name)
              for kind in ("Reflection", "Replication") for name in (f"{kind}Pad{k}DBackward0" for k in (1, 2, 3))}
 
 # --- losses --------------------------------------------------------------------------------------
@@ -407,14 +433,19 @@ SMOOTH_L1_LOSS = row("SmoothL1LossBackward0",
                      inputs=("self", "target"), saves=("self", "target"), attrs=("reduction", "beta"),
                      broadcasts=True,
                      self=F.smooth_l1_backward, target=F.smooth_l1_target_backward)
-NLL_LOSS = {name: row(name, lambda xp, self, self_sym_sizes, indices, coef, reduction, total_weight:
-                          K.nll_loss(self, indices, coef, reduction, total_weight),
-                      attrs=("self_sym_sizes", "indices", "coef", "reduction", "total_weight"),
-                      frees=("total_weight",),
-                      self=lambda m, g, self_sym_sizes, indices, coef, reduction, total_weight: m.index_grad(
-                          g * (-coef / total_weight if reduction == "mean" else -coef), self_sym_sizes, indices,
-                          True))
-            for name in ("NllLossBackward0", "NllLoss2DBackward0")}
+def nll_loss(name: str) -> Op:
+    """nll_loss: the picked entries, weighted and reduced; tied to self under create_graph as in torch."""
+    tie = tied_to_self(name)
+    return row(name, lambda xp, self, self_sym_sizes, indices, coef, reduction, total_weight:
+                   K.nll_loss(self, indices, coef, reduction, total_weight),
+               saves=("self",), attrs=("self_sym_sizes", "indices", "coef", "reduction", "total_weight"),
+               frees=("total_weight",),
+               self=lambda m, g, self, self_sym_sizes, indices, coef, reduction, total_weight: m.tie(
+                   m.index_grad(g * (-coef / total_weight if reduction == "mean" else -coef), self_sym_sizes,
+                                indices, True), self, tie))
+
+
+NLL_LOSS = {name: nll_loss(name) for name in ("NllLossBackward0", "NllLoss2DBackward0")}
 BINARY_CROSS_ENTROPY = row("BinaryCrossEntropyBackward0",
                            lambda xp, self, target, weight, reduction:
                                K.binary_cross_entropy(xp, self, target, weight, reduction),

@@ -767,6 +767,12 @@ def leaky_relu_backward(g, x, negative_slope):
     return apply_op(D.LEAKY_RELU_BACKWARD, (g, x), (negative_slope,))
 
 
+@public(function=False, name="_tied_to")
+def tied_to(grad, x, op):
+    """A gradient recorded as an op of (grad, x), as PyTorch records a pool's or a pad's backward."""
+    return apply_op(op, (grad, x), (tuple(x.shape),))
+
+
 @public(function=False, name="_im2col")
 def im2col(x, kernel, stride, pads, dilation):
     """Sliding blocks as columns (Im2ColBackward0); F.unfold after its argument checks."""

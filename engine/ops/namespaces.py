@@ -88,6 +88,9 @@ class ArrayMath:
     def threshold_backward(self, g, x, threshold):
         return g * (x > threshold)
 
+    def tie(self, grad, x, op):
+        return grad
+
     def leaky_relu_backward(self, g, x, negative_slope):
         return self.xp.where(x > 0, g, g * negative_slope)
 
@@ -202,6 +205,11 @@ class TensorMath:
     @staticmethod
     def threshold_backward(g, x, threshold):
         return g._threshold_backward(x, threshold)
+
+    @staticmethod
+    def tie(grad, x, op):
+        """grad recorded as depending on x too (derivative zero), by `op` (derivatives.tied_to_self)."""
+        return grad._tied_to(x, op)
 
     @staticmethod
     def leaky_relu_backward(g, x, negative_slope):
