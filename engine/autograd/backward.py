@@ -206,6 +206,7 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
 
 
 def _frames_left() -> int:
+    """How many more Python frames this thread may stack before RecursionError (walked: nested runs only)."""
     depth = 0
     frame = sys._getframe()
     while frame is not None:
