@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from engine.ops.op import RowError
 
 # the module: engine.autograd.backward is also the name of the function
 executor = importlib.import_module("engine.autograd.backward")
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(params=["engine", "torch"])
@@ -305,7 +307,11 @@ def test_the_reference_cycle_warning_is_pytorchs():
     seen = {}
     for name in ("engine", "torch"):
         done = subprocess.run(
-            [sys.executable, "-c", CYCLE_SCRIPT.format(lib=name)], capture_output=True, text=True, check=True
+            [sys.executable, "-c", CYCLE_SCRIPT.format(lib=name)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO_ROOT,  # where `import engine` finds this checkout
         )
         seen[name] = TORCH_CPP_SUFFIX.sub("", done.stdout.strip())
     assert seen["engine"] == seen["torch"] == repr([("UserWarning", CYCLE_WARNING)])
