@@ -82,6 +82,7 @@ class Tensor:
         "_view_fn",
         "_retains_grad",
         "_hooks",
+        "_post_acc_hooks",
         "_acc",
         "__weakref__",
     )
@@ -193,6 +194,16 @@ class Tensor:
         if self._hooks is None:
             self._hooks = {}
         return add_hook(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(leaf) -> None; runs in backward once the gradient has been added into the leaf's .grad."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = {}
+        return add_hook(self._post_acc_hooks, hook)
 
     @property
     def _version(self) -> int:
@@ -393,6 +404,7 @@ def init_state(t: Tensor, array) -> None:
     t._view_fn = None
     t._retains_grad = False
     t._hooks = None
+    t._post_acc_hooks = None
     t._acc = None
 
 

@@ -1,12 +1,17 @@
 """The backward executor: a dependency-counted run over the graph from the roots.
 
 Gradients flow as raw arrays unless `create_graph=True`, when they are Tensors and every
-formula is recorded (so the gradient has a graph of its own). Hooks, retain_grad and
-`autograd.grad`'s capture points are applied as a node's gradients become complete.
+formula is recorded (so the gradient has a graph of its own). Around each node the hooks run
+in PyTorch's order: hooks registered through tensors (a leaf's live on the leaf), retain_grad,
+the node's pre-hooks, the node, its post-hooks. With `inputs=` only what leads to them runs
+(PyTorch's exec_info); `autograd.grad` captures the gradients reaching them instead.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
+import warnings
 import weakref
 
 import numpy
@@ -15,7 +20,7 @@ from .. import backend
 from ..ops.namespaces import TENSOR_MATH, array_math
 from ..tensor import Tensor, wrap
 from . import anomaly, grad_mode
-from .node import Node, as_tensor_or_none
+from .node import Node, NodeHooks, as_tensor_or_none
 
 ndarray = numpy.ndarray
 
@@ -43,19 +48,30 @@ def _to_mode(g, create_graph):
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`.
+
+    Its hook table always exists, so the executor takes the hooked path for it: the leaf's
+    tensor hooks (kept on the leaf, which outlives this node) run there before the node's
+    pre-hooks, as in PyTorch. Leaves are few; the cost is not on the per-op path.
+    """
 
     __slots__ = ("variable",)
 
     def __init__(self, variable):
         super().__init__(())
         self.variable = variable
+        self._hooks = NodeHooks()
 
     def name(self) -> str:
         return "engine::autograd::AccumulateGrad"
 
     def apply(self, grads, m, create_graph):
-        accumulate_into(self.variable, grads[0], create_graph)
+        variable = self.variable
+        if grads[0] is None or not variable._rg:  # PyTorch skips a leaf that stopped requiring grad
+            return ()
+        accumulate_into(variable, grads[0], create_graph)
+        if variable._post_acc_hooks:
+            _run_post_accumulate_hooks(variable._post_acc_hooks, variable)
         return ()
 
 
@@ -89,17 +105,21 @@ def edge_of(x):
 
 
 def accumulate_into(variable, g, create_graph) -> None:
-    """Add g into variable.grad as PyTorch does: in place when no graph is being built."""
+    """Add g into variable.grad as PyTorch's AccumulateGrad does.
+
+    Without a graph: a copy first, then in place (even into a grad that has history: torch
+    adds under no-grad mode). Under create_graph: the first gradient is copied into a tensor
+    like the leaf (`CopyBackwards`, PyTorch's `new_empty_strided(...).copy_(grad)`), later
+    ones added out of place (`AddBackward0`), so x.grad's graph reads as torch's.
+    """
     if g is None:
         return
     if anomaly.state[0] and anomaly.observer is not None:
         anomaly.observer.accumulating(variable, g)
-    if variable._hooks:
-        g = _run_tensor_hooks(variable._hooks, g, create_graph)
     old = variable._grad
     if create_graph:
         g = g if isinstance(g, Tensor) else wrap(g)
-        variable._grad = g if old is None else old + g
+        variable._grad = _recorded_copy(variable, g) if old is None else old + g
         return
     if isinstance(g, Tensor):
         g = g._data
@@ -112,11 +132,15 @@ def accumulate_into(variable, g, create_graph) -> None:
         if fresh._data.dtype != variable._data.dtype:
             fresh._data = fresh._data.astype(variable._data.dtype)
         variable._grad = fresh
-    elif old.grad_fn is not None or old._rg:
-        variable._grad = old.detach() + wrap(g)
     else:
         old._data += g
         old._vc.version += 1
+
+
+def _recorded_copy(variable, g: Tensor) -> Tensor:
+    """g copied into a new tensor shaped, typed and placed like the leaf; the copy is recorded."""
+    fresh = wrap(backend.xp_of(variable._data).empty_like(variable._data))
+    return fresh.copy_(g)
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph):
@@ -128,7 +152,37 @@ def _run_tensor_hooks(hooks: dict, g, create_graph):
     return g
 
 
+def _run_post_accumulate_hooks(hooks: dict, variable) -> None:
+    """hook(leaf) after its .grad was updated; PyTorch's errors for a hook that returns something."""
+    argument = variable
+    replaced = False
+    for hook in list(hooks.values()):
+        result = hook(argument)
+        if result is None or result is argument:
+            continue
+        if not isinstance(result, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+        argument = result
+        replaced = True
+    if replaced:
+        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
 # ------------------------------------------------------------------------------ running
+
+
+class _Nesting(threading.local):
+    """How many runs are in progress on this thread (a custom backward may start another)."""
+
+    depth = 0
+
+
+_nesting = _Nesting()
+# A nested run moves to a new thread when this thread already has MAX_NESTED_RUNS (PyTorch's
+# MAX_DEPTH for reentrant backward) or is within FRAMES_KEPT_FREE frames of the recursion limit.
+MAX_NESTED_RUNS = 60
+FRAMES_KEPT_FREE = 250
+HANDOFF_STACK_BYTES = 64 * 1024 * 1024
 
 
 def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
@@ -136,16 +190,114 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
 
     `inputs` restricts the work to what reaches those tensors; with `capture` the
     gradients reaching them are returned instead of being accumulated into `.grad`.
+    A run started from inside another (reentrant backward) that finds the Python stack
+    nearly used up continues on a fresh thread, as PyTorch hands deep reentrant backwards
+    to another worker: thousands of nested levels work.
     """
-    targets = None
-    cap = None
-    if inputs is not None:
-        targets = {}
+    args = (roots, grads, retain_graph, create_graph, inputs, capture)
+    depth = _nesting.depth
+    if depth and (depth >= MAX_NESTED_RUNS or _frames_left() < FRAMES_KEPT_FREE):
+        return _on_fresh_thread(args)
+    _nesting.depth = depth + 1
+    try:
+        return _execute(*args)
+    finally:
+        _nesting.depth = depth
+
+
+def _frames_left() -> int:
+    """How many more Python frames this thread may stack before RecursionError (walked: nested runs only)."""
+    depth = 0
+    frame = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return sys.getrecursionlimit() - depth
+
+
+def _on_fresh_thread(args):
+    """`run(*args)` on a new thread with a stack of its own; this thread waits for it."""
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = run(*args)
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            outcome["error"] = exc
+
+    previous = threading.stack_size(HANDOFF_STACK_BYTES)
+    try:
+        worker = threading.Thread(target=target, name="engine-reentrant-backward")
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    worker.join()
+    if "error" in outcome:
+        raise outcome.pop("error")
+    return outcome["value"]
+
+
+class _Plan:
+    """What a run with `inputs` does (PyTorch's exec_info).
+
+    `execute`: the nodes that get their gradients; `needed`: those among them that run (the
+    others only hold an input of autograd.grad); `captures`: (node, output_nr) -> the input
+    positions whose gradient is taken there (autograd.grad only); `captured`: what was taken.
+    """
+
+    __slots__ = ("execute", "needed", "captures", "captured")
+
+    def __init__(self, roots, inputs, capture):
+        targets: dict = {}
         for i, t in enumerate(inputs):
             targets.setdefault(edge_of(t), []).append(i)
-        if capture:
-            cap = [None] * len(inputs)
-    nodes = _needed_nodes(roots, targets, capture)
+        target_nodes = {node for node, _ in targets if node is not None}
+        self.captures = targets if capture else None
+        self.captured = [None] * len(inputs) if capture else None
+        self.execute, self.needed = _reach(roots, target_nodes, capture)
+
+
+def _reach(roots, target_nodes, capture):
+    """The nodes to execute and those to run, found depth first from the roots.
+
+    A node runs when one of its children is executed; with `capture` (autograd.grad) a target
+    is executed (its gradient taken) without running unless it leads to another target; for
+    backward(inputs=) a target runs (accumulating into .grad).
+    """
+    execute: set = set()
+    needed: set = set()
+    visited: set = set()
+    for root, _ in roots:
+        if root in visited:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        visited.add(root)
+        while stack:
+            node, children = stack[-1]
+            advanced = False
+            for child, _ in children:
+                if child is not None and child not in visited:
+                    visited.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            is_target = node in target_nodes
+            if (is_target and not capture) or any(
+                c in execute for c, _ in node.next_functions if c is not None
+            ):
+                needed.add(node)
+                execute.add(node)
+            elif is_target:
+                execute.add(node)
+    return execute, needed
+
+
+def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
+    plan = None if inputs is None else _Plan(roots, inputs, capture)
+    nodes = None if plan is None else plan.execute
     deps = _dependencies(roots, nodes)
 
     buffers: dict = {}
@@ -170,13 +322,14 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
         while ready:
             node = ready.pop()
             grads_in = buffers.pop(node, None) or [None] * node.num_outputs
+            if plan is not None:
+                if node not in nodes:
+                    continue  # a root that leads to no input
+                if plan.captures is not None and _capture(node, grads_in, plan, create_graph):
+                    continue
             hooked = node._hooks is not None
             if hooked:
                 grads_in = _before_node(node, grads_in, create_graph)
-            if targets is not None:
-                _at_target(node, grads_in, targets, inputs, cap, create_graph)
-                if node not in nodes or (capture and node.__class__ is AccumulateGrad):
-                    continue
             if (
                 grads_in[0] is None
                 and (len(grads_in) == 1 or all(g is None for g in grads_in))
@@ -213,21 +366,25 @@ def run(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
     finally:
         grad_mode.state[0] = prev_mode
         if watch is not None:
-            watch.backward_end(inputs, cap)
-    return cap
+            watch.backward_end(inputs, None if plan is None else plan.captured)
+    return None if plan is None else plan.captured
 
 
-def _at_target(node, grads, targets, inputs, cap, create_graph) -> None:
-    """Capture (autograd.grad) or accumulate (backward(inputs=)) at the inputs' positions."""
+def _capture(node, grads, plan, create_graph) -> bool:
+    """Take autograd.grad's gradients at `node`; True when the node itself is not to run.
+
+    As in PyTorch: a node that only holds inputs has its tensor hooks and retain_grad run
+    first, and the gradients are taken after them; a node that runs for other inputs hands
+    over its gradients as they arrived, before any hook.
+    """
+    runs = node in plan.needed
+    if not runs:
+        grads = _tensor_pre_hooks(node, list(grads), create_graph)
+    captures = plan.captures
     for nr, g in enumerate(grads):
-        positions = targets.get((node, nr))
-        if positions is None:
-            continue
-        for p in positions:
-            if cap is not None:
-                cap[p] = g
-            elif node.__class__ is not AccumulateGrad:
-                accumulate_into(inputs[p], g, create_graph)
+        for position in captures.get((node, nr), ()):
+            plan.captured[position] = g
+    return not runs
 
 
 def _add_to_buffer(buffers, node, nr, g):
@@ -238,10 +395,20 @@ def _add_to_buffer(buffers, node, nr, g):
     slot[nr] = g if old is None else old + g
 
 
-def _before_node(node, grads, create_graph):
-    """Tensor hooks, retain_grad and node pre-hooks, in PyTorch's order."""
+def _tensor_pre_hooks(node, grads: list, create_graph) -> list:
+    """Hooks registered through the tensors the node gives gradients to, then retain_grad.
+
+    A leaf's hooks live on the leaf (its AccumulateGrad may be made again); a non-leaf's on
+    the node that produced it, by output.
+    """
+    if node.__class__ is AccumulateGrad:
+        table = node.variable._hooks
+        if table and grads[0] is not None:
+            grads[0] = _run_tensor_hooks(table, grads[0], create_graph)
+        return grads
     hooks = node._hooks
-    grads = list(grads)
+    if hooks is None:
+        return grads
     for nr, table in hooks.tensor.items():
         if table and grads[nr] is not None:
             grads[nr] = _run_tensor_hooks(table, grads[nr], create_graph)
@@ -252,7 +419,13 @@ def _before_node(node, grads, create_graph):
         g = grads[nr]
         g = g.clone() if create_graph else wrap(g.copy())
         t._grad = g if t._grad is None else t._grad + g
-    for hook in list(hooks.pre.values()):
+    return grads
+
+
+def _before_node(node, grads, create_graph):
+    """Tensor hooks, retain_grad and node pre-hooks, in PyTorch's order."""
+    grads = _tensor_pre_hooks(node, list(grads), create_graph)
+    for hook in list(node._hooks.pre.values()):
         result = hook(tuple(as_tensor_or_none(g) for g in grads))
         if result is not None:
             grads = [None if g is None else _to_mode(g, create_graph) for g in result]
@@ -280,11 +453,17 @@ def _call(node, grads, m, create_graph):
 
 
 def _dependencies(roots, nodes):
-    """How many edges lead into each node (from nodes that will run)."""
+    """How many edges lead into each node (from nodes that will run).
+
+    Each root is walked once, however often it is listed (backward([y, y]) adds both
+    gradients into y's buffer, and y's children wait for y once).
+    """
     deps: dict = {}
-    stack = [node for node, _ in roots]
-    for node in stack:
-        deps.setdefault(node, 0)
+    stack = []
+    for node, _ in roots:
+        if node not in deps:
+            deps[node] = 0
+            stack.append(node)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
@@ -297,35 +476,6 @@ def _dependencies(roots, nodes):
             else:
                 deps[child] = count + 1
     return deps
-
-
-def _needed_nodes(roots, targets, capture):
-    """With `inputs`, only the nodes from which a target can be reached; else None (all)."""
-    if targets is None:
-        return None
-    target_nodes = {node for node, _ in targets}
-    needed: set = set()
-    visited: set = set()
-    for root, _ in roots:
-        if root in visited:
-            continue
-        stack = [(root, iter(root.next_functions))]
-        visited.add(root)
-        while stack:
-            node, children = stack[-1]
-            advanced = False
-            for child, _ in children:
-                if child is not None and child not in visited:
-                    visited.add(child)
-                    stack.append((child, iter(child.next_functions)))
-                    advanced = True
-                    break
-            if advanced:
-                continue
-            stack.pop()
-            if node in target_nodes or any(c in needed for c, _ in node.next_functions if c is not None):
-                needed.add(node)
-    return needed
 
 
 # ------------------------------------------------------------------------- public entry
@@ -386,7 +536,28 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     roots = _roots(tensors)
     grads = _make_grads(tensors, grad_tensors, create_graph, False)
+    if inputs is not None:
+        for t in inputs:  # as PyTorch: a non-leaf input gets its .grad through retain_grad
+            t.retain_grad()
+    if create_graph:
+        _warn_reference_cycle()
     run(roots, grads, retain_graph, create_graph, inputs=inputs, capture=False)
+
+
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+    "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+    "to None after use to break the cycle and avoid the leak."
+)
+_cycle_warned = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
+
+
+def _warn_reference_cycle() -> None:
+    """x.grad's graph reaches x's AccumulateGrad, which holds x: PyTorch's warning, once."""
+    if not _cycle_warned[0]:
+        _cycle_warned[0] = True
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
 
 
 def grad(
@@ -426,8 +597,9 @@ def grad(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
-            if materialize_grads:
+            if materialize_grads:  # torch.zeros_like(input, requires_grad=create_graph)
                 g = wrap(backend.xp_of(t._data).zeros_like(t._data))
+                g._rg = bool(create_graph)
             result.append(g)
             continue
         result.append(g if isinstance(g, Tensor) else wrap(g))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import weakref
 
 from .. import backend
-from ..ops.namespaces import array_math
+from ..ops.namespaces import TENSOR_MATH, array_math
 from ..tensor import Tensor, wrap
-from . import anomaly
+from . import anomaly, grad_mode
 from .hooks import RemovableHandle, add_hook
 
 FREED_MESSAGE = (
@@ -68,15 +68,16 @@ def version_error(tensor, expected: int, producer) -> RuntimeError:
 
 
 class NodeHooks:
-    """The rarely used per-node hook tables, kept out of the node so nodes stay small."""
+    """The rarely used per-node tables (hooks, `metadata`), kept out of the node so nodes stay small."""
 
-    __slots__ = ("pre", "post", "tensor", "retained")
+    __slots__ = ("pre", "post", "tensor", "retained", "metadata")
 
     def __init__(self):
         self.pre: dict = {}
         self.post: dict = {}
         self.tensor: dict = {}  # output_nr -> {id: hook}
         self.retained: dict = {}  # output_nr -> weakref to the tensor that retains grad
+        self.metadata: dict = {}  # grad_fn.metadata: the user's, one dict for the node's life
 
 
 def as_tensor_or_none(g):
@@ -111,11 +112,21 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
-    def __call__(self, *grads):
-        """`grad_fn(*grads)`: this node's backward on Tensors, outside any graph run, as in torch."""
-        sample = next((g for g in grads if g is not None), None)
-        m = array_math(sample._data) if sample is not None else None
-        outputs = self.apply([None if g is None else g._data for g in grads], m, False)
+    def __call__(self, *grads, **kwargs):
+        """`grad_fn(*grads)`: this node's backward on Tensors, outside any graph run, as in torch.
+
+        One gradient (or None) per output of the forward; with grad mode on the formulas are
+        recorded, as PyTorch's ops inside a backward function are.
+        """
+        _check_call(self.num_outputs, grads, kwargs)
+        if all(g is None for g in grads) and not self.runs_without_grads:
+            outputs = [None] * len(self.next_functions)
+        elif grad_mode.state[0]:
+            outputs = self.apply(list(grads), TENSOR_MATH, True)
+        else:
+            sample = next((g for g in grads if g is not None), None)  # none: a custom Function's zeros
+            m = array_math(sample._data) if sample is not None else None
+            outputs = self.apply([None if g is None else g._data for g in grads], m, False)
         wrapped = tuple(as_tensor_or_none(g) for g in outputs)
         return wrapped if len(wrapped) != 1 else wrapped[0]
 
@@ -148,4 +159,16 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict for the user's notes about this node; the same dict every time."""
+        return self._hook_table().metadata
+
+
+def _check_call(expected: int, grads: tuple, kwargs: dict) -> None:
+    """PyTorch's TypeErrors for a grad_fn called with the wrong arguments."""
+    if kwargs:
+        raise TypeError("keyword arguments are not supported")
+    if len(grads) != expected:
+        raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
+    for i, g in enumerate(grads):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"argument {i} is not a Variable")

@@ -13,6 +13,9 @@ The language of a row
 - `saves`: the tensors the backward reads: inputs by name, and `result` for the output
   (`_saved_<name>` too). An input is saved only when the formula of an input that requires
   grad reads it, as PyTorch saves conditionally.
+- `frees`: attrs that PyTorch's node keeps as saved tensors (an index, a mask): freed with
+  the saved values after backward, so a second backward through the node raises PyTorch's
+  error, and so does reading `_saved_<name>` afterwards.
 - `forward(xp, *inputs, *attrs)`: the op on raw arrays; `xp` is numpy or cupy.
 - `<input>=formula(m, g, *saves, *attrs)`: that input's gradient, given the output's
   gradient `g`; `joint=` instead: one formula returning every input's gradient. Formulas
@@ -59,14 +62,29 @@ def row(
     promotes=False,
     variadic=False,
     joint=None,
+    frees=(),
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
-    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic)
+    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees)
     return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
 
 
 ELEMENTWISE = {"broadcasts": True, "promotes": True}
+
+
+def tied_to_self(forward_node_name: str) -> Op:
+    """The node PyTorch records for the backward of a row linear in its input (a pool, a pad, a loss).
+
+    Its backward is an op of (grad, self), so under create_graph the gradient depends on self, with
+    derivative zero, and requires grad whenever self does. Here the row's formula result (its graph
+    on the incoming gradient) is tied to self by this node: identity for it, zeros for self.
+    """
+    return row(forward_node_name.replace("Backward0", "BackwardBackward0"),
+               lambda xp, grad_input, self, self_sym_sizes: grad_input.copy(),
+               inputs=("grad_input", "self"), attrs=("self_sym_sizes",),
+               grad_input=lambda m, g, self_sym_sizes: g,
+               self=lambda m, g, self_sym_sizes: m.zeros(self_sym_sizes, g))
 
 # fmt: off
 # --- arithmetic --------------------------------------------------------------------------------
@@ -147,10 +165,24 @@ TANH = row("TanhBackward0", lambda xp, self: xp.tanh(self), saves=("result",),
 SIGMOID = row("SigmoidBackward0", lambda xp, self: 1 / (1 + xp.exp(-self)), saves=("result",),
               self=lambda m, g, result: g * (result * (1 - result)))
 RELU = row("ReluBackward0", lambda xp, self: xp.maximum(self, 0), saves=("result",),
-           self=lambda m, g, result: g * (result > 0))
+           self=lambda m, g, result: m.threshold_backward(g, result, 0))
 LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope),
                  saves=("self",), attrs=("negative_slope",),
-                 self=lambda m, g, self, negative_slope: m.where(self > 0, g, g * negative_slope))
+                 self=lambda m, g, self, negative_slope: m.leaky_relu_backward(g, self, negative_slope))
+# The backwards of relu and leaky_relu are ops of (grad, self), as in PyTorch: under create_graph the
+# gradient depends on self (with derivative zero), so it requires grad even where it is all zeros.
+THRESHOLD_BACKWARD = row("ThresholdBackwardBackward0",
+                         lambda xp, grad_output, self, threshold: grad_output * (self > threshold),
+                         inputs=("grad_output", "self"), saves=("self",), attrs=("threshold",),
+                         grad_output=lambda m, g, self, threshold: m.threshold_backward(g, self, threshold),
+                         self=lambda m, g, self, threshold: m.zeros(g.shape, g))
+LEAKY_RELU_BACKWARD = row("LeakyReluBackwardBackward0",
+                          lambda xp, grad_output, self, negative_slope:
+                              xp.where(self > 0, grad_output, grad_output * negative_slope),
+                          inputs=("grad_output", "self"), saves=("self",), attrs=("negative_slope",),
+                          grad_output=lambda m, g, self, negative_slope:
+                              m.leaky_relu_backward(g, self, negative_slope),
+                          self=lambda m, g, self, negative_slope: m.zeros(g.shape, g))
 GELU = row("GeluBackward0", lambda xp, self, approximate: K.gelu(xp, self, approximate),
            saves=("self",), attrs=("approximate",), self=F.gelu_backward)
 ERF = row("ErfBackward0", lambda xp, self: K.erf(xp, self), saves=("self",),
@@ -175,7 +207,7 @@ MINIMUM = row("MinimumBackward0", lambda xp, self, other: xp.minimum(self, other
               self=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self > other),
               other=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self < other))
 WHERE = row("WhereBackward0", lambda xp, self, other, condition: xp.where(condition, self, other),
-            inputs=("self", "other"), attrs=("condition",), **ELEMENTWISE,
+            inputs=("self", "other"), attrs=("condition",), frees=("condition",), **ELEMENTWISE,
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
 MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: xp.where(mask, value, self),
@@ -216,12 +248,12 @@ MIN = row("MinBackward1", lambda xp, self: self.min(), saves=("self", "result"),
           self=lambda m, g, self, result: g * (self == result) / (self == result).sum())
 MAX_DIM = row("MaxBackward0",
               lambda xp, self, self_sym_sizes, dim, keepdim, indices: self.max(axis=dim, keepdims=keepdim),
-              attrs=("self_sym_sizes", "dim", "keepdim", "indices"),
+              attrs=("self_sym_sizes", "dim", "keepdim", "indices"), frees=("indices",),
               self=lambda m, g, self_sym_sizes, dim, keepdim, indices: m.index_grad(
                   F.unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True))
 MIN_DIM = row("MinBackward0",
               lambda xp, self, self_sym_sizes, dim, keepdim, indices: self.min(axis=dim, keepdims=keepdim),
-              attrs=("self_sym_sizes", "dim", "keepdim", "indices"),
+              attrs=("self_sym_sizes", "dim", "keepdim", "indices"), frees=("indices",),
               self=lambda m, g, self_sym_sizes, dim, keepdim, indices: m.index_grad(
                   F.unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True))
 NORM = row("LinalgVectorNormBackward0",
@@ -276,7 +308,7 @@ TO_COPY = row("ToCopyBackward0",
               attrs=("dtype", "device", "self_dtype", "self_device"),
               self=lambda m, g, dtype, device, self_dtype, self_device: m.to(g, self_dtype, self_device))
 INDEX = row("IndexBackward0", lambda xp, self, self_sym_sizes, indices: self[indices],
-            attrs=("self_sym_sizes", "indices"),
+            attrs=("self_sym_sizes", "indices"), frees=("indices",),
             self=lambda m, g, self_sym_sizes, indices: m.index_grad(g, self_sym_sizes, indices, False))
 INDEX_GRAD = row("IndexBackwardBackward0",
                  lambda xp, grad, self_sym_sizes, indices, basic:
@@ -299,7 +331,7 @@ FILL = row("FillBackward0", lambda xp, self, value: xp.full_like(self, value), a
            self=lambda m, g, value: g * 0.0)
 ZERO = row("ZeroBackward0", lambda xp, self: xp.zeros_like(self), self=lambda m, g: g * 0.0)
 INDEX_PUT = row("IndexPutBackward0", lambda xp, self, values, indices: K.index_put(self, values, indices),
-                inputs=("self", "values"), attrs=("indices",), broadcasts=True,
+                inputs=("self", "values"), attrs=("indices",), frees=("indices",), broadcasts=True,
                 self=lambda m, g, indices: m.zero_at(g, indices),
                 values=lambda m, g, indices: g[indices])
 
@@ -328,22 +360,28 @@ COL2IM = row("Col2ImBackward0",
              attrs=("output_size", "kernel_size", "stride", "padding", "dilation"),
              self=lambda m, g, output_size, kernel_size, stride, padding, dilation:
                  m.unfold(g, kernel_size, stride, padding, dilation))
+MAX_POOL_TIE = tied_to_self("MaxPool2DWithIndicesBackward0")
 MAX_POOL = row("MaxPool2DWithIndicesBackward0",
                lambda xp, self, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1, unique:
                    xp.take(self, result1),
+               saves=("self",),
                attrs=("self_sym_sizes", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
-                      "unique"),
-               self=lambda m, g, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1, unique:
-                   F.scatter_flat(m, g, self_sym_sizes, result1, unique))
+                      "unique"), frees=("result1",),
+               self=lambda m, g, self, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1,
+                           unique:
+                   m.tie(F.scatter_flat(m, g, self_sym_sizes, result1, unique), self, MAX_POOL_TIE))
+AVG_POOL_TIE = tied_to_self("AvgPool2DBackward0")
 AVG_POOL = row("AvgPool2DBackward0",
                lambda xp, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                       count_include_pad, divisor_override:
                    K.window_sum(xp, self, kernel_size, stride, pads, output_size) / divisor,
+               saves=("self",),
                attrs=("self_sym_sizes", "kernel_size", "stride", "pads", "output_size", "divisor", "ceil_mode",
                       "count_include_pad", "divisor_override"),
-               self=lambda m, g, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
+               self=lambda m, g, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                            count_include_pad, divisor_override:
-                   F.avg_pool_backward(m, g, self_sym_sizes, kernel_size, stride, pads, divisor))
+                   m.tie(F.avg_pool_backward(m, g, self_sym_sizes, kernel_size, stride, pads, divisor), self,
+                         AVG_POOL_TIE))
 NATIVE_BATCH_NORM = row("NativeBatchNormBackward0",
                         lambda xp, input, weight, bias, training, eps, result1, result2:
                             K.batch_norm(input, weight, bias, result1, result2),
@@ -361,6 +399,7 @@ EMBEDDING = row("EmbeddingBackward0",
                     xp.take(weight, indices, axis=0),
                 inputs=("weight",),
                 attrs=("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "grad_scale"),
+                frees=("indices",),
                 weight=lambda m, g, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq, grad_scale:
                     m.index_grad((g if grad_scale is None else g * grad_scale).reshape((-1, g.shape[-1])),
                                  (weight_sym_argsize_0, g.shape[-1]), indices.reshape(-1), False))
@@ -369,9 +408,16 @@ CONSTANT_PAD = row("ConstantPadNdBackward0",
                        K.constant_pad(xp, self, value, result_sym_sizes, out_key, in_key),
                    attrs=("pad", "value", "result_sym_sizes", "out_key", "in_key", "self_sym_sizes"),
                    self=F.constant_pad_backward)
-INDEX_PAD = {name: row(name, lambda xp, self, padding, self_sym_sizes, key: self[key],
-                       attrs=("padding", "self_sym_sizes", "key"),
-                       self=lambda m, g, padding, self_sym_sizes, key: m.index_grad(g, self_sym_sizes, key, False))
+def index_pad(name: str) -> Op:
+    """A reflection or replication pad: a gather by `key`, tied to self under create_graph as in torch."""
+    tie = tied_to_self(name)
+    return row(name, lambda xp, self, padding, self_sym_sizes, key: self[key],
+               saves=("self",), attrs=("padding", "self_sym_sizes", "key"),
+               self=lambda m, g, self, padding, self_sym_sizes, key:
+                   m.tie(m.index_grad(g, self_sym_sizes, key, False), self, tie))
+
+
+INDEX_PAD = {name: index_pad(name)
              for kind in ("Reflection", "Replication") for name in (f"{kind}Pad{k}DBackward0" for k in (1, 2, 3))}
 
 # --- losses --------------------------------------------------------------------------------------
@@ -387,13 +433,19 @@ SMOOTH_L1_LOSS = row("SmoothL1LossBackward0",
                      inputs=("self", "target"), saves=("self", "target"), attrs=("reduction", "beta"),
                      broadcasts=True,
                      self=F.smooth_l1_backward, target=F.smooth_l1_target_backward)
-NLL_LOSS = {name: row(name, lambda xp, self, self_sym_sizes, indices, coef, reduction, total_weight:
-                          K.nll_loss(self, indices, coef, reduction, total_weight),
-                      attrs=("self_sym_sizes", "indices", "coef", "reduction", "total_weight"),
-                      self=lambda m, g, self_sym_sizes, indices, coef, reduction, total_weight: m.index_grad(
-                          g * (-coef / total_weight if reduction == "mean" else -coef), self_sym_sizes, indices,
-                          True))
-            for name in ("NllLossBackward0", "NllLoss2DBackward0")}
+def nll_loss(name: str) -> Op:
+    """nll_loss: the picked entries, weighted and reduced; tied to self under create_graph as in torch."""
+    tie = tied_to_self(name)
+    return row(name, lambda xp, self, self_sym_sizes, indices, coef, reduction, total_weight:
+                   K.nll_loss(self, indices, coef, reduction, total_weight),
+               saves=("self",), attrs=("self_sym_sizes", "indices", "coef", "reduction", "total_weight"),
+               frees=("total_weight",),
+               self=lambda m, g, self, self_sym_sizes, indices, coef, reduction, total_weight: m.tie(
+                   m.index_grad(g * (-coef / total_weight if reduction == "mean" else -coef), self_sym_sizes,
+                                indices, True), self, tie))
+
+
+NLL_LOSS = {name: nll_loss(name) for name in ("NllLossBackward0", "NllLoss2DBackward0")}
 BINARY_CROSS_ENTROPY = row("BinaryCrossEntropyBackward0",
                            lambda xp, self, target, weight, reduction:
                                K.binary_cross_entropy(xp, self, target, weight, reduction),

@@ -755,6 +755,24 @@ def index_grad(g, shape, key, basic):
     return apply_op(D.INDEX_GRAD, (g,), (tuple(shape), key, basic))
 
 
+@public(function=False, name="_threshold_backward")
+def threshold_backward(g, x, threshold):
+    """relu's backward as a differentiable op of (g, x) (ThresholdBackwardBackward0), as PyTorch records it."""
+    return apply_op(D.THRESHOLD_BACKWARD, (g, x), (threshold,))
+
+
+@public(function=False, name="_leaky_relu_backward")
+def leaky_relu_backward(g, x, negative_slope):
+    """leaky_relu's backward as a differentiable op of (g, x) (LeakyReluBackwardBackward0)."""
+    return apply_op(D.LEAKY_RELU_BACKWARD, (g, x), (negative_slope,))
+
+
+@public(function=False, name="_tied_to")
+def tied_to(grad, x, op):
+    """A gradient recorded as an op of (grad, x), as PyTorch records a pool's or a pad's backward."""
+    return apply_op(op, (grad, x), (tuple(x.shape),))
+
+
 @public(function=False, name="_im2col")
 def im2col(x, kernel, stride, pads, dilation):
     """Sliding blocks as columns (Im2ColBackward0); F.unfold after its argument checks."""

@@ -85,6 +85,15 @@ class ArrayMath:
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)
 
+    def threshold_backward(self, g, x, threshold):
+        return g * (x > threshold)
+
+    def tie(self, grad, x, op):
+        return grad
+
+    def leaky_relu_backward(self, g, x, negative_slope):
+        return self.xp.where(x > 0, g, g * negative_slope)
+
     def zeros(self, shape, like):
         return self.xp.zeros(shape, dtype=like.dtype)
 
@@ -192,6 +201,19 @@ class TensorMath:
         if isinstance(a, Tensor):
             return a.where(cond, b)
         return b.where(~cond, a)
+
+    @staticmethod
+    def threshold_backward(g, x, threshold):
+        return g._threshold_backward(x, threshold)
+
+    @staticmethod
+    def tie(grad, x, op):
+        """grad recorded as depending on x too (derivative zero), by `op` (derivatives.tied_to_self)."""
+        return grad._tied_to(x, op)
+
+    @staticmethod
+    def leaky_relu_backward(g, x, negative_slope):
+        return g._leaky_relu_backward(x, negative_slope)
 
     @staticmethod
     def zeros(shape, like):

@@ -118,16 +118,37 @@ class FormulaNode(Node):
         if self._versions:
             self._saved = None
 
+    def release_with_attrs(self) -> None:
+        """Free a row whose `frees` attrs PyTorch saves as tensors (IndexBackward0's indices).
+
+        Non-empty versions send `apply` down the unpack path, which raises the freed error,
+        so the fast path of `apply` gains no check.
+        """
+        self._saved = None
+        self._versions = FREED_VERSIONS
+
     def _saved_value(self, name):
         i = self.saved_names.index(name)
         value = self.unpack(True)[i]
         return value if value is None or isinstance(value, Tensor) else make_tensor(value)
 
 
-def _saved_property(name, index, is_attr):
+FREED_VERSIONS = (None,)
+
+
+def _saved_property(name, index, is_attr, freed=False):
+    if freed:
+        return property(lambda self: _freed_attr(self, index))
     if is_attr:
         return property(lambda self: self._attrs[index])
     return property(lambda self: self._saved_value(name))
+
+
+def _freed_attr(node, index):
+    """An attr PyTorch saves as a tensor: readable until the node is freed, as torch's is."""
+    if node._saved is None:
+        raise RuntimeError(FREED_MESSAGE)
+    return node._attrs[index]
 
 
 class RowError(TypeError):
@@ -158,7 +179,7 @@ def _check_signature(node_name: str, role: str, fn, expected: tuple) -> None:
         )
 
 
-def _check_row(name, inputs, saves, attrs, formulas, joint, forward) -> None:
+def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=()) -> None:
     """Every name of a row agrees: forward `(xp, *inputs, *attrs)`, formulas `(m, g, *saves, *attrs)`."""
     unknown = [k for k in formulas if k not in inputs]
     if unknown:
@@ -166,6 +187,9 @@ def _check_row(name, inputs, saves, attrs, formulas, joint, forward) -> None:
     bad_saves = [s for s in saves if s not in inputs and s != "result"]
     if bad_saves:
         raise RowError(f"derivative table, {name}: saves {bad_saves}, which are neither inputs nor 'result'")
+    bad_frees = [a for a in frees if a not in attrs]
+    if bad_frees:
+        raise RowError(f"derivative table, {name}: frees {bad_frees}, which are not attrs {attrs}")
     if (joint is None) == (not formulas):
         raise RowError(f"derivative table, {name}: give either one formula per input or joint=, not both")
     _check_signature(name, "forward", forward, ("xp", *inputs, *attrs))
@@ -176,9 +200,9 @@ def _check_row(name, inputs, saves, attrs, formulas, joint, forward) -> None:
         _check_signature(name, f"formula for {input_name}", formula, expected)
 
 
-def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False):
+def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=()):
     """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties."""
-    _check_row(name, inputs, saves, attrs, formulas, joint, forward)
+    _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees)
     sources = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
     ns = {
         "__slots__": (),
@@ -192,9 +216,9 @@ def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=Fa
     for i, s in enumerate(saves):
         ns["_saved_" + s] = _saved_property(s, i, False)
     for i, a in enumerate(attrs):
-        ns["_saved_" + a] = _saved_property(a, i, True)
+        ns["_saved_" + a] = _saved_property(a, i, True, a in frees)
     ns["apply"] = own_copy(FormulaNode.apply)
-    ns["release"] = own_copy(FormulaNode.release)
+    ns["release"] = own_copy(FormulaNode.release_with_attrs if frees else FormulaNode.release)
     return type(name, (FormulaNode,), ns)
 
 
@@ -385,7 +409,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         array = numpy.asarray(array)
     out = Tensor.__new__(Tensor)  # wrap(array), inlined
     out._data = array
-    out._grad = out._base = out._view_fn = out._hooks = out._acc = None
+    out._grad = out._base = out._view_fn = out._hooks = out._post_acc_hooks = out._acc = None
     out._output_nr = 0
     out._retains_grad = False
     out._vc = VersionCounter()
