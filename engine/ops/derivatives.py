@@ -80,11 +80,15 @@ def tied_to_self(forward_node_name: str) -> Op:
     derivative zero, and requires grad whenever self does. Here the row's formula result (its graph
     on the incoming gradient) is tied to self by this node: identity for it, zeros for self.
     """
-    return row(forward_node_name.replace("Backward0", "BackwardBackward0"),
-               lambda xp, grad_input, self, self_sym_sizes: grad_input.copy(),
-               inputs=("grad_input", "self"), attrs=("self_sym_sizes",),
-               grad_input=lambda m, g, self_sym_sizes: g,
-               self=lambda m, g, self_sym_sizes: m.zeros(self_sym_sizes, g))
+    return row(
+        forward_node_name.replace("Backward0", "BackwardBackward0"),
+        lambda xp, grad_input, self, self_sym_sizes: grad_input.copy(),
+        inputs=("grad_input", "self"),
+        attrs=("self_sym_sizes",),
+        grad_input=lambda m, g, self_sym_sizes: g,
+        self=lambda m, g, self_sym_sizes: m.zeros(self_sym_sizes, g),
+    )
+
 
 # fmt: off
 # --- arithmetic --------------------------------------------------------------------------------
