@@ -57,6 +57,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..anomaly import ERROR, Finding, Location, Report, ScriptFailure, TensorStats
+from ..plurals import plural
 
 SCHEMA = "gradcli.anomaly/1"
 #: Lines of context shown around a culprit line.
@@ -305,16 +306,14 @@ def summary_text(report: Report, strict: bool = False) -> Text:
     errors, warns = len(report.errors), len(report.warnings)
     timing = f" ({report.elapsed:.2f}s)"
     if report.failure is not None:
-        counted = f"; {warns} warning{'s' if warns != 1 else ''} before that" if warns else ""
+        counted = f"; {plural(warns, 'warning')} before that" if warns else ""
         return Text(f"{report.script} could not be run or failed{counted}{timing}", style="bold red")
     if not errors and not warns:
         return Text(f"no anomalies in {report.script}{timing}", style="green")
     parts = []
     if errors:
-        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+        parts.append(plural(errors, "error"))
     if warns:
-        parts.append(
-            f"{warns} warning{'s' if warns != 1 else ''}" + (" (--strict)" if strict and not errors else "")
-        )
+        parts.append(plural(warns, "warning") + (" (--strict)" if strict and not errors else ""))
     style = "bold red" if errors or strict else "yellow"
     return Text(f"{', '.join(parts)} in {report.script}{timing}", style=style)

@@ -54,6 +54,7 @@ from rich.text import Text
 
 from ..checking import CaseResult, PairResult, Settings
 from ..loading import LoadError
+from ..plurals import plural
 
 SCHEMA = "gradcli.check/1"
 #: Failing entries shown per input in a failure's side-by-side table.
@@ -266,7 +267,7 @@ def summary_line(passed: int, failed: int, errors: int, elapsed: float) -> str:
     if failed:
         parts.append(f"{failed} failed")
     if errors:
-        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+        parts.append(plural(errors, "error"))
     if not parts:
         parts.append("no cases ran")
     return f"{', '.join(parts)} in {elapsed:.2f}s"

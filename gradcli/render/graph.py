@@ -68,6 +68,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..graphing import Constant, Graph, GraphNode, Saved, TensorMeta
+from ..plurals import noun, plural
 from .check import make_console
 
 SCHEMA = "gradcli.graph/1"
@@ -218,9 +219,7 @@ def tree_lines(
             continue
         if level + 1 >= limit:
             more = len(edges)
-            lines.append(
-                [(rest + elbow, ""), (f"... {more} input{'s' if more != 1 else ''} below (--depth)", "dim")]
-            )
+            lines.append([(rest + elbow, ""), (f"... {plural(more, 'input')} below (--depth)", "dim")])
             continue
         last = len(edges) - 1
         for k in range(last, -1, -1):
@@ -325,24 +324,23 @@ def summary_line(graph: Graph) -> str:
     """'9 nodes (4 leaves), 6 saved tensors holding 72 B, depth 5', plus warnings."""
     s = graph.summary
     parts = [
-        f"{s.nodes:,} node{'s' if s.nodes != 1 else ''} ({s.leaves:,} lea{'ves' if s.leaves != 1 else 'f'})"
+        f"{plural(s.nodes, 'node', thousands=True)} ({plural(s.leaves, 'leaf', 'leaves', thousands=True)})"
     ]
     if s.constants:
-        parts.append(f"{s.constants:,} constant{'s' if s.constants != 1 else ''}")
+        parts.append(plural(s.constants, "constant", thousands=True))
     parts.append(
-        f"{s.saved_tensors:,} saved tensor{'s' if s.saved_tensors != 1 else ''} holding {format_bytes(s.saved_bytes)}"
+        f"{plural(s.saved_tensors, 'saved tensor', thousands=True)} holding {format_bytes(s.saved_bytes)}"
     )
     parts.append(f"depth {s.depth:,}")
     text = ", ".join(parts)
     if s.stale_saved:
         text += (
-            f"; {s.stale_saved} saved tensor{'s were' if s.stale_saved != 1 else ' was'} modified in "
+            f"; {plural(s.stale_saved, 'saved tensor')} {noun(s.stale_saved, 'was', 'were')} modified in "
             "place: backward will fail"
         )
     if s.freed_nodes:
-        many = s.freed_nodes != 1
         text += (
-            f"; {s.freed_nodes} node{'s' if many else ''} already freed {'their' if many else 'its'} saved "
+            f"; {plural(s.freed_nodes, 'node')} already freed {noun(s.freed_nodes, 'its', 'their')} saved "
             "tensors (a second backward through them will fail)"
         )
     return text
