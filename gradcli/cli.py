@@ -18,6 +18,7 @@ from rich.console import Console
 
 from . import checking, loading
 from .render import check as render
+from .render.console import consoles
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -84,8 +85,7 @@ def check(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     started = time.perf_counter()
-    out = render.make_console(sys.stdout)
-    err = render.make_console(sys.stderr)
+    out, err = consoles()
     if eps <= 0:
         _usage_exit(err, "--eps must be positive")
     settings = checking.Settings(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
@@ -200,8 +200,7 @@ def graph(
     from . import graphing
     from .render import graph as draw
 
-    out = render.make_console(sys.stdout)
-    err = render.make_console(sys.stderr)
+    out, err = consoles()
     # Machine formats own stdout: what the user's file prints goes to stderr.
     quiet = (
         contextlib.redirect_stdout(sys.stderr) if fmt is not GraphFormat.tree else contextlib.nullcontext()
@@ -273,7 +272,7 @@ def anomaly(
     from . import anomaly as anomalies
     from .render import anomaly as show
 
-    out = render.make_console(sys.stdout)
+    out, err = consoles()
     quiet = contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
     try:
         with quiet:
@@ -281,9 +280,9 @@ def anomaly(
                 script, args or [], device=device.value, seed=seed, check_forward=check_forward
             )
     except KeyboardInterrupt:
-        _interrupted_exit(render.make_console(sys.stderr))
+        _interrupted_exit(err)
     except Exception as exc:  # a bug of gradcli itself
-        _internal_error_exit(render.make_console(sys.stderr), exc, debug)
+        _internal_error_exit(err, exc, debug)
     if json_output:
         print(show.json_document(report, strict=strict), file=sys.stdout)
     else:

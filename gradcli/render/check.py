@@ -38,12 +38,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -66,16 +64,6 @@ PROGRESS_DELAY = 1.0
 HUGE = 1e100
 
 PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
-
-
-def make_console(stream: TextIO | None = None) -> Console:
-    """A console on `stream`; off a terminal: no colour, ASCII, wide enough for the tables."""
-    stream = stream if stream is not None else sys.stdout
-    plain = dict(highlight=False, markup=False, emoji=False)  # user text may contain [brackets]
-    console = Console(file=stream, **plain)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(file=stream, width=120, **plain)
-    return console
 
 
 # ----------------------------------------------------------------------- human output

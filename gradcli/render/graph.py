@@ -69,7 +69,7 @@ from rich.text import Text
 
 from ..graphing import Constant, Graph, GraphNode, Saved, TensorMeta
 from ..plurals import noun, plural
-from .check import make_console
+from .console import make_console
 
 SCHEMA = "gradcli.graph/1"
 #: Levels the tree draws when --depth is not given (dot and json are complete by default).
