@@ -25,7 +25,7 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
         "pairs": [{
           "input": str, "output": str, "input_index": int, "output_index": int, "order": int, "passed": bool,
           "input_shape": [int], "output_shape": [int], "jacobian_shape": [int],
-          "max_abs_err": float, "max_rel_err": float,
+          "max_abs_err": float, "max_rel_err": float,   # max_rel_err "inf": undefined (a numerical 0)
           "worst_input_index": [int] | null, "worst_output_index": [int] | null,
           "numerical": float | null, "analytical": float | null,
           "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}]
@@ -60,8 +60,6 @@ MISMATCH_ROWS = 5
 #: Lines of a custom backward's source shown under a failure.
 SOURCE_LINES = 15
 PROGRESS_DELAY = 1.0
-#: Shown as "-": a relative error against a numerical derivative of 0 is divided by a tiny floor.
-HUGE = 1e100
 
 PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
 
@@ -109,7 +107,7 @@ def print_file_results(console: Console, path: str, results: list[CaseResult]) -
                 pair.input,
                 _shape(pair.input_shape),
                 _num(pair.max_abs_err),
-                _num(pair.max_rel_err),
+                _rel_err(pair),
                 _index(pair.worst_input_index),
                 _verdict(pair.passed),
                 mode,
@@ -188,8 +186,8 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) 
         if pair.worst_output_index is not None:
             where += f" of {_entry(pair.output, pair.worst_output_index)}"
     errors = f"max abs err {_num(pair.max_abs_err)}"
-    if _num(pair.max_rel_err) != "-":
-        errors += f", max rel err {_num(pair.max_rel_err)}"
+    if _rel_err(pair) != "-":
+        errors += f", max rel err {_rel_err(pair)}"
     console.print(f"  {label}: {errors}{where}")
     if not pair.mismatches:
         return
@@ -460,6 +458,12 @@ def _num(value: float | None, digits: int = 2) -> str:
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if abs(value) >= HUGE:
-        return "-"  # a relative error against a numerical derivative of exactly 0: undefined
     return f"{value:.{digits}e}"
+
+
+def _rel_err(pair: PairResult) -> str:
+    """The max relative error; "-" where it is undefined (inf from a numerical derivative of 0,
+    told from an infinite error by a finite absolute one)."""
+    if math.isinf(pair.max_rel_err) and math.isfinite(pair.max_abs_err):
+        return "-"
+    return _num(pair.max_rel_err)

@@ -36,7 +36,7 @@ class PairReport:
     output_shape: tuple
     jacobian_shape: tuple
     max_abs_err: float
-    max_rel_err: float
+    max_rel_err: float  # inf where it is undefined: a numerical derivative of 0, an analytical one not
     worst_input_index: tuple | None
     worst_output_index: tuple | None
     numerical: float | None
