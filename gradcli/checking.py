@@ -114,24 +114,24 @@ class Problem:
 
 @dataclass
 class CaseResult:
-    """Everything reported about one case."""
+    """Everything reported about one case (fields in the order of the JSON schema)."""
 
     file: str
     name: str
     line: int | None
     passed: bool
-    settings: Settings
-    mode: str
     order: int
+    mode: str
+    localized: bool
     device: str
     dtype: str
     upcast: bool
-    localized: bool
     elapsed: float
     differentiable_elements: int
-    pairs: list[PairResult] = field(default_factory=list)
+    settings: Settings  # after the case's own options
     problems: list[Problem] = field(default_factory=list)
     backwards: list[SourceLocation] = field(default_factory=list)
+    pairs: list[PairResult] = field(default_factory=list)
     traceback: str | None = None
 
 

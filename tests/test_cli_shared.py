@@ -44,3 +44,36 @@ def test_pair_result_carries_every_field_of_the_engines_pair_report():
     for f in dataclasses.fields(report):
         if f.name != "mismatches":
             assert getattr(pair, f.name) == getattr(report, f.name), f.name
+
+
+def test_json_numbers_that_are_not_finite_become_strings_everywhere():
+    from gradcli.render.jsonable import finite, finite_all
+
+    assert [finite(v) for v in (float("nan"), float("inf"), float("-inf"))] == ["nan", "inf", "-inf"]
+    assert finite(1.5) == 1.5 and finite(None) is None and finite("inf") == "inf" and finite(7) == 7
+    nested = {"a": [1.0, (float("inf"), 2)], "b": {"c": float("-inf")}, "d": (3, 4)}
+    assert finite_all(nested) == {"a": [1.0, ["inf", 2]], "b": {"c": "-inf"}, "d": [3, 4]}
+
+
+def test_as_json_is_asdict_in_field_order_without_the_left_out_keys():
+    import json
+    from dataclasses import dataclass, field
+
+    from gradcli.render.jsonable import as_json
+
+    @dataclass
+    class Inner:
+        value: float
+        source: str = "hidden"
+
+    @dataclass
+    class Outer:
+        name: str
+        shape: tuple
+        inner: list[Inner] = field(default_factory=list)
+        source: str = "hidden"
+
+    data = as_json(Outer("x", (2, 3), [Inner(float("nan")), Inner(0.5)]), leave_out={"source"})
+    assert list(data) == ["name", "shape", "inner"]
+    assert data == {"name": "x", "shape": [2, 3], "inner": [{"value": "nan"}, {"value": 0.5}]}
+    json.dumps(data, allow_nan=False)  # valid JSON: no NaN literal left

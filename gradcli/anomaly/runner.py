@@ -64,9 +64,9 @@ def run_script(
                     report.failure = ScriptFailure(
                         "exit-status",
                         f"the script exited with status {status}",
+                        "SystemExit",
                         raise_site(exc, sites),
                         user_traceback(exc, sites),
-                        "SystemExit",
                     )
             except KeyboardInterrupt:
                 raise
@@ -126,9 +126,7 @@ def _compile(path: str, abspath: str, report: Report):
         if line is not None:
             text = (exc.text or linecache.getline(abspath, line)).strip() or None
             location = Location(path, line, None, text)
-        report.failure = ScriptFailure(
-            "syntax-error", f"syntax error: {exc.msg}", location, [], "SyntaxError"
-        )
+        report.failure = ScriptFailure("syntax-error", f"syntax error: {exc.msg}", "SyntaxError", location)
     except (OSError, ValueError) as exc:  # unreadable, or null bytes
         report.failure = ScriptFailure("unreadable", f"{path}: cannot read the script: {exc}")
     return None
@@ -139,5 +137,5 @@ def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
     text = str(exc)
     message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return ScriptFailure(
-        "exception", message, raise_site(exc, sites), user_traceback(exc, sites), type(exc).__name__
+        "exception", message, type(exc).__name__, raise_site(exc, sites), user_traceback(exc, sites)
     )

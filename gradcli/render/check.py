@@ -53,6 +53,7 @@ from rich.text import Text
 from ..checking import CaseResult, PairResult, Settings
 from ..loading import LoadError
 from ..plurals import plural
+from .jsonable import as_json, finite_all
 
 SCHEMA = "gradcli.check/1"
 #: Failing entries shown per input in a failure's side-by-side table.
@@ -60,6 +61,8 @@ MISMATCH_ROWS = 5
 #: Lines of a custom backward's source shown under a failure.
 SOURCE_LINES = 15
 PROGRESS_DELAY = 1.0
+#: What --json leaves out of a CaseResult: --debug's traceback, the source lines shown to people.
+CASE_JSON_LEAVES_OUT = frozenset({"traceback", "source"})
 
 PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
 
@@ -326,90 +329,13 @@ def json_document(
             "total": len(results),
             "elapsed": elapsed,
         },
-        "settings": {
-            **_settings_json(settings),
-            "device": device,
-            "seed": seed,
-            "pattern": pattern,
-        },
+        "settings": {**as_json(settings), "device": device, "seed": seed, "pattern": pattern},
         "errors": [
             {"file": e.file, "line": e.line, "message": e.message, "source": e.source_line} for e in errors
         ],
-        "cases": [_case_json(r) for r in results],
+        "cases": [as_json(r, leave_out=CASE_JSON_LEAVES_OUT) for r in results],
     }
-    return json.dumps(_finite(document), indent=2)
-
-
-def _settings_json(settings: Settings) -> dict[str, Any]:
-    return {
-        "order": settings.order,
-        "fast": settings.fast,
-        "eps": settings.eps,
-        "atol": settings.atol,
-        "rtol": settings.rtol,
-        "nondet_tol": settings.nondet_tol,
-    }
-
-
-def _case_json(result: CaseResult) -> dict[str, Any]:
-    return {
-        "file": result.file,
-        "name": result.name,
-        "line": result.line,
-        "passed": result.passed,
-        "order": result.order,
-        "mode": result.mode,
-        "localized": result.localized,
-        "device": result.device,
-        "dtype": result.dtype,
-        "upcast": result.upcast,
-        "elapsed": result.elapsed,
-        "differentiable_elements": result.differentiable_elements,
-        "settings": _settings_json(result.settings),
-        "problems": [{"message": p.message, "file": p.file, "line": p.line} for p in result.problems],
-        "backwards": [{"function": b.function, "file": b.file, "line": b.line} for b in result.backwards],
-        "pairs": [_pair_json(p) for p in result.pairs],
-    }
-
-
-def _pair_json(pair: PairResult) -> dict[str, Any]:
-    return {
-        "input": pair.input,
-        "output": pair.output,
-        "input_index": pair.input_index,
-        "output_index": pair.output_index,
-        "order": pair.order,
-        "passed": pair.passed,
-        "input_shape": list(pair.input_shape),
-        "output_shape": list(pair.output_shape),
-        "jacobian_shape": list(pair.jacobian_shape),
-        "max_abs_err": pair.max_abs_err,
-        "max_rel_err": pair.max_rel_err,
-        "worst_input_index": _list_or_none(pair.worst_input_index),
-        "worst_output_index": _list_or_none(pair.worst_output_index),
-        "numerical": pair.numerical,
-        "analytical": pair.analytical,
-        "mismatches": [
-            {
-                "output_index": list(m.output_index),
-                "input_index": list(m.input_index),
-                "numerical": m.numerical,
-                "analytical": m.analytical,
-            }
-            for m in pair.mismatches
-        ],
-    }
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: write them as strings."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(finite_all(document), indent=2)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -445,10 +371,6 @@ def _index(index: tuple | None) -> str:
 
 def _shape(shape: tuple) -> str:
     return str(tuple(shape))
-
-
-def _list_or_none(value: tuple | None) -> list | None:
-    return None if value is None else list(value)
 
 
 def _num(value: float | None, digits: int = 2) -> str:
