@@ -16,7 +16,7 @@ from typing import NoReturn
 import typer
 from rich.console import Console
 
-from . import checking, loading
+from . import checking, loading, running
 from .render import check as render
 from .render.console import consoles
 
@@ -118,7 +118,7 @@ def _run(
     quiet = contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
     results: list[checking.CaseResult] = []
     try:
-        with loading.using_device(device), quiet:
+        with running.using_device(device), quiet:
             errors, prepared = loading.collect(files, pattern, seed=seed)
             if not errors:
                 for number, case in enumerate(prepared, 1):
@@ -209,7 +209,7 @@ def graph(
         with quiet:
             built = graphing.load_graph(file, target=target, device=device.value, seed=seed)
         draw.emit(built, fmt.value, output=output, depth=depth, show_saved=show_saved, out=out, err=err)
-    except loading.LoadError as exc:
+    except running.LoadError as exc:
         render.print_errors(err, [exc], debug)
         raise typer.Exit(EXIT_USAGE) from None
     except draw.OutputError as exc:

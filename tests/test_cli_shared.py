@@ -77,3 +77,54 @@ def test_as_json_is_asdict_in_field_order_without_the_left_out_keys():
     assert list(data) == ["name", "shape", "inner"]
     assert data == {"name": "x", "shape": [2, 3], "inner": [{"value": "nan"}, {"value": 0.5}]}
     json.dumps(data, allow_nan=False)  # valid JSON: no NaN literal left
+
+
+# ------------------------------------------------------------------------ running a file
+
+
+def test_compile_file_says_why_a_file_cannot_run(tmp_path):
+    import pytest
+
+    from gradcli.running import CannotRun, compile_file
+
+    def reason(path) -> tuple[str, str, int | None, str | None]:
+        with pytest.raises(CannotRun) as caught:
+            compile_file(str(path), "script")
+        err = caught.value
+        return err.reason, err.message, err.line, err.source_line
+
+    assert reason(tmp_path / "gone.py") == ("not-found", "file not found", None, None)
+    assert reason(tmp_path) == ("not-a-file", "is a directory, not a script", None, None)
+    broken = tmp_path / "broken.py"
+    broken.write_text("x = 1\ny = (2,\n")
+    kind, message, line, text = reason(broken)
+    assert (kind, line, text) == ("syntax-error", 2, "y = (2,\n") and message.startswith("syntax error: ")
+
+
+def test_compile_file_reads_the_coding_declaration_as_python_does(tmp_path):
+    from gradcli.running import compile_file
+
+    path = tmp_path / "latin.py"
+    path.write_bytes("# -*- coding: latin-1 -*-\nname = 'café'\n".encode("latin-1"))
+    user = compile_file(str(path), "check file")
+    assert user.lines[1] == "name = 'café'"
+    namespace: dict = {}
+    exec(user.code, namespace)
+    assert namespace["name"] == "café"
+
+
+def test_running_sets_path_argv_and_main_for_the_block_only(tmp_path):
+    import sys
+
+    from gradcli.running import compile_file, main_module, running
+
+    path = tmp_path / "script.py"
+    path.write_text("import sys\nseen = (sys.argv[:], sys.path[0], __name__)\n")
+    user = compile_file(str(path), "script")
+    argv, main, first = sys.argv, sys.modules["__main__"], sys.path[0]
+    with main_module(user.abspath) as module, running(user, seed=0, argv=["script.py", "-v"]):
+        exec(user.code, module.__dict__)
+        assert sys.modules["__main__"] is module
+    assert module.seen == (["script.py", "-v"], str(tmp_path), "__main__")
+    assert sys.argv is argv and sys.modules["__main__"] is main and sys.path[0] == first
+    assert str(tmp_path) not in sys.path

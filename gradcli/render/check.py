@@ -51,8 +51,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..checking import CaseResult, PairResult, Settings
-from ..loading import LoadError
 from ..plurals import plural
+from ..running import LoadError
 from .jsonable import as_json, finite_all
 
 SCHEMA = "gradcli.check/1"
