@@ -128,3 +128,57 @@ def test_running_sets_path_argv_and_main_for_the_block_only(tmp_path):
     assert module.seen == (["script.py", "-v"], str(tmp_path), "__main__")
     assert sys.argv is argv and sys.modules["__main__"] is main and sys.path[0] == first
     assert str(tmp_path) not in sys.path
+
+
+# ---------------------------------------------------------------------------- exit codes
+
+
+def _ended(body, **options) -> tuple[int | None, str]:
+    """(exit code, what was said on stderr) when `body` runs under exit_codes; code None: no exit."""
+    import io
+
+    import typer
+    from rich.console import Console
+
+    from gradcli.exits import exit_codes
+
+    stream = io.StringIO()
+    err = Console(file=stream, width=200, markup=False, highlight=False)
+    try:
+        with exit_codes(err, **{"debug": False, **options}):
+            body()
+    except typer.Exit as done:
+        return done.exit_code, stream.getvalue()
+    return None, stream.getvalue()
+
+
+def _raise(exc: BaseException):
+    def body():
+        raise exc
+
+    return body
+
+
+def test_exit_codes_for_each_way_a_command_ends():
+    import typer
+
+    from gradcli.exits import UsageError
+    from gradcli.running import LoadError
+
+    assert _ended(lambda: None) == (None, "")
+    assert _ended(_raise(typer.Exit(1))) == (1, "")
+    assert _ended(_raise(UsageError("--eps must be positive"))) == (2, "error: --eps must be positive\n")
+    assert _ended(_raise(LoadError("file not found", "gone.py"))) == (2, "error: gone.py: file not found\n")
+    assert _ended(_raise(KeyboardInterrupt())) == (130, "interrupted\n")
+    code, said = _ended(_raise(ValueError("boom")))
+    assert code == 3 and said == "internal error: ValueError: boom (run with --debug for the traceback)\n"
+    code, said = _ended(_raise(ValueError("boom")), debug=True)
+    assert code == 3 and said.startswith("Traceback (most recent call last):") and "internal error" in said
+
+
+def test_exit_codes_treats_the_commands_own_usage_errors_as_usage_errors():
+    class OutputError(Exception):
+        pass
+
+    assert _ended(_raise(OutputError("cannot write")), usage=(OutputError,)) == (2, "error: cannot write\n")
+    assert _ended(_raise(OutputError("cannot write")))[0] == 3
