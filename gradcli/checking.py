@@ -315,12 +315,22 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
             continue
         seen.add(id(node))
         cls = getattr(type(node), "_forward_cls", None)
-        if cls is not None and not cls.__module__.startswith("engine.") and cls not in classes:
+        if cls is not None and _defined_by_user(cls) and cls not in classes:
             classes.append(cls)
         for edge in getattr(node, "next_functions", ()) or ():
             stack.append(edge[0] if isinstance(edge, tuple) else edge)
     classes.reverse()  # the walk meets the last-applied Function first
     return classes
+
+
+def _defined_by_user(cls: type) -> bool:
+    """Whether a Function class is the user's, by the engine's rule for the user's files."""
+    from engine.autograd import anomaly
+
+    try:
+        return not anomaly.is_internal_file(inspect.getfile(cls))
+    except TypeError:  # no file records where it was defined (exec'd text): the user's
+        return True
 
 
 def _functions_defined_in(module_name: str) -> list[type]:

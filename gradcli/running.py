@@ -146,12 +146,23 @@ def main_module(abspath: str) -> Iterator[types.ModuleType]:
             sys.modules["__main__"] = saved
 
 
+#: gradcli's own package: its frames are never the user's (see `running`).
+GRADCLI_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
 @contextmanager
 def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) -> Iterator[None]:
     """For the block: the file's folder first on sys.path, `argv` as sys.argv (when given) and
-    engine seeded with `seed` (unless None), as `python FILE ARGS` would have them."""
-    import engine
+    engine seeded with `seed` (unless None), as `python FILE ARGS` would have them.
 
+    Before any user code runs, gradcli's folder is registered with the engine's rule for the
+    user's frames (`engine.autograd.anomaly.is_internal_file`), which every part of gradcli
+    asks; here rather than at import, so that `gradcli --help` does not import the engine.
+    """
+    import engine
+    from engine.autograd import anomaly
+
+    anomaly.register_internal_root(GRADCLI_DIR)
     folder = os.path.dirname(user.abspath)
     saved_argv = sys.argv
     if argv is not None:

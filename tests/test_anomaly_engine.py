@@ -306,3 +306,17 @@ def test_user_files_and_internal_files():
     assert anomaly.is_internal_file(pytest.__file__)  # site-packages
     assert not anomaly.is_internal_file(HERE)
     assert not anomaly.is_internal_file("<stdin>") and anomaly.is_internal_file("<frozen runpy>")
+
+
+def test_a_registered_folder_is_internal_from_then_on(tmp_path, monkeypatch):
+    monkeypatch.setattr(anomaly, "_internal_roots", list(anomaly._roots()))
+    monkeypatch.setattr(anomaly, "_internal_files", {})
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    inside, beside = str(tool / "cli.py"), str(tmp_path / "script.py")
+    assert not anomaly.is_internal_file(inside) and not anomaly.is_internal_file(beside)  # now cached
+    anomaly.register_internal_root(str(tool))
+    assert anomaly.is_internal_file(inside) and not anomaly.is_internal_file(beside)
+    roots = list(anomaly._internal_roots)
+    anomaly.register_internal_root(str(tool) + os.sep)  # again: nothing added
+    assert anomaly._internal_roots == roots

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from gradcli.plurals import noun, plural
 
 
@@ -114,7 +116,6 @@ def test_compile_file_reads_the_coding_declaration_as_python_does(tmp_path):
 
 
 def test_running_sets_path_argv_and_main_for_the_block_only(tmp_path):
-    import sys
 
     from gradcli.running import compile_file, main_module, running
 
@@ -182,3 +183,42 @@ def test_exit_codes_treats_the_commands_own_usage_errors_as_usage_errors():
 
     assert _ended(_raise(OutputError("cannot write")), usage=(OutputError,)) == (2, "error: cannot write\n")
     assert _ended(_raise(OutputError("cannot write")))[0] == 3
+
+
+# ------------------------------------------------------------------------ the user's frames
+
+
+def test_the_engine_names_gradcli_only_once_gradcli_runs_user_code(tmp_path):
+    """One rule for the user's frames: the engine's, which learns gradcli's folder from gradcli."""
+    import subprocess
+
+    script = tmp_path / "user.py"
+    script.write_text("x = 1\n")
+    probe = (
+        "from engine.autograd import anomaly\n"
+        "from gradcli import running\n"
+        "print(anomaly.is_internal_file(running.__file__))\n"
+        f"user = running.compile_file({str(script)!r}, 'script')\n"
+        "with running.running(user, seed=None):\n"
+        "    print(anomaly.is_internal_file(running.__file__), anomaly.is_internal_file(user.abspath))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True", "False"]
+
+
+def test_a_function_class_is_the_users_by_the_engines_rule(tmp_path, monkeypatch):
+    import importlib.util
+
+    import engine
+    from gradcli.checking import _defined_by_user
+
+    path = tmp_path / "mine.py"
+    path.write_text("from engine.autograd import Function\n\nclass Mine(Function):\n    pass\n")
+    spec = importlib.util.spec_from_file_location("mine_for_the_test", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "mine_for_the_test", module)
+    spec.loader.exec_module(module)
+    assert _defined_by_user(module.Mine)
+    assert not _defined_by_user(engine.autograd.Function)
+    monkeypatch.setattr(engine.autograd.anomaly, "is_internal_file", lambda filename: True)
+    assert not _defined_by_user(module.Mine)  # decided by that rule, not by the module's name

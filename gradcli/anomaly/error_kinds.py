@@ -8,14 +8,13 @@ and autograd-error. Anything else is not about autograd: `classify` returns None
 
 from __future__ import annotations
 
-import os
 import types
 
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
 from .names import TensorNames, definition
 from .nonfinite import NONFINITE_MESSAGE, backward_finding
-from .sites import Sites, innermost_tb, node_site, raise_site, user_tb_frames
+from .sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .stats import shape_of
 
 _IMPLICIT_PREFIX = "grad can be implicitly created only for"
@@ -98,14 +97,11 @@ def _first_line(message: str) -> str:
 
 
 def _raised_by_autograd(exc: BaseException) -> bool:
-    from engine.autograd import anomaly
-
-    filename, function = innermost_tb(exc.__traceback__)
-    engine_dir = os.path.dirname(os.path.dirname(os.path.abspath(anomaly.__file__)))
-    absolute = os.path.abspath(filename)
-    if absolute.startswith(os.path.join(engine_dir, "autograd") + os.sep):
+    """Raised in engine.autograd, or in one of engine.tensor's autograd methods (by module name)."""
+    module, function = raised_in(exc.__traceback__)
+    if module.startswith("engine.autograd."):
         return True
-    return absolute == os.path.join(engine_dir, "tensor.py") and function in _AUTOGRAD_TENSOR_FUNCTIONS
+    return module == "engine.tensor" and function in _AUTOGRAD_TENSOR_FUNCTIONS
 
 
 def _with_node(finding: Finding, node, sites: Sites, role: str | None = None) -> Finding:
