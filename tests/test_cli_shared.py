@@ -222,3 +222,53 @@ def test_a_function_class_is_the_users_by_the_engines_rule(tmp_path, monkeypatch
     assert not _defined_by_user(engine.autograd.Function)
     monkeypatch.setattr(engine.autograd.anomaly, "is_internal_file", lambda filename: True)
     assert not _defined_by_user(module.Mine)  # decided by that rule, not by the module's name
+
+
+# ------------------------------------------------------------------- classifying an error
+
+
+def _classified(err: BaseException):
+    """The finding gradcli anomaly makes of `err`, raised here (not in the engine)."""
+    from gradcli.anomaly import Instrument, classify
+    from gradcli.anomaly.sites import Sites
+
+    try:
+        raise err
+    except RuntimeError as raised:
+        sites = Sites(__file__, "test_cli_shared.py")
+        return classify(raised, Instrument(sites), sites, None)
+
+
+def _error(message: str, **attributes) -> RuntimeError:
+    err = RuntimeError(message)
+    for name, value in attributes.items():
+        setattr(err, name, value)
+    return err
+
+
+def test_errors_are_classified_by_the_engines_attribute_not_their_words():
+    import engine
+    from engine.autograd.node import FREED_MESSAGE
+    from engine.ops.inplace import LEAF_MESSAGE
+
+    leaf = engine.ones(2, requires_grad=True)
+    assert _classified(_error("reworded", autograd_kind="freed")).kind == "backward-twice"
+    finding = _classified(_error("reworded", autograd_kind="view-of-leaf-inplace", tensor=leaf))
+    assert finding.kind == "leaf-inplace" and finding.details["through_view"] is True
+    assert (
+        _classified(_error("reworded", autograd_kind="leaf-inplace", tensor=leaf)).details["through_view"]
+        is False
+    )
+    changed = _classified(_error("reworded", autograd_kind="no-grad-view-changed"))
+    assert (
+        changed.kind == "no-grad-view-inplace" and "its storage was then changed in place" in changed.message
+    )
+    direct = _classified(_error("reworded", autograd_kind="no-grad-view-inplace"))
+    assert direct.kind == "no-grad-view-inplace" and "whether the change should be tracked" in direct.message
+    assert _classified(_error("reworded", autograd_kind="implicit-grad", tensor=leaf)).kind == (
+        "implicit-grad-nonscalar"
+    )
+    # The engine's words without its attribute, raised by user code: not about autograd.
+    assert _classified(_error(FREED_MESSAGE)) is None
+    assert _classified(_error(LEAF_MESSAGE)) is None
+    assert _classified(_error("grad can be implicitly created only for scalar outputs")) is None

@@ -42,7 +42,9 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self) -> tuple:
         saved = self.__dict__.get("_saved_entries", ())
         if saved is None:
-            raise RuntimeError(FREED_MESSAGE)
+            err = RuntimeError(FREED_MESSAGE)
+            err.autograd_kind = "freed"  # for gradcli anomaly: what the error is, without its words
+            raise err
         from ..ops.op import version_error
 
         out = []
@@ -183,7 +185,9 @@ class Function:
                 continue
             if any(out is t for t in dirty):
                 if out._rg and out.grad_fn is None:
-                    raise RuntimeError(LEAF_MESSAGE)
+                    err = RuntimeError(LEAF_MESSAGE)
+                    err.autograd_kind = "leaf-inplace"  # for gradcli anomaly
+                    raise err
             elif id(out) in inputs_by_id:
                 out = outs[nr] = _alias(out)
             if any(out is t for t in non_diff):

@@ -48,9 +48,9 @@ def check_inplace(t: Tensor, recording: bool = True) -> None:
             err.tensor = t  # for gradcli anomaly: which view
             raise err
         if base._rg and base.grad_fn is None:
-            raise _leaf_error(VIEW_OF_LEAF_MESSAGE, base)
+            raise _leaf_error(VIEW_OF_LEAF_MESSAGE, base, "view-of-leaf-inplace")
     if t._rg and t.grad_fn is None:
-        raise _leaf_error(LEAF_MESSAGE, t)
+        raise _leaf_error(LEAF_MESSAGE, t, "leaf-inplace")
 
 
 def no_grad_view_error(view: Tensor, indirect: bool) -> RuntimeError:
@@ -71,15 +71,18 @@ def _no_grad_view_error(fn: Node | None, output_nr: int, indirect: bool) -> Runt
     else:
         prefix = f"Output {output_nr} of {short_name(fn)} is a view of a view which was created in"
     what = "its base or another view of its base has been" if indirect else "is being"
-    return RuntimeError(
+    err = RuntimeError(
         f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled.{NO_GRAD_VIEW_TAIL}"
     )
+    err.autograd_kind = "no-grad-view-changed" if indirect else "no-grad-view-inplace"  # for gradcli anomaly
+    return err
 
 
-def _leaf_error(message: str, leaf: Tensor) -> RuntimeError:
-    """The error, carrying the leaf (`.tensor`) so gradcli anomaly can name it."""
+def _leaf_error(message: str, leaf: Tensor, kind: str) -> RuntimeError:
+    """The error, carrying the leaf (`.tensor`) and its kind so gradcli anomaly can name them."""
     err = RuntimeError(message)
     err.tensor = leaf
+    err.autograd_kind = kind
     return err
 
 

@@ -81,7 +81,9 @@ class FormulaNode(Node):
     def unpack(self, as_tensors: bool) -> list:
         saved = self._saved
         if saved is None:
-            raise RuntimeError(FREED_MESSAGE)
+            err = RuntimeError(FREED_MESSAGE)
+            err.autograd_kind = "freed"  # for gradcli anomaly: what the error is, without its words
+            raise err
         out = []
         for value, version in zip(saved, self._versions):
             if version is None:
