@@ -70,7 +70,7 @@ def classify(
             return _no_grad_view_inplace(exc, kind == "no-grad-view-changed", message, here, sites, names)
         match = NONFINITE_MESSAGE.match(message)
         if match and node is not None:
-            return backward_finding(match, node, here, instrument, sites)
+            return backward_finding(match, node, here, instrument.nonfinite.get(id(node), {}), sites)
         if kind == "implicit-grad":
             return _implicit_nonscalar(exc, message, here, sites, names)
     if node is not None:
