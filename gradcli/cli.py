@@ -116,7 +116,7 @@ def _run(
     err: Console,
     started: float,
 ) -> int:
-    from engine.backend import CudaUnavailable
+    from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
     results: list[checking.CaseResult] = []
     try:
@@ -206,6 +206,7 @@ def graph(
     seed: SeedOption = 0,
     debug: DebugOption = False,
 ) -> None:
+    # Imported by the command that needs them, so --help and the other commands stay light.
     from . import graphing
     from .render import graph as draw
 
@@ -245,6 +246,7 @@ def anomaly(
     seed: SeedOption = 0,
     debug: DebugOption = False,
 ) -> None:
+    # Imported by the command that needs them, so --help and the other commands stay light.
     from . import anomaly as anomalies
     from .render import anomaly as show
 

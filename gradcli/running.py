@@ -69,8 +69,16 @@ class CannotRun(LoadError):
     """The file cannot even be compiled; `reason` is one of "not-found", "not-a-file",
     "unreadable", "syntax-error" (the anomaly schema's failure reasons)."""
 
-    def __init__(self, reason: str, message: str, file: str, line: int | None = None, **kwargs):
-        super().__init__(message, file, line, **kwargs)
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        file: str,
+        line: int | None = None,
+        source_line: str | None = None,
+        cause: BaseException | None = None,
+    ):
+        super().__init__(message, file, line, source_line, cause)
         self.reason = reason
 
 

@@ -224,7 +224,7 @@ def _leaf_inplace(
 
 
 def _no_grad_view_inplace(
-    exc, later: bool, message: str, here: Location | None, sites: Sites, names: TensorNames
+    exc, base_changed: bool, message: str, here: Location | None, sites: Sites, names: TensorNames
 ) -> Finding:
     view = getattr(exc, "tensor", None)
     name = names.of(view)
@@ -240,7 +240,7 @@ def _no_grad_view_inplace(
         (
             f"{what} was made under no_grad and its storage was then changed in place; "
             "its history is lost, so grad mode can't use it"
-            if later
+            if base_changed
             else f"in-place op with grad mode on, on {what}, a view made under no_grad: "
             "whether the change should be tracked is ambiguous"
         ),

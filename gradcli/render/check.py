@@ -53,7 +53,7 @@ from rich.text import Text
 from ..checking import CaseResult, PairResult, Settings
 from ..plurals import plural
 from ..running import LoadError
-from .jsonable import as_json, finite_all
+from .jsonable import as_json
 
 SCHEMA = "gradcli.check/1"
 #: Failing entries shown per input in a failure's side-by-side table.
@@ -189,8 +189,9 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) 
         if pair.worst_output_index is not None:
             where += f" of {_entry(pair.output, pair.worst_output_index)}"
     errors = f"max abs err {_num(pair.max_abs_err)}"
-    if _rel_err(pair) != "-":
-        errors += f", max rel err {_rel_err(pair)}"
+    relative = _rel_err(pair)
+    if relative != "-":
+        errors += f", max rel err {relative}"
     console.print(f"  {label}: {errors}{where}")
     if not pair.mismatches:
         return
@@ -335,7 +336,7 @@ def json_document(
         ],
         "cases": [as_json(r, leave_out=CASE_JSON_LEAVES_OUT) for r in results],
     }
-    return json.dumps(finite_all(document), indent=2)
+    return json.dumps(document, indent=2)  # the records' nan/inf already made finite by as_json
 
 
 # --------------------------------------------------------------------------- helpers
