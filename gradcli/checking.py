@@ -15,9 +15,12 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .loading import PreparedCase
+
+if TYPE_CHECKING:
+    from engine.autograd.gradcheck.report import PairReport
 
 #: Below this many differentiable input elements a case is checked in full mode by default:
 #: the full Jacobian is cheap there, and its report points at every wrong entry.
@@ -52,17 +55,20 @@ class Mismatch:
 
 @dataclass
 class PairResult:
-    """The comparison of one (output, input) Jacobian block.
+    """The engine's `PairReport` of one (output, input) Jacobian block, with names for people.
 
     `input` and `output` are names: the argument's (`x`, `model.fc1.weight`), `out` or
     `out<k>`; at order 2 the outputs are first-order gradients (`grad(x)`) and the extra
-    inputs the random grad_outputs that gradgradcheck adds (`grad_out`).
+    inputs the random grad_outputs that gradgradcheck adds (`grad_out`). The other fields are
+    the report's (see `named`), in the order of the JSON schema.
     """
 
     input: str
     output: str
     input_index: int
     output_index: int
+    order: int
+    passed: bool
     input_shape: tuple
     output_shape: tuple
     jacobian_shape: tuple
@@ -72,9 +78,18 @@ class PairResult:
     worst_output_index: tuple | None
     numerical: float | None
     analytical: float | None
-    passed: bool
-    order: int
     mismatches: list[Mismatch] = field(default_factory=list)
+
+    @classmethod
+    def named(cls, report: PairReport, input: str, output: str) -> PairResult:
+        """Every field of `report`, its mismatch tuples as `Mismatch` records, and the two names.
+
+        Not a subclass of PairReport: that would import the engine (numpy) whenever the CLI
+        starts, `--help` included. A field the engine adds fails here, loudly.
+        """
+        values = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+        values["mismatches"] = [Mismatch(*entry) for entry in report.mismatches]
+        return cls(input=input, output=output, **values)
 
 
 @dataclass
@@ -99,24 +114,24 @@ class Problem:
 
 @dataclass
 class CaseResult:
-    """Everything reported about one case."""
+    """Everything reported about one case (fields in the order of the JSON schema)."""
 
     file: str
     name: str
     line: int | None
     passed: bool
-    settings: Settings
-    mode: str
     order: int
+    mode: str
+    localized: bool
     device: str
     dtype: str
     upcast: bool
-    localized: bool
     elapsed: float
     differentiable_elements: int
-    pairs: list[PairResult] = field(default_factory=list)
+    settings: Settings  # after the case's own options
     problems: list[Problem] = field(default_factory=list)
     backwards: list[SourceLocation] = field(default_factory=list)
+    pairs: list[PairResult] = field(default_factory=list)
     traceback: str | None = None
 
 
@@ -240,15 +255,15 @@ def _problem(text: str) -> Problem:
     return Problem(text, shown, line, source)
 
 
-def _pair_results(pairs: list, names: list[str], inputs: tuple) -> list[PairResult]:
-    """Name each pair's input and output (see PairResult) and copy it into a plain record."""
+def _pair_results(pairs: list[PairReport], names: list[str], inputs: tuple) -> list[PairResult]:
+    """Name each pair's input and output (see PairResult)."""
     count = len(inputs)
-    multiple_outputs = len({p.output_index for p in pairs if getattr(p, "order", 1) == 1}) > 1
+    multiple_outputs = len({p.output_index for p in pairs if p.order == 1}) > 1
     extra = {p.input_index - count for p in pairs if p.input_index >= count}
     differentiable = [name for name, x in zip(names, inputs) if _wants_grad(x)]
     results = []
     for pair in pairs:
-        order, index, out = int(getattr(pair, "order", 1)), int(pair.input_index), int(pair.output_index)
+        order, index, out = pair.order, pair.input_index, pair.output_index
         if index < len(names):
             name = names[index]
         elif index >= count and order == 2:
@@ -259,33 +274,8 @@ def _pair_results(pairs: list, names: list[str], inputs: tuple) -> list[PairResu
             output = f"grad({differentiable[out]})" if out < len(differentiable) else f"grad{out}"
         else:
             output = f"out{out}" if multiple_outputs else "out"
-        results.append(_pair_result(pair, name, output))
+        results.append(PairResult.named(pair, name, output))
     return results
-
-
-def _pair_result(pair: Any, name: str, output: str) -> PairResult:
-    index = int(pair.input_index)
-    return PairResult(
-        input=name,
-        output=output,
-        input_index=index,
-        output_index=int(pair.output_index),
-        input_shape=_tuple(pair.input_shape),
-        output_shape=_tuple(pair.output_shape),
-        jacobian_shape=_tuple(pair.jacobian_shape),
-        max_abs_err=float(pair.max_abs_err),
-        max_rel_err=float(pair.max_rel_err),
-        worst_input_index=_opt_tuple(pair.worst_input_index),
-        worst_output_index=_opt_tuple(pair.worst_output_index),
-        numerical=_opt_float(pair.numerical),
-        analytical=_opt_float(pair.analytical),
-        passed=bool(pair.passed),
-        order=int(getattr(pair, "order", 1)),
-        mismatches=[
-            Mismatch(_tuple(out), _tuple(inp), float(num), float(ana))
-            for out, inp, num, ana in pair.mismatches
-        ],
-    )
 
 
 def backward_sources(prepared: PreparedCase) -> list[SourceLocation]:
@@ -325,12 +315,22 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
             continue
         seen.add(id(node))
         cls = getattr(type(node), "_forward_cls", None)
-        if cls is not None and not cls.__module__.startswith("engine.") and cls not in classes:
+        if cls is not None and _defined_by_user(cls) and cls not in classes:
             classes.append(cls)
         for edge in getattr(node, "next_functions", ()) or ():
             stack.append(edge[0] if isinstance(edge, tuple) else edge)
     classes.reverse()  # the walk meets the last-applied Function first
     return classes
+
+
+def _defined_by_user(cls: type) -> bool:
+    """Whether a Function class is the user's, by the engine's rule for the user's files."""
+    from engine.autograd import anomaly
+
+    try:
+        return not anomaly.is_internal_file(inspect.getfile(cls))
+    except TypeError:  # no file records where it was defined (exec'd text): the user's
+        return True
 
 
 def _functions_defined_in(module_name: str) -> list[type]:
@@ -385,19 +385,3 @@ def _wants_grad(value: Any) -> bool:
     import engine
 
     return isinstance(value, engine.Tensor) and value.dtype.is_floating_point and value.requires_grad
-
-
-def _tuple(value: Any) -> tuple:
-    if value is None:
-        return ()
-    if isinstance(value, (int,)) or not hasattr(value, "__iter__"):
-        return (int(value),)
-    return tuple(int(v) for v in value)
-
-
-def _opt_tuple(value: Any) -> tuple | None:
-    return None if value is None else _tuple(value)
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)

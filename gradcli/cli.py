@@ -1,25 +1,26 @@
 """The `gradcli` command line: argument parsing and exit codes, nothing else.
 
-Loading user files lives in `gradcli.loading`, checking in `gradcli.checking`, and output
-in `gradcli.render`.
+Running user files lives in `gradcli.running` and `gradcli.loading`, checking in
+`gradcli.checking`, output in `gradcli.render`, the shared options in `gradcli.options` and
+how a command's ending becomes an exit code in `gradcli.exits`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
-import traceback
+from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from enum import Enum
-from typing import NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from . import checking, loading
+from . import checking, loading, running
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
+from .options import DebugOption, Device, DeviceOption, JsonOption, SeedOption
 from .render import check as render
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+from .render.console import consoles
 
 app = typer.Typer(
     add_completion=False,
@@ -29,14 +30,14 @@ app = typer.Typer(
 )
 
 
-class Device(str, Enum):
-    cpu = "cpu"
-    cuda = "cuda"
-
-
 @app.callback()
 def _root() -> None:
     """A gradient checker and autograd graph debugger for engine (import engine as torch)."""
+
+
+def _user_prints_to_stderr(machine_output: bool) -> AbstractContextManager:
+    """When stdout carries a document (JSON, dot, svg), what the user's code prints goes to stderr."""
+    return redirect_stdout(sys.stderr) if machine_output else nullcontext()
 
 
 CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in FILE(s).
@@ -53,50 +54,53 @@ Exit codes: 0 every case passed; 1 a gradient check failed; 2 usage or loading e
 
 @app.command("check", help=CHECK_HELP)
 def check(
-    files: list[str] = typer.Argument(..., metavar="FILE", help="Check files to run."),
-    order: int = typer.Option(1, "--order", min=1, max=2, help="1: gradients; 2: also second derivatives."),
-    fast: bool | None = typer.Option(
-        None,
-        "--fast/--full",
-        help=f"Force fast or full mode (default: full below {checking.FULL_MODE_BELOW} differentiable input elements, else fast).",
-        show_default=False,
-    ),
-    eps: float = typer.Option(checking.Settings.eps, "--eps", min=0.0, help="Finite-difference step."),
-    atol: float = typer.Option(checking.Settings.atol, "--atol", min=0.0, help="Absolute tolerance."),
-    rtol: float = typer.Option(checking.Settings.rtol, "--rtol", min=0.0, help="Relative tolerance."),
-    nondet_tol: float = typer.Option(
-        checking.Settings.nondet_tol,
-        "--nondet-tol",
-        min=0.0,
-        help="Tolerated difference between two backward runs (nondeterminism).",
-    ),
-    pattern: str | None = typer.Option(
-        None,
-        "-k",
-        metavar="PATTERN",
-        help="Only cases whose name contains PATTERN (or matches it as a glob).",
-    ),
-    device: Device = typer.Option(Device.cpu, "--device", help="Default device while loading and checking."),
-    seed: int = typer.Option(
-        0, "--seed", help="engine.manual_seed before loading each file and building inputs."
-    ),
-    json_output: bool = typer.Option(False, "--json", help="Machine-readable results on stdout."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    files: Annotated[list[str], typer.Argument(metavar="FILE", help="Check files to run.")],
+    order: Annotated[
+        int, typer.Option("--order", min=1, max=2, help="1: gradients; 2: also second derivatives.")
+    ] = 1,
+    fast: Annotated[
+        bool | None,
+        typer.Option(
+            "--fast/--full",
+            help=f"Force fast or full mode (default: full below {checking.FULL_MODE_BELOW} differentiable input elements, else fast).",
+            show_default=False,
+        ),
+    ] = None,
+    eps: Annotated[
+        float, typer.Option("--eps", min=0.0, help="Finite-difference step.")
+    ] = checking.Settings.eps,
+    atol: Annotated[
+        float, typer.Option("--atol", min=0.0, help="Absolute tolerance.")
+    ] = checking.Settings.atol,
+    rtol: Annotated[
+        float, typer.Option("--rtol", min=0.0, help="Relative tolerance.")
+    ] = checking.Settings.rtol,
+    nondet_tol: Annotated[
+        float,
+        typer.Option(
+            "--nondet-tol", min=0.0, help="Tolerated difference between two backward runs (nondeterminism)."
+        ),
+    ] = checking.Settings.nondet_tol,
+    pattern: Annotated[
+        str | None,
+        typer.Option(
+            "-k", metavar="PATTERN", help="Only cases whose name contains PATTERN (or matches it as a glob)."
+        ),
+    ] = None,
+    device: DeviceOption = Device.cpu,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
-    out = render.make_console(sys.stdout)
-    err = render.make_console(sys.stderr)
-    if eps <= 0:
-        _usage_exit(err, "--eps must be positive")
-    settings = checking.Settings(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
-    try:
+    out, err = consoles()
+    with exit_codes(err, debug):
+        if eps <= 0:
+            raise UsageError("--eps must be positive")
+        settings = checking.Settings(
+            order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol
+        )
         code = _run(files, settings, device.value, seed, pattern, json_output, debug, out, err, started)
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt:
-        _interrupted_exit(err)
-    except Exception as exc:  # a bug of gradcli itself: say so, in one line unless --debug
-        _internal_error_exit(err, exc, debug)
     raise typer.Exit(code)
 
 
@@ -112,13 +116,11 @@ def _run(
     err: Console,
     started: float,
 ) -> int:
-    from engine.backend import CudaUnavailable
+    from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
-    # In --json mode stdout belongs to the document: what user code prints goes to stderr.
-    quiet = contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
     results: list[checking.CaseResult] = []
     try:
-        with loading.using_device(device), quiet:
+        with running.using_device(device), _user_prints_to_stderr(json_output):
             errors, prepared = loading.collect(files, pattern, seed=seed)
             if not errors:
                 for number, case in enumerate(prepared, 1):
@@ -126,7 +128,7 @@ def _run(
                     with render.progress(err, description):
                         results.append(checking.run_case(case, settings))
     except CudaUnavailable as exc:
-        _usage_exit(err, f"--device {device} is unavailable: {exc}")
+        raise UsageError(f"--device {device} is unavailable: {exc}") from None
     elapsed = time.perf_counter() - started
 
     failed = sum(not r.passed for r in results)
@@ -177,70 +179,43 @@ class GraphFormat(str, Enum):
 
 @app.command("graph", help=GRAPH_HELP)
 def graph(
-    file: str = typer.Argument(..., metavar="FILE", help="Python file that computes the result."),
-    target: str | None = typer.Option(
-        None, "--target", metavar="NAME", help="Top-level tensor (or case) to draw (default: see above)."
-    ),
-    device: Device = typer.Option(Device.cpu, "--device", help="Default device while FILE runs."),
-    fmt: GraphFormat = typer.Option(GraphFormat.tree, "--format", help="tree, dot, svg or json."),
-    output: str | None = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here, not stdout."),
-    depth: int | None = typer.Option(
-        None,
-        "--depth",
-        min=1,
-        metavar="N",
-        help="Draw N levels, the roots being the first (tree default: 50; others: all).",
-    ),
-    show_saved: bool = typer.Option(
-        False, "--show-saved/--no-show-saved", help="List saved tensors and their versions."
-    ),
-    seed: int = typer.Option(0, "--seed", help="engine.manual_seed before running FILE."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    file: Annotated[str, typer.Argument(metavar="FILE", help="Python file that computes the result.")],
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target", metavar="NAME", help="Top-level tensor (or case) to draw (default: see above)."
+        ),
+    ] = None,
+    device: DeviceOption = Device.cpu,
+    fmt: Annotated[GraphFormat, typer.Option("--format", help="tree, dot, svg or json.")] = GraphFormat.tree,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", metavar="PATH", help="Write here, not stdout.")
+    ] = None,
+    depth: Annotated[
+        int | None,
+        typer.Option(
+            "--depth",
+            min=1,
+            metavar="N",
+            help="Draw N levels, the roots being the first (tree default: 50; others: all).",
+        ),
+    ] = None,
+    show_saved: Annotated[
+        bool, typer.Option("--show-saved/--no-show-saved", help="List saved tensors and their versions.")
+    ] = False,
+    seed: SeedOption = 0,
+    debug: DebugOption = False,
 ) -> None:
+    # Imported by the command that needs them, so --help and the other commands stay light.
     from . import graphing
     from .render import graph as draw
 
-    out = render.make_console(sys.stdout)
-    err = render.make_console(sys.stderr)
-    # Machine formats own stdout: what the user's file prints goes to stderr.
-    quiet = (
-        contextlib.redirect_stdout(sys.stderr) if fmt is not GraphFormat.tree else contextlib.nullcontext()
-    )
-    try:
-        with quiet:
+    out, err = consoles()
+    with exit_codes(err, debug, usage=(draw.OutputError,)):
+        with _user_prints_to_stderr(fmt is not GraphFormat.tree):
             built = graphing.load_graph(file, target=target, device=device.value, seed=seed)
         draw.emit(built, fmt.value, output=output, depth=depth, show_saved=show_saved, out=out, err=err)
-    except loading.LoadError as exc:
-        render.print_errors(err, [exc], debug)
-        raise typer.Exit(EXIT_USAGE) from None
-    except draw.OutputError as exc:
-        _usage_exit(err, str(exc))
-    except KeyboardInterrupt:
-        _interrupted_exit(err)
-    except Exception as exc:  # a bug of gradcli itself
-        _internal_error_exit(err, exc, debug)
     raise typer.Exit(EXIT_OK)
-
-
-def _interrupted_exit(err: Console) -> NoReturn:
-    err.print("interrupted", soft_wrap=True)
-    raise typer.Exit(130) from None
-
-
-def _internal_error_exit(err: Console, exc: BaseException, debug: bool) -> NoReturn:
-    """A bug of gradcli itself: one line (the traceback with --debug), exit 3, as pytest does."""
-    if debug:
-        err.print(traceback.format_exc().rstrip(), soft_wrap=True)
-    err.print(
-        f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-        soft_wrap=True,
-    )
-    raise typer.Exit(EXIT_INTERNAL) from None
-
-
-def _usage_exit(err: Console, message: str) -> None:
-    err.print(f"error: {message}", soft_wrap=True)
-    raise typer.Exit(EXIT_USAGE)
 
 
 ANOMALY_HELP = """Run SCRIPT (as __main__, with ARGS as its sys.argv[1:]) under anomaly mode and report what went wrong in autograd.
@@ -259,35 +234,32 @@ Exit codes: 0 no errors (warnings allowed, unless --strict); 1 an anomaly error 
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
 def anomaly(
-    script: str = typer.Argument(..., metavar="SCRIPT", help="Python script to run."),
-    args: list[str] | None = typer.Argument(None, metavar="ARGS", help="Arguments for SCRIPT."),
-    json_output: bool = typer.Option(False, "--json", help="Machine-readable findings on stdout."),
-    strict: bool = typer.Option(False, "--strict", help="Warnings count as errors (exit 1)."),
-    check_forward: bool = typer.Option(
-        False, "--check-forward", help="Also stop at the first op whose forward produces NaN/Inf."
-    ),
-    device: Device = typer.Option(Device.cpu, "--device", help="Default device while SCRIPT runs."),
-    seed: int = typer.Option(0, "--seed", help="engine.manual_seed before running SCRIPT."),
-    debug: bool = typer.Option(False, "--debug", help="Show gradcli's own tracebacks."),
+    script: Annotated[str, typer.Argument(metavar="SCRIPT", help="Python script to run.")],
+    args: Annotated[list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for SCRIPT.")] = None,
+    json_output: JsonOption = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors (exit 1).")] = False,
+    check_forward: Annotated[
+        bool,
+        typer.Option("--check-forward", help="Also stop at the first op whose forward produces NaN/Inf."),
+    ] = False,
+    device: DeviceOption = Device.cpu,
+    seed: SeedOption = 0,
+    debug: DebugOption = False,
 ) -> None:
+    # Imported by the command that needs them, so --help and the other commands stay light.
     from . import anomaly as anomalies
     from .render import anomaly as show
 
-    out = render.make_console(sys.stdout)
-    quiet = contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
-    try:
-        with quiet:
+    out, err = consoles()
+    with exit_codes(err, debug):
+        with _user_prints_to_stderr(json_output):
             report = anomalies.run_script(
                 script, args or [], device=device.value, seed=seed, check_forward=check_forward
             )
-    except KeyboardInterrupt:
-        _interrupted_exit(render.make_console(sys.stderr))
-    except Exception as exc:  # a bug of gradcli itself
-        _internal_error_exit(render.make_console(sys.stderr), exc, debug)
-    if json_output:
-        print(show.json_document(report, strict=strict), file=sys.stdout)
-    else:
-        show.print_report(out, report, strict=strict)
+        if json_output:
+            print(show.json_document(report, strict=strict), file=sys.stdout)
+        else:
+            show.print_report(out, report, strict=strict)
     raise typer.Exit(report.exit_code(strict))
 
 

@@ -1,77 +1,30 @@
-"""Running a user's check file and finding its cases.
+"""Loading a user's check file and finding its cases.
 
 Everything that executes user code before the check itself (the file's body, input
 factories) happens here, so that every failure of the user's file becomes one `LoadError`
-that names the file and the line: the CLI turns it into exit code 2.
+(`gradcli.running`) that names the file and the line: the CLI turns it into exit code 2.
 """
 
 from __future__ import annotations
 
 import ast
 import fnmatch
-import importlib.util
 import inspect
 import os
 import sys
-import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 from .cases import Case, collecting
+from .running import LoadError, compile_file, file_module, running, user_error
 
 ANY_CASES_HINT = (
     "declare a top-level callable `f` and a tuple `inputs`, a top-level `model` (callable, with "
     ".parameters()) and `inputs`, or functions decorated with @gradcli.case(*inputs)"
 )
 INPUTS_HINT = "e.g. engine.randn(3, dtype=engine.float64, requires_grad=True)"
-
-
-class LoadError(Exception):
-    """A user file that cannot be checked (exit code 2): what went wrong, where, and the cause."""
-
-    def __init__(
-        self,
-        message: str,
-        file: str | None,
-        line: int | None = None,
-        source_line: str | None = None,
-        cause: BaseException | None = None,
-    ):
-        super().__init__(message)
-        self.message = message
-        self.file = file
-        self.line = line
-        self.source_line = source_line
-        self.cause = cause
-
-    @property
-    def location(self) -> str:
-        if self.file is None:
-            return ""
-        return self.file if self.line is None else f"{self.file}:{self.line}"
-
-    @property
-    def headline(self) -> str:
-        return f"{self.location}: {self.message}" if self.location else self.message
-
-    @property
-    def source_text(self) -> str | None:
-        """The offending line, numbered, as shown under the headline."""
-        if not self.source_line:
-            return None
-        return f"    {self.line} | {self.source_line.strip()}"
-
-    def __str__(self) -> str:
-        return self.headline + (f"\n{self.source_text}" if self.source_text else "")
-
-    def traceback_text(self) -> str | None:
-        """The full traceback of the cause, for --debug."""
-        if self.cause is None:
-            return None
-        return "".join(traceback.format_exception(type(self.cause), self.cause, self.cause.__traceback__))
 
 
 @dataclass
@@ -103,19 +56,6 @@ class PreparedCase:
     params: list[tuple[str, Any]] = field(default_factory=list)
 
 
-@contextmanager
-def using_device(device: str) -> Iterator[None]:
-    """Make `device` engine's default for the block (raises engine.backend.CudaUnavailable)."""
-    import engine
-
-    previous = engine.get_default_device()
-    engine.set_default_device(device)
-    try:
-        yield
-    finally:
-        engine.set_default_device(previous)
-
-
 _loaded_count = [0]
 
 
@@ -125,78 +65,28 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     `require_cases=False` (gradcli graph, which also reads plain scripts) keeps a file without
     valid cases: the error that would have been raised is kept in `cases_error` instead.
     """
-    import engine
-
-    abspath = os.path.abspath(path)
-    if not os.path.exists(abspath):
-        raise LoadError("file not found", path)
-    if os.path.isdir(abspath):
-        raise LoadError("is a directory, not a check file", path)
-    try:
-        with open(abspath, encoding="utf-8") as handle:
-            source = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError(f"cannot read the file: {exc}", path, cause=exc) from None
-    lines = source.splitlines()
-    try:
-        code = compile(source, abspath, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        line = exc.lineno
-        text = (
-            exc.text if exc.text is not None else (lines[line - 1] if line and line <= len(lines) else None)
-        )
-        raise LoadError(f"syntax error: {exc.msg}", path, line, text, exc) from None
-
+    user = compile_file(path, "check file")
+    lines = user.lines
     _loaded_count[0] += 1
     stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     name = f"_gradcli_check_{_loaded_count[0]}_{stem}"
-    spec = importlib.util.spec_from_file_location(name, abspath)
-    if spec is not None:
-        module = importlib.util.module_from_spec(spec)
-    else:  # not a .py name: still plain Python
-        module = ModuleType(name)
-        module.__file__ = abspath
-    sys.modules[name] = module
-    folder = os.path.dirname(abspath)
-    sys.path.insert(0, folder)
-    engine.manual_seed(seed)
+    module = sys.modules[name] = file_module(name, user.abspath)
     try:
-        with collecting() as decorated:
-            exec(code, module.__dict__)
+        with running(user, seed=seed), collecting() as decorated:
+            exec(user.code, module.__dict__)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the user's file may raise anything, SystemExit included
         sys.modules.pop(name, None)
-        raise user_error("exception while loading", exc, path, abspath, lines) from None
-    finally:
-        try:
-            sys.path.remove(folder)
-        except ValueError:
-            pass
-    loaded = LoadedFile(path, abspath, module, [], lines)
+        raise user_error("exception while loading", exc, path, user.abspath, lines) from None
+    loaded = LoadedFile(path, user.abspath, module, [], lines)
     try:
-        loaded.cases = _find_cases(loaded, decorated, source)
+        loaded.cases = _find_cases(loaded, decorated, user.source)
     except LoadError as exc:
         if require_cases:
             raise
         loaded.cases_error = exc
     return loaded
-
-
-def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:
-    """A LoadError at the innermost frame of the traceback that lies in the user's file."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != abspath:
-        tb = tb.tb_next  # drop gradcli's own frames from what --debug shows
-    if tb is not None:
-        exc.__traceback__ = tb
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename == abspath:
-            line = frame.lineno
-    text = lines[line - 1] if line and line <= len(lines) else None
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return LoadError(f"{what}: {detail}", path, line, text, exc)
 
 
 def top_level_lines(source: str) -> dict[str, int]:

@@ -306,3 +306,91 @@ def test_user_files_and_internal_files():
     assert anomaly.is_internal_file(pytest.__file__)  # site-packages
     assert not anomaly.is_internal_file(HERE)
     assert not anomaly.is_internal_file("<stdin>") and anomaly.is_internal_file("<frozen runpy>")
+
+
+def test_a_registered_folder_is_internal_from_then_on(tmp_path, monkeypatch):
+    monkeypatch.setattr(anomaly, "_internal_roots", list(anomaly._roots()))
+    monkeypatch.setattr(anomaly, "_internal_files", {})
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    inside, beside = str(tool / "cli.py"), str(tmp_path / "script.py")
+    assert not anomaly.is_internal_file(inside) and not anomaly.is_internal_file(beside)  # now cached
+    anomaly.register_internal_root(str(tool))
+    assert anomaly.is_internal_file(inside) and not anomaly.is_internal_file(beside)
+    roots = list(anomaly._internal_roots)
+    anomaly.register_internal_root(str(tool) + os.sep)  # again: nothing added
+    assert anomaly._internal_roots == roots
+
+
+# ------------------------------------------------------------------- what an error is, by attribute
+
+
+def _raised(call) -> BaseException:
+    with pytest.raises(RuntimeError) as caught:
+        call()
+    return caught.value
+
+
+def _autograd_errors() -> dict[str, list[BaseException]]:
+    """Each error the engine marks with `autograd_kind`, raised the ways a script would."""
+    import importlib
+
+    backward_module = importlib.import_module("engine.autograd.backward")  # the module, not the function
+
+    class Square(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    class DirtiesItsInput(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    def twice(loss):
+        loss.backward()
+        return _raised(loss.backward)
+
+    def leaf():
+        return engine.ones(3, requires_grad=True)
+
+    def no_grad_view(change_base: bool):
+        base = leaf() * 2
+        with engine.no_grad():
+            view = base[:2]
+        if change_base:
+            base.mul_(3)
+            return _raised((view * view).sum().backward)
+        return _raised(lambda: view.mul_(3))
+
+    integer = engine.tensor(3)
+    integer._rg = True  # no public way to an integer tensor that requires grad: the engine guards it anyway
+    return {
+        "freed": [twice((leaf() * leaf()).sum()), twice(Square.apply(leaf()).sum())],
+        "leaf-inplace": [_raised(lambda: leaf().mul_(2)), _raised(lambda: DirtiesItsInput.apply(leaf()))],
+        "view-of-leaf-inplace": [_raised(lambda: leaf()[:2].mul_(2))],
+        "no-grad-view-inplace": [no_grad_view(change_base=False)],
+        "no-grad-view-changed": [no_grad_view(change_base=True)],
+        "implicit-grad": [
+            _raised((leaf() * 2).backward),
+            _raised(lambda: backward_module._make_grads((integer,), (None,), False, False)),
+        ],
+    }
+
+
+def test_the_engine_marks_each_autograd_error_with_its_kind():
+    for kind, errors in _autograd_errors().items():
+        for err in errors:
+            assert getattr(err, "autograd_kind", None) == kind, (kind, str(err))

@@ -399,6 +399,50 @@ def test_json_schema(tmp_path):
     ]
 
 
+def test_undefined_relative_error_is_a_dash_in_the_table_and_inf_in_json(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        import engine
+        import gradcli
+        from engine.autograd import Function
+
+
+        def constant(slope):
+            class Constant(Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 0.0
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * slope  # the derivative of a constant is 0
+
+            return Constant.apply
+
+
+        small, big = constant(0.5), constant(7.0)
+
+
+        @gradcli.case(engine.randn(3, dtype=engine.float64, requires_grad=True))
+        def off_by_half(x):
+            return small(x)
+
+
+        @gradcli.case(engine.randn(3, dtype=engine.float64, requires_grad=True))
+        def off_by_seven(x):
+            return big(x)
+        """,
+    )
+    result = run(path)
+    assert result.exit_code == 1
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith("off_by_")]
+    assert [row[4] for row in rows] == ["-", "-"]  # the max rel err column
+    assert "max rel err" not in result.stdout.split("FAILED", 1)[1]
+    _, doc = run_json(path)
+    assert [case["pairs"][0]["max_rel_err"] for case in doc["cases"]] == ["inf", "inf"]
+
+
 def test_json_stdout_stays_clean_when_user_code_prints(tmp_path):
     path = write(
         tmp_path,

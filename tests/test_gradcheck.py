@@ -372,6 +372,23 @@ def test_one_percent_error_on_some_entries():
     assert check_gradients(E.OnePercentOff.apply, (x,), rtol=0.02).passed
 
 
+def test_relative_error_against_a_zero_numerical_derivative_is_inf():
+    class ConstantWithGradient(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 0.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 1e-3  # the forward is constant: the derivative is 0
+
+    x = randn(engine, 3)
+    pair = failing_pair(check_gradients(ConstantWithGradient.apply, (x,)))
+    assert pair.max_abs_err == pytest.approx(1e-3) and pair.max_rel_err == float("inf")
+    passing = check_gradients(ConstantWithGradient.apply, (x,), atol=0.01, fast_mode=True).pairs[0]
+    assert passing.passed and passing.numerical == 0.0 and passing.max_rel_err == float("inf")
+
+
 def test_wrong_shape_gradient_is_reported_not_raised():
     report = check_gradients(E.WrongShape.apply, (randn(engine, 3),))
     assert not report.passed and report.pairs == []

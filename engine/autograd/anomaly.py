@@ -47,16 +47,16 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 # --------------------------------------------------------------------- the user's frames
 
-# filename -> True when the frame is not the user's (engine, gradcli, the stdlib, site-packages).
+# filename -> True when the frame is not the user's (the engine, registered tools, the stdlib, site-packages).
 _internal_files: dict[str, bool] = {}
 _internal_roots: list[str] = []
 
 
 def _roots() -> list[str]:
-    """Folders whose frames are never the user's: this distribution and the Python installation."""
+    """Folders whose frames are never the user's: the engine, the Python installation, and what
+    `register_internal_root` added."""
     if not _internal_roots:
-        parent = os.path.dirname(_ENGINE_DIR)
-        roots = {_ENGINE_DIR, os.path.join(parent, "gradcli")}
+        roots = {_ENGINE_DIR}
         paths = sysconfig.get_paths()
         for key in ("stdlib", "platstdlib", "purelib", "platlib"):
             if paths.get(key):
@@ -69,6 +69,16 @@ def _roots() -> list[str]:
         _internal_roots.extend(os.path.realpath(r) + os.sep for r in roots if r)
         _internal_roots.extend(os.path.abspath(r) + os.sep for r in roots if r)
     return _internal_roots
+
+
+def register_internal_root(folder: str) -> None:
+    """Count frames of files under `folder` as internal, never the user's: a tool built on the
+    engine (gradcli) registers its own package, so its frames drop out of traces and tracebacks."""
+    roots = _roots()
+    for root in dict.fromkeys((os.path.realpath(folder), os.path.abspath(folder))):
+        if root + os.sep not in roots:
+            roots.append(root + os.sep)
+            _internal_files.clear()  # decided without this folder
 
 
 def is_internal_file(filename: str) -> bool:

@@ -488,11 +488,14 @@ def _make_grads(tensors, grad_tensors, create_graph, for_grad):
             if t._rg and t._data.size != 1:
                 err = RuntimeError("grad can be implicitly created only for scalar outputs")
                 err.tensor = t  # for gradcli anomaly: which tensor, created where
+                err.autograd_kind = "implicit-grad"
                 raise err
             if not t.dtype.is_floating_point:
-                raise RuntimeError(
+                err = RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
                 )
+                err.autograd_kind = "implicit-grad"  # for gradcli anomaly
+                raise err
             g = backend.xp_of(t._data).ones_like(t._data)
         else:
             if not isinstance(g, Tensor):  # a number or nested list, as torch.tensor(g) reads it

@@ -18,7 +18,7 @@ from .. import backend
 from ..tensor import SavedOutput, Tensor, wrap
 from . import grad_mode
 from .backward import edge_of
-from .node import FREED_MESSAGE, Node, version_error
+from .node import Node, freed_error, leaf_error, version_error
 
 ONCE_DIFFERENTIABLE_MESSAGE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
@@ -79,7 +79,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self) -> tuple:
         saved = self.__dict__.get("_saved_entries", ())
         if saved is None:
-            raise RuntimeError(FREED_MESSAGE)
+            raise freed_error()
         out = []
         for t, version in saved:
             if t.__class__ is SavedOutput:
@@ -350,7 +350,7 @@ def _differentiable_output(ctx, out: Tensor, nr: int, is_input: bool, is_dirty: 
     returned as-is turned into a view of it, anything else given the node as grad_fn."""
     if is_dirty:
         if out._rg and out.grad_fn is None:
-            raise RuntimeError(DIRTY_LEAF_MESSAGE)
+            raise leaf_error(out, message=DIRTY_LEAF_MESSAGE)
         if not is_input:
             warnings.warn(DIRTY_NOT_INPUT_WARNING, UserWarning, stacklevel=4)
         if out._base is not None and num_outputs > 1:

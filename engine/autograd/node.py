@@ -23,13 +23,22 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
-def leaf_error(leaf, through_view: bool = False) -> RuntimeError:
-    """PyTorch's error for an in-place change of a leaf that requires grad (or of a view of one).
+def leaf_error(leaf, through_view: bool = False, message: str | None = None) -> RuntimeError:
+    """PyTorch's error for an in-place change of a leaf that requires grad (or of a view of one);
+    `message` where PyTorch words it otherwise (a custom Function's `mark_dirty`).
 
-    The error carries the leaf (`.tensor`) so gradcli anomaly can name it.
+    The error carries the leaf (`.tensor`) and its kind (`.autograd_kind`) for gradcli anomaly.
     """
-    err = RuntimeError(VIEW_OF_LEAF_MESSAGE if through_view else LEAF_MESSAGE)
+    err = RuntimeError(message or (VIEW_OF_LEAF_MESSAGE if through_view else LEAF_MESSAGE))
     err.tensor = leaf
+    err.autograd_kind = "view-of-leaf-inplace" if through_view else "leaf-inplace"
+    return err
+
+
+def freed_error() -> RuntimeError:
+    """PyTorch's error for saved values used after backward freed them (kind `freed`, for gradcli)."""
+    err = RuntimeError(FREED_MESSAGE)
+    err.autograd_kind = "freed"
     return err
 
 

@@ -96,7 +96,13 @@ def _view_inplace_error(fn: Node | None, output_nr: int, meta: str, indirect: bo
         head = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
     else:
         head = f"Output {output_nr} of {short_name(fn)} is a view and {what} modified inplace."
-    return RuntimeError(head + VIEW_INPLACE_TAILS[meta])
+    err = RuntimeError(head + VIEW_INPLACE_TAILS[meta])
+    no_grad_view = meta == NO_GRAD_MODE or fn is None
+    # for gradcli anomaly: what the error is, without its words
+    err.autograd_kind = (
+        ("no-grad-view-changed" if indirect else "no-grad-view-inplace") if no_grad_view else "view-inplace"
+    )
+    return err
 
 
 def _write(t: Tensor, data) -> None:

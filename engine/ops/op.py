@@ -15,7 +15,7 @@ import numpy
 from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
-from ..autograd.node import FREED_MESSAGE, Node, version_error
+from ..autograd.node import Node, freed_error, version_error
 from ..tensor import SavedOutput, Tensor, VersionCounter
 from .creation import tensor as make_tensor
 from .promotion import promoted
@@ -45,7 +45,7 @@ class FormulaNode(Node):
     def unpack(self, as_tensors: bool) -> list:
         saved = self._saved
         if saved is None:
-            raise RuntimeError(FREED_MESSAGE)
+            raise freed_error()
         out = []
         for value, version in zip(saved, self._versions):
             if version is None:
@@ -147,7 +147,7 @@ def _saved_property(name, index, is_attr, freed=False):
 def _freed_attr(node, index):
     """An attr PyTorch saves as a tensor: readable until the node is freed, as torch's is."""
     if node._saved is None:
-        raise RuntimeError(FREED_MESSAGE)
+        raise freed_error()
     return node._attrs[index]
 
 

@@ -1,25 +1,32 @@
 """The error findings: which anomaly the exception that ended the script is, if it is one.
 
-`classify` recognises the engine's errors (by the attributes it sets on them, or their words)
-and builds the finding for each kind: inplace-modified-saved, backward-twice, leaf-inplace,
-no-grad-view-inplace, nan/inf-in-backward (`gradcli.anomaly.nonfinite`), implicit-grad-nonscalar, backward-error
-and autograd-error. Anything else is not about autograd: `classify` returns None.
+`classify` recognises the engine's errors by the attributes the engine sets where it raises
+them, never by their words (PyTorch's, which may change): `saved_tensor` (a saved tensor
+modified in place), `anomaly_node` (raised in that node's backward) and `autograd_kind`:
+
+- "freed": backward through freed saved values -> backward-twice
+- "leaf-inplace", "view-of-leaf-inplace" (with `tensor`, the leaf) -> leaf-inplace
+- "no-grad-view-inplace" (with `tensor`, the view), "no-grad-view-changed" -> no-grad-view-inplace
+- "implicit-grad" (with `tensor` for a non-scalar) -> implicit-grad-nonscalar
+
+The NaN error of the engine's check_nan (and the instrument's Inf twin) is read from its
+message, `NONFINITE_MESSAGE`, which carries the output index -> nan/inf-in-backward
+(`gradcli.anomaly.nonfinite`). Any other error in a node's backward is a backward-error,
+any other RuntimeError from engine.autograd an autograd-error; anything else is not about
+autograd: `classify` returns None.
 """
 
 from __future__ import annotations
 
-import os
 import types
 
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
 from .names import TensorNames, definition
 from .nonfinite import NONFINITE_MESSAGE, backward_finding
-from .sites import Sites, innermost_tb, node_site, raise_site, user_tb_frames
+from .sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .stats import shape_of
 
-_IMPLICIT_PREFIX = "grad can be implicitly created only for"
-_NO_GRAD_VIEW = "created in no_grad mode and "  # in each of torch's three forms of that error
 #: engine.tensor methods whose errors are about autograd (requires_grad rules, hooks, .numpy()).
 _AUTOGRAD_TENSOR_FUNCTIONS = frozenset(
     {
@@ -46,9 +53,8 @@ def classify(
             backward.role = "raised here"
             finding.related.append(backward)
         return finding
-    from engine.autograd.node import FREED_MESSAGE, LEAF_MESSAGE, VIEW_OF_LEAF_MESSAGE
-
     node = getattr(exc, "anomaly_node", None)
+    kind = getattr(exc, "autograd_kind", None)
     message = str(exc)
     frames = [frame for frame, _ in user_tb_frames(exc.__traceback__)]
     names = TensorNames(module, frames)
@@ -56,16 +62,16 @@ def classify(
     if isinstance(exc, RuntimeError):
         if getattr(exc, "saved_tensor", None) is not None:
             return _modified_saved(exc, node, here, sites, names)
-        if message.startswith(FREED_MESSAGE[:60]):
+        if kind == "freed":
             return _backward_twice(exc, node, here, instrument, sites)
-        if message in (LEAF_MESSAGE, VIEW_OF_LEAF_MESSAGE):
-            return _leaf_inplace(exc, message, here, sites, names)
-        if _NO_GRAD_VIEW in message and "modified inplace with grad mode enabled" in message:
-            return _no_grad_view_inplace(exc, message, here, sites, names)
+        if kind in ("leaf-inplace", "view-of-leaf-inplace"):
+            return _leaf_inplace(exc, kind == "view-of-leaf-inplace", here, sites, names)
+        if kind in ("no-grad-view-inplace", "no-grad-view-changed"):
+            return _no_grad_view_inplace(exc, kind == "no-grad-view-changed", message, here, sites, names)
         match = NONFINITE_MESSAGE.match(message)
         if match and node is not None:
-            return backward_finding(match, node, here, instrument, sites)
-        if message.startswith(_IMPLICIT_PREFIX):
+            return backward_finding(match, node, here, instrument.nonfinite.get(id(node), {}), sites)
+        if kind == "implicit-grad":
             return _implicit_nonscalar(exc, message, here, sites, names)
     if node is not None:
         return _with_node(
@@ -97,14 +103,11 @@ def _first_line(message: str) -> str:
 
 
 def _raised_by_autograd(exc: BaseException) -> bool:
-    from engine.autograd import anomaly
-
-    filename, function = innermost_tb(exc.__traceback__)
-    engine_dir = os.path.dirname(os.path.dirname(os.path.abspath(anomaly.__file__)))
-    absolute = os.path.abspath(filename)
-    if absolute.startswith(os.path.join(engine_dir, "autograd") + os.sep):
+    """Raised in engine.autograd, or in one of engine.tensor's autograd methods (by module name)."""
+    module, function = raised_in(exc.__traceback__)
+    if module.startswith("engine.autograd."):
         return True
-    return absolute == os.path.join(engine_dir, "tensor.py") and function in _AUTOGRAD_TENSOR_FUNCTIONS
+    return module == "engine.tensor" and function in _AUTOGRAD_TENSOR_FUNCTIONS
 
 
 def _with_node(finding: Finding, node, sites: Sites, role: str | None = None) -> Finding:
@@ -192,10 +195,11 @@ def _backward_twice(exc, node, here: Location | None, instrument: Instrument, si
     return finding
 
 
-def _leaf_inplace(exc, message, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
+def _leaf_inplace(
+    exc, through_view: bool, here: Location | None, sites: Sites, names: TensorNames
+) -> Finding:
     leaf = getattr(exc, "tensor", None)
     name = names.of(leaf)
-    through_view = message.startswith("a view of")
     related = []
     defined = definition(name, sites)
     if defined is not None and (here is None or defined.where != here.where):
@@ -219,7 +223,9 @@ def _leaf_inplace(exc, message, here: Location | None, sites: Sites, names: Tens
     )
 
 
-def _no_grad_view_inplace(exc, message, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
+def _no_grad_view_inplace(
+    exc, base_changed: bool, message: str, here: Location | None, sites: Sites, names: TensorNames
+) -> Finding:
     view = getattr(exc, "tensor", None)
     name = names.of(view)
     related = []
@@ -227,7 +233,6 @@ def _no_grad_view_inplace(exc, message, here: Location | None, sites: Sites, nam
     if defined is not None and (here is None or defined.where != here.where):
         defined.role = f"{name} made (under no_grad)"
         related.append(defined)
-    later = "its base or another view of its base has been" in message
     what = name or "a view"
     return Finding(
         "no-grad-view-inplace",
@@ -235,7 +240,7 @@ def _no_grad_view_inplace(exc, message, here: Location | None, sites: Sites, nam
         (
             f"{what} was made under no_grad and its storage was then changed in place; "
             "its history is lost, so grad mode can't use it"
-            if later
+            if base_changed
             else f"in-place op with grad mode on, on {what}, a view made under no_grad: "
             "whether the change should be tracked is ambiguous"
         ),

@@ -63,7 +63,10 @@ class TensorStats:
 
 @dataclass
 class Finding:
-    """One anomaly: its kind, what happened, the culprit line, and the lines related to it."""
+    """One anomaly: its kind, what happened, the culprit line, and the lines related to it.
+
+    Fields are in the order of the JSON schema (`gradcli.render.anomaly`), which is `asdict` of this.
+    """
 
     kind: str
     severity: str  # ERROR or WARNING
@@ -71,9 +74,9 @@ class Finding:
     location: Location | None
     related: list[Location] = field(default_factory=list)
     hint: str | None = None
+    count: int = 1  # how many times it happened (a warning in a loop)
     details: dict[str, Any] = field(default_factory=dict)
     stats: list[TensorStats] = field(default_factory=list)
-    count: int = 1  # how many times it happened (a warning in a loop)
 
     def __post_init__(self) -> None:
         self.related = unique_locations(self.related)
@@ -93,15 +96,16 @@ def unique_locations(locations: list[Location]) -> list[Location]:
 
 @dataclass
 class ScriptFailure:
-    """Why the script could not run, or the exception unrelated to autograd that ended it."""
+    """Why the script could not run, or the exception unrelated to autograd that ended it (fields in
+    the JSON schema's order)."""
 
     reason: (
         str  # "not-found", "not-a-file", "unreadable", "syntax-error", "exception", "exit-status", "device"
     )
     message: str
+    exception: str | None = None  # the exception's type name
     location: Location | None = None
     traceback: list[Location] = field(default_factory=list)  # the user's frames, outermost first
-    exception: str | None = None  # the exception's type name
 
 
 @dataclass

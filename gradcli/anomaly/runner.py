@@ -7,15 +7,9 @@ user's frames of the traceback only.
 
 from __future__ import annotations
 
-import builtins
-import linecache
-import os
-import sys
 import time
-import types
-from collections.abc import Iterator
-from contextlib import contextmanager
 
+from ..running import CannotRun, compile_file, main_module, running, using_device
 from .error_kinds import classify
 from .findings import Location, Report, ScriptFailure
 from .instrument import Instrument, instrumented
@@ -32,29 +26,29 @@ def run_script(
     check_forward: bool = False,
 ) -> Report:
     """Run `path` as `__main__` under instrumented anomaly mode; never raises for the user's errors."""
-    import engine
     from engine.backend import CudaUnavailable
-
-    from ..loading import using_device
 
     started = time.perf_counter()
     args = list(args or [])
     report = Report(path, [path, *args], device, seed, check_forward)
-    abspath = os.path.abspath(path)
-    sites = Sites(abspath, path)
-    code = _compile(path, abspath, report)
-    if code is None:
+    try:
+        user = compile_file(path, "script")
+    except CannotRun as exc:
+        report.failure = _cannot_run(exc)
         report.elapsed = time.perf_counter() - started
         return report
+    sites = Sites(user.abspath, path)
     instrument = Instrument(sites, check_forward)
     module = None
     try:
-        with using_device(device), _as_main(abspath, report.argv) as module:
-            if seed is not None:
-                engine.manual_seed(seed)
+        with (
+            using_device(device),
+            main_module(user.abspath) as module,
+            running(user, seed=seed, argv=report.argv),
+        ):
             try:
                 with instrumented(instrument):
-                    exec(code, module.__dict__)
+                    exec(user.code, module.__dict__)
                 report.completed = True
             except SystemExit as exc:
                 status = exc.code
@@ -64,9 +58,9 @@ def run_script(
                     report.failure = ScriptFailure(
                         "exit-status",
                         f"the script exited with status {status}",
+                        "SystemExit",
                         raise_site(exc, sites),
                         user_traceback(exc, sites),
-                        "SystemExit",
                     )
             except KeyboardInterrupt:
                 raise
@@ -83,55 +77,13 @@ def run_script(
     return report
 
 
-@contextmanager
-def _as_main(abspath: str, argv: list[str]) -> Iterator[types.ModuleType]:
-    """A fresh `__main__` module, `sys.argv` and `sys.path[0]` as `python SCRIPT ARGS` sets them."""
-    module = types.ModuleType("__main__")
-    module.__file__ = abspath
-    module.__builtins__ = builtins
-    module.__cached__ = None
-    saved_main = sys.modules.get("__main__")
-    saved_argv = sys.argv
-    folder = os.path.dirname(abspath)
-    sys.modules["__main__"] = module
-    sys.argv = list(argv)
-    sys.path.insert(0, folder)
-    try:
-        yield module
-    finally:
-        sys.argv = saved_argv
-        if saved_main is not None:
-            sys.modules["__main__"] = saved_main
-        try:
-            sys.path.remove(folder)
-        except ValueError:
-            pass
-
-
-def _compile(path: str, abspath: str, report: Report):
-    """The script's code object, or None with `report.failure` saying why it cannot run."""
-    if not os.path.exists(abspath):
-        report.failure = ScriptFailure("not-found", f"{path}: file not found")
-        return None
-    if os.path.isdir(abspath):
-        report.failure = ScriptFailure("not-a-file", f"{path}: is a directory, not a script")
-        return None
-    try:
-        with open(abspath, "rb") as handle:
-            source = handle.read()
-        return compile(source, abspath, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        line = exc.lineno
-        location = None
-        if line is not None:
-            text = (exc.text or linecache.getline(abspath, line)).strip() or None
-            location = Location(path, line, None, text)
-        report.failure = ScriptFailure(
-            "syntax-error", f"syntax error: {exc.msg}", location, [], "SyntaxError"
-        )
-    except (OSError, ValueError) as exc:  # unreadable, or null bytes
-        report.failure = ScriptFailure("unreadable", f"{path}: cannot read the script: {exc}")
-    return None
+def _cannot_run(exc: CannotRun) -> ScriptFailure:
+    """The failure for a script that cannot be compiled; a syntax error's line is its location."""
+    if exc.reason != "syntax-error":
+        return ScriptFailure(exc.reason, exc.headline)
+    text = (exc.source_line or "").strip() or None
+    location = Location(exc.file, exc.line, None, text) if exc.line is not None else None
+    return ScriptFailure(exc.reason, exc.message, "SyntaxError", location)
 
 
 def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
@@ -139,5 +91,5 @@ def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
     text = str(exc)
     message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return ScriptFailure(
-        "exception", message, raise_site(exc, sites), user_traceback(exc, sites), type(exc).__name__
+        "exception", message, type(exc).__name__, raise_site(exc, sites), user_traceback(exc, sites)
     )

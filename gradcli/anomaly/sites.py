@@ -1,7 +1,8 @@
 """Lines of the user's code: raw `(code, lineno)` sites and tracebacks turned into Locations.
 
-Frames of the engine, gradcli, the standard library and site-packages are not the user's
-(`engine.autograd.anomaly.is_internal_file`) and are trimmed from tracebacks.
+Frames of the engine, gradcli, the standard library and site-packages are not the user's and
+are trimmed from tracebacks: the engine's one rule, `engine.autograd.anomaly.is_internal_file`,
+with gradcli's folder registered (`gradcli.running`).
 """
 
 from __future__ import annotations
@@ -63,12 +64,11 @@ def user_tb_frames(tb) -> list[tuple[types.FrameType, int]]:
     return out
 
 
-def innermost_tb(tb) -> tuple[str, str]:
-    """(filename, function) of the frame that raised."""
+def raised_in(tb) -> tuple[str, str]:
+    """(module name, function) of the frame that raised."""
     while tb.tb_next is not None:
         tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return code.co_filename, code.co_name
+    return tb.tb_frame.f_globals.get("__name__", ""), tb.tb_frame.f_code.co_name
 
 
 def user_traceback(exc: BaseException, sites: Sites) -> list[Location]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import types
 
+from ..plurals import noun
 from .findings import WARNING, Finding
 from .instrument import GradState, Instrument, LeafUse
 from .names import TensorNames, definition
@@ -45,7 +46,6 @@ def _accumulation_warnings(instrument: Instrument, sites: Sites, names: TensorNa
             if defined is not None:
                 related.append(defined)
         calls = max(s.longest for s in states)
-        plural = "s" if len(labels) > 1 else ""
         findings.append(
             Finding(
                 "grad-accumulation",
@@ -54,7 +54,7 @@ def _accumulation_warnings(instrument: Instrument, sites: Sites, names: TensorNa
                 f"no zeroing in between: backward adds into .grad, so each step used the sum of all gradients so far",
                 sites.location(site),
                 related,
-                hint=f"zero the gradient{plural} once per iteration (`x.grad.zero_()`, `x.grad = None`, or "
+                hint=f"zero the {noun(len(labels), 'gradient')} once per iteration (`x.grad.zero_()`, `x.grad = None`, or "
                 "`optimizer.zero_grad()`); if accumulating is intended, zero after each optimizer step",
                 details={"tensors": labels, "backward_calls": calls},
                 count=calls,

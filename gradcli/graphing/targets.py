@@ -14,7 +14,7 @@ import engine
 from engine import backend
 
 from .. import loading
-from ..loading import LoadError
+from ..running import LoadError, user_error, using_device
 from .model import Graph
 from .names import NameIndex
 from .nodes import is_tensor
@@ -28,7 +28,7 @@ def load_graph(path: str, *, target: str | None = None, device: str = "cpu", see
     file and line where there is one.
     """
     try:
-        with loading.using_device(device):
+        with using_device(device):
             loaded = loading.load_file(path, seed=seed, require_cases=False)
             targets, names, source = find_targets(loaded, target, seed=seed)
     except backend.CudaUnavailable as exc:
@@ -131,7 +131,7 @@ def _case_targets(
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # user code: a LoadError naming its line
-            raise loading.user_error(
+            raise user_error(
                 f"exception while running case {case.name!r}",
                 exc,
                 loaded.path,

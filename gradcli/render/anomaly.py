@@ -43,7 +43,6 @@ culprit)::
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import linecache
 import os
@@ -57,6 +56,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..anomaly import ERROR, Finding, Location, Report, ScriptFailure, TensorStats
+from ..plurals import plural
+from .jsonable import as_json
 
 SCHEMA = "gradcli.anomaly/1"
 #: Lines of context shown around a culprit line.
@@ -87,40 +88,10 @@ def json_document(report: Report, *, strict: bool = False) -> str:
             "warnings": len(report.warnings),
             "elapsed": round(report.elapsed, 4),
         },
-        "failure": _failure_json(report.failure),
-        "findings": [finding_json(f) for f in findings],
+        "failure": None if report.failure is None else as_json(report.failure),
+        "findings": [as_json(f) for f in findings],
     }
     return json.dumps(document, indent=2)
-
-
-def _location_json(location: Location | None) -> dict | None:
-    return None if location is None else dataclasses.asdict(location)
-
-
-def finding_json(finding: Finding) -> dict[str, Any]:
-    return {
-        "kind": finding.kind,
-        "severity": finding.severity,
-        "message": finding.message,
-        "location": _location_json(finding.location),
-        "related": [_location_json(r) for r in finding.related],
-        "hint": finding.hint,
-        "count": finding.count,
-        "details": finding.details,
-        "stats": [dataclasses.asdict(s) for s in finding.stats],
-    }
-
-
-def _failure_json(failure: ScriptFailure | None) -> dict | None:
-    if failure is None:
-        return None
-    return {
-        "reason": failure.reason,
-        "message": failure.message,
-        "exception": failure.exception,
-        "location": _location_json(failure.location),
-        "traceback": [_location_json(t) for t in failure.traceback],
-    }
 
 
 # ---------------------------------------------------------------------- human output
@@ -305,16 +276,14 @@ def summary_text(report: Report, strict: bool = False) -> Text:
     errors, warns = len(report.errors), len(report.warnings)
     timing = f" ({report.elapsed:.2f}s)"
     if report.failure is not None:
-        counted = f"; {warns} warning{'s' if warns != 1 else ''} before that" if warns else ""
+        counted = f"; {plural(warns, 'warning')} before that" if warns else ""
         return Text(f"{report.script} could not be run or failed{counted}{timing}", style="bold red")
     if not errors and not warns:
         return Text(f"no anomalies in {report.script}{timing}", style="green")
     parts = []
     if errors:
-        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+        parts.append(plural(errors, "error"))
     if warns:
-        parts.append(
-            f"{warns} warning{'s' if warns != 1 else ''}" + (" (--strict)" if strict and not errors else "")
-        )
+        parts.append(plural(warns, "warning") + (" (--strict)" if strict and not errors else ""))
     style = "bold red" if errors or strict else "yellow"
     return Text(f"{', '.join(parts)} in {report.script}{timing}", style=style)

@@ -25,7 +25,7 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
         "pairs": [{
           "input": str, "output": str, "input_index": int, "output_index": int, "order": int, "passed": bool,
           "input_shape": [int], "output_shape": [int], "jacobian_shape": [int],
-          "max_abs_err": float, "max_rel_err": float,
+          "max_abs_err": float, "max_rel_err": float,   # max_rel_err "inf": undefined (a numerical 0)
           "worst_input_index": [int] | null, "worst_output_index": [int] | null,
           "numerical": float | null, "analytical": float | null,
           "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}]
@@ -38,12 +38,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -53,7 +51,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..checking import CaseResult, PairResult, Settings
-from ..loading import LoadError
+from ..plurals import plural
+from ..running import LoadError
+from .jsonable import as_json
 
 SCHEMA = "gradcli.check/1"
 #: Failing entries shown per input in a failure's side-by-side table.
@@ -61,20 +61,10 @@ MISMATCH_ROWS = 5
 #: Lines of a custom backward's source shown under a failure.
 SOURCE_LINES = 15
 PROGRESS_DELAY = 1.0
-#: Shown as "-": a relative error against a numerical derivative of 0 is divided by a tiny floor.
-HUGE = 1e100
+#: What --json leaves out of a CaseResult: --debug's traceback, the source lines shown to people.
+CASE_JSON_LEAVES_OUT = frozenset({"traceback", "source"})
 
 PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
-
-
-def make_console(stream: TextIO | None = None) -> Console:
-    """A console on `stream`; off a terminal: no colour, ASCII, wide enough for the tables."""
-    stream = stream if stream is not None else sys.stdout
-    plain = dict(highlight=False, markup=False, emoji=False)  # user text may contain [brackets]
-    console = Console(file=stream, **plain)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(file=stream, width=120, **plain)
-    return console
 
 
 # ----------------------------------------------------------------------- human output
@@ -120,7 +110,7 @@ def print_file_results(console: Console, path: str, results: list[CaseResult]) -
                 pair.input,
                 _shape(pair.input_shape),
                 _num(pair.max_abs_err),
-                _num(pair.max_rel_err),
+                _rel_err(pair),
                 _index(pair.worst_input_index),
                 _verdict(pair.passed),
                 mode,
@@ -199,8 +189,9 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) 
         if pair.worst_output_index is not None:
             where += f" of {_entry(pair.output, pair.worst_output_index)}"
     errors = f"max abs err {_num(pair.max_abs_err)}"
-    if _num(pair.max_rel_err) != "-":
-        errors += f", max rel err {_num(pair.max_rel_err)}"
+    relative = _rel_err(pair)
+    if relative != "-":
+        errors += f", max rel err {relative}"
     console.print(f"  {label}: {errors}{where}")
     if not pair.mismatches:
         return
@@ -266,7 +257,7 @@ def summary_line(passed: int, failed: int, errors: int, elapsed: float) -> str:
     if failed:
         parts.append(f"{failed} failed")
     if errors:
-        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+        parts.append(plural(errors, "error"))
     if not parts:
         parts.append("no cases ran")
     return f"{', '.join(parts)} in {elapsed:.2f}s"
@@ -339,90 +330,13 @@ def json_document(
             "total": len(results),
             "elapsed": elapsed,
         },
-        "settings": {
-            **_settings_json(settings),
-            "device": device,
-            "seed": seed,
-            "pattern": pattern,
-        },
+        "settings": {**as_json(settings), "device": device, "seed": seed, "pattern": pattern},
         "errors": [
             {"file": e.file, "line": e.line, "message": e.message, "source": e.source_line} for e in errors
         ],
-        "cases": [_case_json(r) for r in results],
+        "cases": [as_json(r, leave_out=CASE_JSON_LEAVES_OUT) for r in results],
     }
-    return json.dumps(_finite(document), indent=2)
-
-
-def _settings_json(settings: Settings) -> dict[str, Any]:
-    return {
-        "order": settings.order,
-        "fast": settings.fast,
-        "eps": settings.eps,
-        "atol": settings.atol,
-        "rtol": settings.rtol,
-        "nondet_tol": settings.nondet_tol,
-    }
-
-
-def _case_json(result: CaseResult) -> dict[str, Any]:
-    return {
-        "file": result.file,
-        "name": result.name,
-        "line": result.line,
-        "passed": result.passed,
-        "order": result.order,
-        "mode": result.mode,
-        "localized": result.localized,
-        "device": result.device,
-        "dtype": result.dtype,
-        "upcast": result.upcast,
-        "elapsed": result.elapsed,
-        "differentiable_elements": result.differentiable_elements,
-        "settings": _settings_json(result.settings),
-        "problems": [{"message": p.message, "file": p.file, "line": p.line} for p in result.problems],
-        "backwards": [{"function": b.function, "file": b.file, "line": b.line} for b in result.backwards],
-        "pairs": [_pair_json(p) for p in result.pairs],
-    }
-
-
-def _pair_json(pair: PairResult) -> dict[str, Any]:
-    return {
-        "input": pair.input,
-        "output": pair.output,
-        "input_index": pair.input_index,
-        "output_index": pair.output_index,
-        "order": pair.order,
-        "passed": pair.passed,
-        "input_shape": list(pair.input_shape),
-        "output_shape": list(pair.output_shape),
-        "jacobian_shape": list(pair.jacobian_shape),
-        "max_abs_err": pair.max_abs_err,
-        "max_rel_err": pair.max_rel_err,
-        "worst_input_index": _list_or_none(pair.worst_input_index),
-        "worst_output_index": _list_or_none(pair.worst_output_index),
-        "numerical": pair.numerical,
-        "analytical": pair.analytical,
-        "mismatches": [
-            {
-                "output_index": list(m.output_index),
-                "input_index": list(m.input_index),
-                "numerical": m.numerical,
-                "analytical": m.analytical,
-            }
-            for m in pair.mismatches
-        ],
-    }
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: write them as strings."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(document, indent=2)  # the records' nan/inf already made finite by as_json
 
 
 # --------------------------------------------------------------------------- helpers
@@ -460,10 +374,6 @@ def _shape(shape: tuple) -> str:
     return str(tuple(shape))
 
 
-def _list_or_none(value: tuple | None) -> list | None:
-    return None if value is None else list(value)
-
-
 def _num(value: float | None, digits: int = 2) -> str:
     if value is None:
         return "-"
@@ -471,6 +381,12 @@ def _num(value: float | None, digits: int = 2) -> str:
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if abs(value) >= HUGE:
-        return "-"  # a relative error against a numerical derivative of exactly 0: undefined
     return f"{value:.{digits}e}"
+
+
+def _rel_err(pair: PairResult) -> str:
+    """The max relative error; "-" where it is undefined (inf from a numerical derivative of 0,
+    told from an infinite error by a finite absolute one)."""
+    if math.isinf(pair.max_rel_err) and math.isfinite(pair.max_abs_err):
+        return "-"
+    return _num(pair.max_rel_err)

@@ -68,7 +68,9 @@ from rich.console import Console
 from rich.text import Text
 
 from ..graphing import Constant, Graph, GraphNode, Saved, TensorMeta
-from .check import make_console
+from ..plurals import noun, plural
+from .console import make_console
+from .jsonable import as_json, finite
 
 SCHEMA = "gradcli.graph/1"
 #: Levels the tree draws when --depth is not given (dot and json are complete by default).
@@ -218,9 +220,7 @@ def tree_lines(
             continue
         if level + 1 >= limit:
             more = len(edges)
-            lines.append(
-                [(rest + elbow, ""), (f"... {more} input{'s' if more != 1 else ''} below (--depth)", "dim")]
-            )
+            lines.append([(rest + elbow, ""), (f"... {plural(more, 'input')} below (--depth)", "dim")])
             continue
         last = len(edges) - 1
         for k in range(last, -1, -1):
@@ -325,24 +325,23 @@ def summary_line(graph: Graph) -> str:
     """'9 nodes (4 leaves), 6 saved tensors holding 72 B, depth 5', plus warnings."""
     s = graph.summary
     parts = [
-        f"{s.nodes:,} node{'s' if s.nodes != 1 else ''} ({s.leaves:,} lea{'ves' if s.leaves != 1 else 'f'})"
+        f"{plural(s.nodes, 'node', thousands=True)} ({plural(s.leaves, 'leaf', 'leaves', thousands=True)})"
     ]
     if s.constants:
-        parts.append(f"{s.constants:,} constant{'s' if s.constants != 1 else ''}")
+        parts.append(plural(s.constants, "constant", thousands=True))
     parts.append(
-        f"{s.saved_tensors:,} saved tensor{'s' if s.saved_tensors != 1 else ''} holding {format_bytes(s.saved_bytes)}"
+        f"{plural(s.saved_tensors, 'saved tensor', thousands=True)} holding {format_bytes(s.saved_bytes)}"
     )
     parts.append(f"depth {s.depth:,}")
     text = ", ".join(parts)
     if s.stale_saved:
         text += (
-            f"; {s.stale_saved} saved tensor{'s were' if s.stale_saved != 1 else ' was'} modified in "
+            f"; {plural(s.stale_saved, 'saved tensor')} {noun(s.stale_saved, 'was', 'were')} modified in "
             "place: backward will fail"
         )
     if s.freed_nodes:
-        many = s.freed_nodes != 1
         text += (
-            f"; {s.freed_nodes} node{'s' if many else ''} already freed {'their' if many else 'its'} saved "
+            f"; {plural(s.freed_nodes, 'node')} already freed {noun(s.freed_nodes, 'its', 'their')} saved "
             "tensors (a second backward through them will fail)"
         )
     return text
@@ -519,7 +518,6 @@ def graph_dict(graph: Graph, *, depth: int | None = None) -> dict[str, Any]:
                     },
                 }
             )
-    s = graph.summary
     return {
         "schema": SCHEMA,
         "version": __version__,
@@ -529,17 +527,8 @@ def graph_dict(graph: Graph, *, depth: int | None = None) -> dict[str, Any]:
         "targets_from": graph.targets_from,
         "depth_limit": depth,
         "truncated": not all(kept),
-        "summary": {
-            "nodes": s.nodes,
-            "leaves": s.leaves,
-            "constants": s.constants,
-            "saved_tensors": s.saved_tensors,
-            "saved_bytes": s.saved_bytes,
-            "stale_saved": s.stale_saved,
-            "freed_nodes": s.freed_nodes,
-            "depth": s.depth,
-        },
-        "roots": [{"name": r.name, "node": r.node, "output_nr": r.output_nr} for r in graph.roots],
+        "summary": as_json(graph.summary),
+        "roots": [as_json(r) for r in graph.roots],
         "nodes": nodes,
         "edges": edges,
     }
@@ -553,13 +542,8 @@ def _meta_dict(meta: TensorMeta) -> dict[str, Any]:
     }
 
 
-def _finite(value: float | None) -> float | str | None:
-    if value is None or math.isfinite(value):
-        return value
-    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-
-
 def _node_dict(node: GraphNode, kept: list[bool]) -> dict[str, Any]:
+    """Built by hand, not with `as_json`: once per node, and asdict costs ~25x a dict literal."""
     leaf = node.leaf
     return {
         "id": node.id,
@@ -575,7 +559,7 @@ def _node_dict(node: GraphNode, kept: list[bool]) -> dict[str, Any]:
                 "known_from": out.meta.known_from,
                 "names": list(out.names),
                 "retains_grad": out.retains_grad,
-                "grad_norm": _finite(out.grad_norm),
+                "grad_norm": finite(out.grad_norm),
             }
             for out in node.outputs
         ],
@@ -585,7 +569,7 @@ def _node_dict(node: GraphNode, kept: list[bool]) -> dict[str, Any]:
             "requires_grad": leaf.requires_grad,
             "is_leaf": leaf.is_leaf,
             "has_grad": leaf.has_grad,
-            "grad_norm": _finite(leaf.grad_norm),
+            "grad_norm": finite(leaf.grad_norm),
         },
         "hooks": {"pre": node.hooks.pre, "post": node.hooks.post, "tensor": node.hooks.tensor},
         "saved_freed": node.saved_freed,

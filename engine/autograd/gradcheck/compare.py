@@ -6,6 +6,8 @@ and a pair that disagrees there is localised by computing its full Jacobians.
 
 from __future__ import annotations
 
+import math
+
 import numpy
 
 from .analytical import full_analytical
@@ -13,8 +15,6 @@ from .messages import FAST_FAIL_SLOW_OK_MSG, fast_mode_mismatch, jacobian_mismat
 from .numerical import numerical_jacobians
 from .report import MAX_MISMATCHES, PairReport
 from .state import Abort, CheckState, Options
-
-_TINY = numpy.finfo(numpy.float64).tiny
 
 
 def compare_full(
@@ -49,7 +49,8 @@ def pair_report(
     """Compare two Jacobians entry by entry, vectorised, as torch.allclose(ana, num) does.
 
     The worst entry is the one furthest outside its tolerance, |num - ana| / (atol +
-    rtol |num|) (NaN counts as infinitely far), and mismatches are listed worst first.
+    rtol |num|) (NaN counts as infinitely far), and mismatches are listed worst first. The
+    relative error |num - ana| / |num| is inf where num is 0 and ana is not: undefined there.
     """
     m, n = num.shape
     where = dict(
@@ -75,7 +76,7 @@ def pair_report(
     close = numpy.isclose(ana, num, rtol=opts.rtol, atol=opts.atol)
     with numpy.errstate(all="ignore"):
         diff = numpy.where(num == ana, 0.0, numpy.abs(num - ana))
-        rel = numpy.where(diff == 0, 0.0, diff / numpy.maximum(numpy.abs(num), _TINY))
+        rel = numpy.where(diff == 0, 0.0, diff / numpy.abs(num))
         score = numpy.where(diff == 0, 0.0, diff / (opts.atol + opts.rtol * numpy.abs(num)))
     score = numpy.where(numpy.isnan(score), numpy.inf, score).reshape(-1)
     worst = int(numpy.argmax(score))
@@ -149,7 +150,7 @@ def _fast_pair(state: CheckState, out_rank: int, in_rank: int, num: float, ana: 
         output_shape=tuple(out._data.shape),
         jacobian_shape=(out._data.size, inp._data.size),
         max_abs_err=err,
-        max_rel_err=0.0 if err == 0 else err / max(abs(num), _TINY),
+        max_rel_err=0.0 if err == 0 else (err / abs(num) if num != 0 else math.inf),
         worst_input_index=None,
         worst_output_index=None,
         numerical=num,

@@ -4,17 +4,14 @@ failures and user-code exceptions are written into a report."""
 from __future__ import annotations
 
 import os
-import sysconfig
 import traceback
 from dataclasses import dataclass
 
 from ...tensor import Tensor
+from .. import anomaly
 
 MAX_MISMATCHES = 10  # entries listed in PairReport.mismatches, worst first
 _ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-_LIBRARY_DIRS = tuple(
-    {os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "purelib", "platlib")}
-)
 
 
 class GradcheckError(RuntimeError):
@@ -36,7 +33,7 @@ class PairReport:
     output_shape: tuple
     jacobian_shape: tuple
     max_abs_err: float
-    max_rel_err: float
+    max_rel_err: float  # inf where it is undefined: a numerical derivative of 0, an analytical one not
     worst_input_index: tuple | None
     worst_output_index: tuple | None
     numerical: float | None
@@ -113,9 +110,10 @@ def describe_exception(context: str, exc: BaseException) -> str:
 
 
 def _user_frame(exc: BaseException) -> str | None:
-    """file:line of the innermost traceback frame outside engine/ (and the Python libraries)."""
+    """file:line of the innermost traceback frame in the user's code (anomaly.is_internal_file,
+    the engine's one rule), else the innermost outside engine/ (a library's)."""
     frames = traceback.extract_tb(exc.__traceback__)
     outside = [f for f in frames if not os.path.abspath(f.filename).startswith(_ENGINE_DIR)]
-    preferred = [f for f in outside if not os.path.abspath(f.filename).startswith(_LIBRARY_DIRS)]
+    preferred = [f for f in outside if not anomaly.is_internal_file(f.filename)]
     chosen = preferred or outside
     return f"{chosen[-1].filename}:{chosen[-1].lineno}" if chosen else None

@@ -1,0 +1,55 @@
+"""Exit codes, and the one place where the way a command ended becomes one.
+
+0: all good; 1: a check failed, or an anomaly was found; 2: usage or loading error;
+3: a bug of gradcli itself (one line, the traceback with --debug, as pytest does);
+130: interrupted (Ctrl-C), as a shell reports SIGINT.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+
+from .render.check import print_errors
+from .running import LoadError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out (a bad value, an unavailable device): exit 2."""
+
+
+@contextmanager
+def exit_codes(err: Console, debug: bool, usage: tuple[type[Exception], ...] = ()) -> Iterator[None]:
+    """Turn what the block raises into an exit code, saying why on `err`.
+
+    UsageError (and the `usage` types) -> 2 with "error: ..."; LoadError -> 2 with the file and
+    line; KeyboardInterrupt -> 130; any other exception is a bug of gradcli -> 3. typer.Exit,
+    the command's own exit code, passes through.
+    """
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except (UsageError, *usage) as exc:
+        err.print(f"error: {exc}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except LoadError as exc:
+        print_errors(err, [exc], debug)
+        raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        err.print("interrupted", soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except Exception as exc:
+        if debug:
+            err.print(traceback.format_exc().rstrip(), soft_wrap=True)
+        err.print(
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_INTERNAL) from None

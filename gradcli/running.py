@@ -1,0 +1,217 @@
+"""Running a user's file as `python FILE` would: compiled from its bytes, its folder first on
+sys.path, engine seeded and on the chosen device.
+
+`gradcli check` and `gradcli graph` run a file as a fresh module (`gradcli.loading`),
+`gradcli anomaly` runs a script as `__main__` with its own argv (`gradcli.anomaly.runner`);
+both go through here. A file that cannot be run, or user code that raises, becomes a
+`LoadError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import os
+import sys
+import traceback
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+class LoadError(Exception):
+    """A user file that cannot be checked (exit code 2): what went wrong, where, and the cause."""
+
+    def __init__(
+        self,
+        message: str,
+        file: str | None,
+        line: int | None = None,
+        source_line: str | None = None,
+        cause: BaseException | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.source_line = source_line
+        self.cause = cause
+
+    @property
+    def location(self) -> str:
+        if self.file is None:
+            return ""
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+    @property
+    def headline(self) -> str:
+        return f"{self.location}: {self.message}" if self.location else self.message
+
+    @property
+    def source_text(self) -> str | None:
+        """The offending line, numbered, as shown under the headline."""
+        if not self.source_line:
+            return None
+        return f"    {self.line} | {self.source_line.strip()}"
+
+    def __str__(self) -> str:
+        return self.headline + (f"\n{self.source_text}" if self.source_text else "")
+
+    def traceback_text(self) -> str | None:
+        """The full traceback of the cause, for --debug."""
+        if self.cause is None:
+            return None
+        return "".join(traceback.format_exception(type(self.cause), self.cause, self.cause.__traceback__))
+
+
+class CannotRun(LoadError):
+    """The file cannot even be compiled; `reason` is one of "not-found", "not-a-file",
+    "unreadable", "syntax-error" (the anomaly schema's failure reasons)."""
+
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        file: str,
+        line: int | None = None,
+        source_line: str | None = None,
+        cause: BaseException | None = None,
+    ):
+        super().__init__(message, file, line, source_line, cause)
+        self.reason = reason
+
+
+@dataclass
+class UserFile:
+    """A compiled user file: the path as given, its absolute path, its code and source lines."""
+
+    path: str
+    abspath: str
+    code: types.CodeType
+    source: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+
+def compile_file(path: str, kind: str) -> UserFile:
+    """Read and compile `path` as Python does (bytes, so a coding declaration is honoured);
+    CannotRun says why not. `kind` names what the file should be ("check file", "script")."""
+    abspath = os.path.abspath(path)
+    if not os.path.exists(abspath):
+        raise CannotRun("not-found", "file not found", path)
+    if os.path.isdir(abspath):
+        raise CannotRun("not-a-file", f"is a directory, not a {kind}", path)
+    try:
+        with open(abspath, "rb") as handle:
+            data = handle.read()
+        code = compile(data, abspath, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        lines = _decode(data).splitlines()
+        line = exc.lineno
+        text = exc.text or (lines[line - 1] if line and line <= len(lines) else None)
+        raise CannotRun(
+            "syntax-error", f"syntax error: {exc.msg}", path, line, source_line=text, cause=exc
+        ) from None
+    except (OSError, ValueError) as exc:  # unreadable, or null bytes
+        raise CannotRun("unreadable", f"cannot read the {kind}: {exc}", path, cause=exc) from None
+    return UserFile(path, abspath, code, _decode(data))
+
+
+def _decode(data: bytes) -> str:
+    """The source text as the compiler read it (its coding declaration, universal newlines)."""
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError):  # a bad declaration or bytes: compile says so
+        return data.decode("utf-8", "replace")
+
+
+def file_module(name: str, abspath: str) -> types.ModuleType:
+    """A fresh module `name` for the file (with the spec an import would give a .py file)."""
+    spec = importlib.util.spec_from_file_location(name, abspath)
+    if spec is not None:
+        return importlib.util.module_from_spec(spec)
+    module = types.ModuleType(name)  # not a .py name: still plain Python
+    module.__file__ = abspath
+    return module
+
+
+@contextmanager
+def main_module(abspath: str) -> Iterator[types.ModuleType]:
+    """A fresh `__main__` module for the file, in sys.modules for the block."""
+    module = types.ModuleType("__main__")
+    module.__file__ = abspath
+    module.__builtins__ = builtins
+    module.__cached__ = None
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        yield module
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+#: gradcli's own package: its frames are never the user's (see `running`).
+GRADCLI_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@contextmanager
+def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) -> Iterator[None]:
+    """For the block: the file's folder first on sys.path, `argv` as sys.argv (when given) and
+    engine seeded with `seed` (unless None), as `python FILE ARGS` would have them.
+
+    Before any user code runs, gradcli's folder is registered with the engine's rule for the
+    user's frames (`engine.autograd.anomaly.is_internal_file`), which every part of gradcli
+    asks; here rather than at import, so that `gradcli --help` does not import the engine.
+    """
+    import engine
+    from engine.autograd import anomaly
+
+    anomaly.register_internal_root(GRADCLI_DIR)
+    folder = os.path.dirname(user.abspath)
+    saved_argv = sys.argv
+    if argv is not None:
+        sys.argv = list(argv)
+    sys.path.insert(0, folder)
+    try:
+        if seed is not None:
+            engine.manual_seed(seed)
+        yield
+    finally:
+        sys.argv = saved_argv
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+
+
+@contextmanager
+def using_device(device: str) -> Iterator[None]:
+    """Make `device` engine's default for the block (raises engine.backend.CudaUnavailable)."""
+    import engine
+
+    previous = engine.get_default_device()
+    engine.set_default_device(device)
+    try:
+        yield
+    finally:
+        engine.set_default_device(previous)
+
+
+def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:
+    """A LoadError at the innermost frame of the traceback that lies in the user's file."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != abspath:
+        tb = tb.tb_next  # drop gradcli's own frames from what --debug shows
+    if tb is not None:
+        exc.__traceback__ = tb
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == abspath:
+            line = frame.lineno
+    text = lines[line - 1] if line and line <= len(lines) else None
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return LoadError(f"{what}: {detail}", path, line, text, exc)
