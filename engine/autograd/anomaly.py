@@ -271,9 +271,20 @@ def check_nan(node, outputs) -> None:
         data = getattr(g, "_data", g)
         if has_nan(data):
             warn_with_trace(node)
-            err = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
-            err.anomaly_node = node
-            raise err
+            raise nonfinite_error(node, "nan", i)
+
+
+def nonfinite_error(node, what: str, index: int) -> RuntimeError:
+    """torch's error for a backward that returned nan (or inf, for gradcli's check) values.
+
+    Carries `anomaly_node`, `autograd_kind` (`nan-in-backward` / `inf-in-backward`) and
+    `output_index`, so gradcli classifies it without reading its words.
+    """
+    err = RuntimeError(f"Function '{node.name()}' returned {what} values in its {index}th output.")
+    err.anomaly_node = node
+    err.autograd_kind = f"{what}-in-backward"
+    err.output_index = index
+    return err
 
 
 # ------------------------------------------------------------------------- the observer

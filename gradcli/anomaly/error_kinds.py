@@ -9,9 +9,10 @@ modified in place), `anomaly_node` (raised in that node's backward) and `autogra
 - "no-grad-view-inplace" (with `tensor`, the view), "no-grad-view-changed" -> no-grad-view-inplace
 - "implicit-grad" (with `tensor` for a non-scalar) -> implicit-grad-nonscalar
 
-The NaN error of the engine's check_nan (and the instrument's Inf twin) is read from its
-message, `NONFINITE_MESSAGE`, which carries the output index -> nan/inf-in-backward
-(`gradcli.anomaly.nonfinite`). Any other error in a node's backward is a backward-error,
+- "nan-in-backward", "inf-in-backward" (with `output_index`: the engine's check_nan and the
+  instrument's Inf twin) -> nan/inf-in-backward (`gradcli.anomaly.nonfinite`)
+
+Any other error in a node's backward is a backward-error,
 any other RuntimeError from engine.autograd an autograd-error; anything else is not about
 autograd: `classify` returns None.
 """
@@ -23,7 +24,7 @@ import types
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
 from .names import TensorNames, definition
-from .nonfinite import NONFINITE_MESSAGE, backward_finding
+from .nonfinite import backward_finding
 from .sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .stats import shape_of
 
@@ -68,9 +69,8 @@ def classify(
             return _leaf_inplace(exc, kind == "view-of-leaf-inplace", here, sites, names)
         if kind in ("no-grad-view-inplace", "no-grad-view-changed"):
             return _no_grad_view_inplace(exc, kind == "no-grad-view-changed", message, here, sites, names)
-        match = NONFINITE_MESSAGE.match(message)
-        if match and node is not None:
-            return backward_finding(match, node, here, instrument.nonfinite.get(id(node), {}), sites)
+        if kind in ("nan-in-backward", "inf-in-backward") and node is not None:
+            return backward_finding(exc, node, here, instrument.nonfinite.get(id(node), {}), sites)
         if kind == "implicit-grad":
             return _implicit_nonscalar(exc, message, here, sites, names)
     if node is not None:

@@ -14,7 +14,9 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from engine.autograd import anomaly
 from engine.autograd.anomaly import Observer
+from engine.tensor import Tensor
 
 from . import nonfinite
 from .sites import Sites, node_site
@@ -91,8 +93,6 @@ class Instrument(Observer):
 
     # -- forward ------------------------------------------------------------------------
     def forward(self, node, inputs, out, trace) -> None:
-        from engine.tensor import Tensor
-
         site = trace[0] if trace else None
         for x in inputs:
             if isinstance(x, Tensor) and x._rg and x.grad_fn is None:
@@ -106,8 +106,6 @@ class Instrument(Observer):
 
     # -- backward -----------------------------------------------------------------------
     def backward_begin(self, roots, retain_graph, inputs, capture) -> None:
-        from engine.autograd import anomaly
-
         self.backward_calls += 1
         run = self.backward_calls
         self._runs.append(run)
@@ -132,9 +130,7 @@ class Instrument(Observer):
             what = "nan" if any(o is not None and has("nan", array_of(o)) for o in outputs) else "inf"
             self.nonfinite[id(node)] = {"stats": nonfinite.backward_stats(node, grads, outputs), "what": what}
             if what == "inf":  # torch would carry on; stop here, as check_nan does for NaN
-                err = RuntimeError(f"Function '{node.name()}' returned inf values in its {i}th output.")
-                err.anomaly_node = node
-                raise err
+                raise anomaly.nonfinite_error(node, "inf", i)
             return  # NaN: the engine's check_nan raises torch's error right after this
 
     def accumulating(self, variable, g) -> None:
@@ -198,8 +194,6 @@ class Instrument(Observer):
             if state is not None and state.streak >= 2 and state.ref() is tensor:
                 state.used = True  # the script read an accumulated gradient
             return
-        from engine.autograd import anomaly
-
         site = anomaly.user_site()
         key = (site[0].co_filename, site[1]) if site else None
         record = self.nonleaf_reads.get(key)

@@ -7,6 +7,8 @@ import re
 import types
 from typing import Any
 
+from engine.tensor import Tensor
+
 from .findings import Location
 from .sites import Sites
 
@@ -21,8 +23,6 @@ class TensorNames:
         self._by_array: dict[int, str] = {}
 
     def _build(self) -> dict[int, tuple[str, Any]]:
-        from engine.tensor import Tensor
-
         table: dict[int, tuple[str, Any]] = {}
         scopes = [f.f_locals for f in reversed(self.frames)]
         if self.module is not None:

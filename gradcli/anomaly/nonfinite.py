@@ -6,18 +6,10 @@ what was found: the counts and ranges of the tensors involved, the op, and how t
 
 from __future__ import annotations
 
-import re
-
 from .findings import ERROR, AnomalyFound, Finding, Location, TensorStats
 from .names import op_name
 from .sites import Sites, node_site
 from .stats import has, shape_of, tensor_stats
-
-#: The engine's error when a node's backward returned NaN (check_nan) or Inf (the instrument).
-NONFINITE_MESSAGE = re.compile(
-    r"^Function '(?P<node>[^']+)' returned (?P<what>nan|inf) values in its (?P<index>\d+)th output\."
-)
-
 
 # ----------------------------------------------------------------------------- forward
 
@@ -92,11 +84,11 @@ def backward_stats(node, grads, outputs) -> list[TensorStats]:
     return [s for s in stats if s is not None]
 
 
-def backward_finding(match: re.Match, node, here: Location | None, seen: dict, sites: Sites) -> Finding:
+def backward_finding(exc: RuntimeError, node, here: Location | None, seen: dict, sites: Sites) -> Finding:
     """The finding for the engine's NONFINITE_MESSAGE error raised at `node`; `seen` is what the
     instrument recorded there (`Instrument.nonfinite`)."""
-    what = match.group("what")
-    index = int(match.group("index"))
+    what = exc.autograd_kind.split("-")[0]  # nan-in-backward / inf-in-backward
+    index = exc.output_index
     stats = seen.get("stats", [])
     created = sites.location(node_site(node), f"forward op of {node.name()}")
     related = []
