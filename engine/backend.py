@@ -212,6 +212,13 @@ def tensor_type_name(array) -> str:
     return ("engine.cuda." if on_gpu else "engine.") + dtype_of(array).tensor_type
 
 
+def data_ptr(array) -> int:
+    """The address of an array's first element, in host or GPU memory."""
+    if array.__class__ is numpy.ndarray:
+        return array.__array_interface__["data"][0]
+    return array.data.ptr  # a CuPy array's MemoryPointer
+
+
 def is_array(value) -> bool:
     return isinstance(value, (numpy.ndarray, numpy.generic)) or _device_module(value) is not None
 

@@ -16,7 +16,7 @@ from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import FREED_MESSAGE, Node, version_error
-from ..tensor import SavedOutput, Tensor, VersionCounter
+from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved
 from .creation import tensor as make_tensor
 from .promotion import promoted
 
@@ -42,7 +42,9 @@ class FormulaNode(Node):
     attr_names: tuple = ()
     input_names: tuple = ()  # the row's declared inputs (self, other, ...); a variadic row (cat) names one
 
-    def unpack(self, as_tensors: bool) -> list:
+    def unpack(self, as_tensors: bool, in_backward: bool = True) -> list:
+        """The saved values, checked; `in_backward=False` for `_saved_*` reads, which PyTorch
+        lets see a saved input detached in place."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
@@ -51,8 +53,11 @@ class FormulaNode(Node):
             if version is None:
                 out.append(value)
                 continue
-            if value.__class__ is SavedOutput and (as_tensors or value._vc.version != version):
-                value = value.tensor(self)
+            if value.__class__ is SavedOutput:
+                if as_tensors or value._vc.version != version:
+                    value = value.tensor(self)
+            elif in_backward and detached_since_saved(value, version):
+                raise RuntimeError(DETACHED_SAVED_MESSAGE)
             if value._vc.version != version:  # named after its current producer, as PyTorch does
                 raise version_error(value, version, _producer_of(value))
             out.append(value if as_tensors else value._data)
@@ -84,8 +89,9 @@ class FormulaNode(Node):
                     args.append(value)
                 elif value._vc.version == version:
                     args.append(value._data)
-                else:
-                    self.unpack(False)  # raises PyTorch's version error
+                else:  # changed in place, or detached: unpack raises PyTorch's error (or finds it fine)
+                    args = self.unpack(False)
+                    break
             if self._attrs:
                 args.extend(self._attrs)
         formulas = self.formulas
@@ -120,7 +126,7 @@ class FormulaNode(Node):
 
     def _saved_value(self, name):
         i = self.saved_names.index(name)
-        value = self.unpack(True)[i]
+        value = self.unpack(True, in_backward=False)[i]
         return value if value is None or isinstance(value, Tensor) else make_tensor(value)
 
 
