@@ -24,14 +24,26 @@ class dtype:
 
     __slots__ = ("name", "np", "is_floating_point", "itemsize", "tensor_type", "scalar_type", "cpp_name")
 
-    def __init__(self, name: str, np_dtype, is_floating_point: bool, tensor_type: str, cpp_name: str):
+    def __init__(
+        self,
+        name: str,
+        np_dtype,
+        is_floating_point: bool,
+        tensor_type: str,
+        cpp_name: str,
+        itemsize: int | None = None,
+    ):
         self.name = name
         self.np = numpy.dtype(np_dtype)
         self.is_floating_point = is_floating_point
-        self.itemsize = self.np.itemsize
+        self.itemsize = itemsize or self.np.itemsize  # torch's size, where the storage's differs (bfloat16)
         self.tensor_type = tensor_type
         self.scalar_type = tensor_type[: -len("Tensor")]  # as torch's messages name it: Float, Double
         self.cpp_name = cpp_name  # as torch's C++ messages name it: float, double
+
+    @property
+    def is_signed(self) -> bool:
+        return self.np.kind in "if"
 
     def __repr__(self) -> str:
         return f"engine.{self.name}"
@@ -40,31 +52,88 @@ class dtype:
         return self.name
 
 
+# numpy has no bfloat16: its tensors are float32 arrays whose dtype carries this tag, which
+# numpy's elementwise ops and reductions pass on to their results. Values are rounded to
+# bfloat16 where a tensor becomes bfloat16 (creation, conversion); ops compute in float32.
+BFLOAT16_TAG = "bfloat16"
+BFLOAT16_STORAGE = numpy.dtype(numpy.float32, metadata={"engine_dtype": BFLOAT16_TAG})
+
 float32 = dtype("float32", numpy.float32, True, "FloatTensor", "float")
 float64 = dtype("float64", numpy.float64, True, "DoubleTensor", "double")
 float16 = dtype("float16", numpy.float16, True, "HalfTensor", "c10::Half")
+bfloat16 = dtype("bfloat16", BFLOAT16_STORAGE, True, "BFloat16Tensor", "c10::BFloat16", itemsize=2)
 int64 = dtype("int64", numpy.int64, False, "LongTensor", "long int")
 int32 = dtype("int32", numpy.int32, False, "IntTensor", "int")
+int16 = dtype("int16", numpy.int16, False, "ShortTensor", "short int")
+int8 = dtype("int8", numpy.int8, False, "CharTensor", "signed char")
 uint8 = dtype("uint8", numpy.uint8, False, "ByteTensor", "unsigned char")
 bool_ = dtype("bool", numpy.bool_, False, "BoolTensor", "bool")
 
-DTYPES = (float32, float64, float16, int64, int32, uint8, bool_)
-_BY_NUMPY = {d.np: d for d in DTYPES}
+DTYPES = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool_)
+_BY_NUMPY = {d.np: d for d in DTYPES if d is not bfloat16}  # bfloat16's storage dtype equals float32
+
+
+def is_bfloat16(np_dtype) -> bool:
+    """Whether a numpy dtype is bfloat16's storage (float32 with the tag)."""
+    metadata = np_dtype.metadata
+    return metadata is not None and metadata.get("engine_dtype") == BFLOAT16_TAG
 
 
 def dtype_of(array) -> dtype:
     """The engine dtype of an array (numpy's platform ints map onto the nearest one)."""
-    found = _BY_NUMPY.get(array.dtype)
+    np_dtype = array.dtype
+    found = _BY_NUMPY.get(np_dtype)
     if found is not None:
+        if found is float32 and np_dtype.metadata is not None and is_bfloat16(np_dtype):
+            return bfloat16
         return found
-    kind = array.dtype.kind
+    kind = np_dtype.kind
     if kind == "f":
         return float64
     if kind in "iu":
         return int64
     if kind == "b":
         return bool_
-    raise TypeError(f"unsupported array dtype {array.dtype}")
+    raise TypeError(f"unsupported array dtype {np_dtype}")
+
+
+def round_to_bfloat16(array):
+    """float32 values rounded to the nearest bfloat16 (ties to even), tagged as bfloat16's storage."""
+    xp = xp_of(array)
+    single = xp.array(array, dtype=numpy.float32, copy=True)
+    bits = single.view(numpy.uint32)
+    finite = xp.isfinite(single)
+    rounded = (bits + numpy.uint32(0x7FFF) + ((bits >> numpy.uint32(16)) & numpy.uint32(1))) & numpy.uint32(
+        0xFFFF0000
+    )
+    bits[...] = xp.where(finite, rounded, bits)
+    return single.view(BFLOAT16_STORAGE)
+
+
+def cast(array, dt: dtype, copy: bool = True):
+    """`array` as engine dtype `dt` (not copied when it already is, unless `copy`); bfloat16
+    values are rounded to it whatever the array's tag says (rounding again changes nothing)."""
+    if dt is bfloat16:
+        return round_to_bfloat16(array)
+    if dtype_of(array) is dt:
+        return array.copy() if copy else array
+    return array.astype(dt.np)  # a copy, which also drops the bfloat16 tag
+
+
+def bfloat16_like(array, inputs):
+    """`array` tagged as bfloat16 again when every input was: what numpy's joining functions drop."""
+    if array.dtype != numpy.float32 or not all(is_bfloat16(x.dtype) for x in inputs):
+        return array
+    return array.view(BFLOAT16_STORAGE)
+
+
+def as_result_array(value, like):
+    """A 0-d array for an op's scalar result, bfloat16 again when the op's first input was."""
+    array = numpy.asarray(value)
+    dtype_of_like = getattr(like, "dtype", None)
+    if dtype_of_like is not None and array.dtype == numpy.float32 and is_bfloat16(dtype_of_like):
+        return array.view(BFLOAT16_STORAGE)
+    return array
 
 
 _default_dtype = [float32]

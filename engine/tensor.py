@@ -366,7 +366,7 @@ class Tensor:
     nelement = numel
 
     def element_size(self) -> int:
-        return self._data.itemsize
+        return self.dtype.itemsize  # torch's size: bfloat16's is 2, though stored in float32
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -395,10 +395,17 @@ class Tensor:
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._values().reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._values().tolist()
+
+    def _values(self):
+        """The array as users read the values: bfloat16's float32 storage rounded to bfloat16."""
+        data = self._data
+        if data.dtype.metadata is not None and backend.is_bfloat16(data.dtype):
+            return backend.round_to_bfloat16(data)
+        return data
 
     def numpy(self, *, force: bool = False):
         """The array itself on the CPU; a GPU tensor needs `.cpu()` first (or force=True), as in torch."""
@@ -410,6 +417,7 @@ class Tensor:
                 raise RuntimeError(
                     "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
                 )
+        _check_numpy_dtype(self)
         return self._data if on_host else backend.to_numpy(self._data)
 
     def __float__(self) -> float:
@@ -431,6 +439,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if self._data.__class__ is not ndarray and self.device.type != "cpu":
             raise TypeError(_device_numpy_message(self))  # torch's __array__ is numpy(): no hidden copy
+        _check_numpy_dtype(self)
         array = backend.to_numpy(self._data)
         return array if dtype is None else array.astype(dtype)
 

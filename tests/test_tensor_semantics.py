@@ -208,3 +208,187 @@ def test_data_ptr(lib):
 def test_data_ptr_is_the_numpy_address():
     a = engine.arange(6.0)
     assert a[1:].data_ptr() == a.numpy()[1:].__array_interface__["data"][0]
+
+
+# ----------------------------------------------------------------------------- dtypes
+
+NARROW = ["int8", "int16", "bfloat16"]
+
+
+@pytest.mark.parametrize(
+    "name, info",
+    [
+        ("int8", (False, 1, "CharTensor", True)),
+        ("int16", (False, 2, "ShortTensor", True)),
+        ("bfloat16", (True, 2, "BFloat16Tensor", True)),
+    ],
+)
+def test_narrow_dtypes_are_exported_with_torch_attributes(lib, name, info):
+    dt = getattr(lib, name)
+    assert repr(dt) == f"{lib.__name__}.{name}" and str(dt) == f"{lib.__name__}.{name}"
+    t = lib.zeros(2, dtype=dt)
+    floating, size, tensor_type, signed = info
+    assert (dt.is_floating_point, dt.itemsize, t.element_size(), dt.is_signed) == (
+        floating,
+        size,
+        size,
+        signed,
+    )
+    assert t.dtype == dt and lib.ones(1).to(dt).dtype == dt
+    assert lib.short is lib.int16
+    assert (lib.ones(2).short().dtype, lib.ones(2).char().dtype, lib.ones(2).bfloat16().dtype) == (
+        lib.int16,
+        lib.int8,
+        lib.bfloat16,
+    )
+    assert lib.typename(t) == f"{lib.__name__}.{tensor_type}"
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("int8", "tensor([ 1,  2, -3], dtype={lib}.int8)"),
+        ("int16", "tensor([ 1,  2, -3], dtype={lib}.int16)"),
+        ("bfloat16", "tensor([ 1.,  2., -3.], dtype={lib}.bfloat16)"),
+    ],
+)
+def test_narrow_dtypes_print_as_torch(lib, name, text):
+    assert repr(lib.tensor([1, 2, -3]).to(getattr(lib, name))) == text.format(lib=lib.__name__)
+
+
+def test_bfloat16_values_are_rounded_and_printed_as_torch(lib):
+    t = lib.tensor([1.001, 3.14159, 1e-3, 100.7, 65504.0, 1e38]).to(lib.bfloat16)
+    assert repr(t) == (
+        "tensor([1.0000e+00, 3.1406e+00, 9.9945e-04, 1.0050e+02, 6.5536e+04, 9.9692e+37],\n"
+        f"       dtype={lib.__name__}.bfloat16)"
+    )
+    assert lib.tensor([0.1, 0.2], dtype=lib.bfloat16).tolist() == [0.10009765625, 0.2001953125]
+    assert lib.tensor([1.001], dtype=lib.bfloat16).item() == 1.0
+    assert (
+        repr(lib.tensor([1.0], dtype=lib.bfloat16) / 3) == f"tensor([0.3340], dtype={lib.__name__}.bfloat16)"
+    )
+    assert repr(lib.tensor([1.001, 2.3], dtype=lib.bfloat16).sum()) == (
+        f"tensor(3.2969, dtype={lib.__name__}.bfloat16)"
+    )
+    both = lib.cat([lib.ones(2, dtype=lib.bfloat16)] * 2)
+    assert both.dtype == lib.bfloat16 and lib.stack([both, both]).dtype == lib.bfloat16
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("bfloat16", "float16", "float32"),
+        ("bfloat16", "float32", "float32"),
+        ("bfloat16", "float64", "float64"),
+        ("bfloat16", "int64", "bfloat16"),
+        ("bfloat16", "bool", "bfloat16"),
+        ("int8", "uint8", "int16"),
+        ("int8", "int16", "int16"),
+        ("int16", "uint8", "int16"),
+        ("int8", "float16", "float16"),
+    ],
+)
+def test_narrow_dtypes_promote_as_torch(lib, a, b, expected):
+    ta, tb = (getattr(lib, n) for n in (a, b))
+    assert lib.promote_types(ta, tb) == getattr(lib, expected) == lib.promote_types(tb, ta)
+    assert (lib.ones(2, dtype=ta) + lib.ones(2, dtype=tb)).dtype == getattr(lib, expected)
+    assert (lib.ones(2, dtype=tb) * lib.ones(2, dtype=ta)).dtype == getattr(lib, expected)
+
+
+def test_bfloat16_with_numbers_and_zero_dim_tensors(lib):
+    bf = lib.ones(2, dtype=lib.bfloat16)
+    assert (bf * 2.5).dtype == lib.bfloat16
+    assert (bf * lib.tensor(2.5)).dtype == lib.bfloat16  # a 0-dim float32 does not widen it
+    assert (lib.ones(2, dtype=lib.float16) * lib.tensor(2.5, dtype=lib.bfloat16)).dtype == lib.float16
+    assert (lib.ones(2, dtype=lib.int8) * 1.5).dtype == lib.float32
+
+
+def test_int8_arithmetic_wraps_around_like_c(lib):
+    assert repr(lib.ones(2, dtype=lib.int8) + 1000) == f"tensor([-23, -23], dtype={lib.__name__}.int8)"
+    assert lib.tensor([200]).to(lib.int8).tolist() == [-56]
+    assert lib.ones(2, dtype=lib.int8).sum().dtype == lib.int64
+
+
+def test_bfloat16_gradients(lib):
+    x = lib.tensor([1.5, 2.0], dtype=lib.bfloat16, requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    assert y.dtype == x.grad.dtype == lib.bfloat16 and x.grad.tolist() == [3.0, 4.0]
+    w = lib.ones(2, requires_grad=True)  # float32, broadcast against a bfloat16 row: each grad its own dtype
+    v = lib.ones(3, 1, dtype=lib.bfloat16, requires_grad=True)
+    (w * v).sum().backward()
+    assert w.grad.dtype == lib.float32 and v.grad.dtype == lib.bfloat16 and v.grad.tolist() == [[2.0]] * 3
+
+
+def test_narrow_integer_dtypes_cannot_require_grad_and_have_no_mean(lib):
+    with raises(RuntimeError, "Only Tensors of floating point and complex dtype can require gradients"):
+        lib.ones(2, dtype=lib.int8, requires_grad=True)
+    with raises(
+        RuntimeError,
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+        "Got: Char",
+    ):
+        lib.ones(2, dtype=lib.int8).mean()
+    with raises(
+        RuntimeError,
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+        "Got: Long",
+    ):
+        lib.ones(2, dtype=lib.long).mean()
+
+
+def test_bfloat16_has_no_numpy_array(lib):
+    with raises(TypeError, "Got unsupported ScalarType BFloat16"):
+        lib.ones(2, dtype=lib.bfloat16).numpy()
+
+
+# --------------------------------------------------------------------- random creators
+
+
+@pytest.mark.parametrize(
+    "name, scalar_type",
+    [
+        ("long", "Long"),
+        ("int32", "Int"),
+        ("int16", "Short"),
+        ("int8", "Char"),
+        ("uint8", "Byte"),
+        ("bool", "Bool"),
+    ],
+)
+def test_random_floats_of_an_integer_dtype_raise_torchs_error(lib, name, scalar_type):
+    dt = getattr(lib, name)
+    like = lib.zeros(2, dtype=dt)
+    for make, kernel in (
+        (lambda: lib.randn(2, dtype=dt), "normal_kernel_cpu"),
+        (lambda: lib.randn(2, 3, dtype=dt, requires_grad=True), "normal_kernel_cpu"),
+        (lambda: lib.randn_like(like), "normal_kernel_cpu"),
+        (lambda: lib.rand(2, dtype=dt), "check_uniform_bounds"),
+        (lambda: lib.rand_like(like), "check_uniform_bounds"),
+    ):
+        with raises(NotImplementedError, f"\"{kernel}\" not implemented for '{scalar_type}'"):
+            make()
+    assert isinstance(NotImplementedError(), RuntimeError)  # so `except RuntimeError` catches it, as in torch
+    assert lib.randn(0, dtype=dt).shape == (0,)  # nothing drawn, nothing refused
+    assert lib.randn_like(like, dtype=lib.float32).dtype == lib.float32
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float64"])
+def test_random_creators_of_float_dtypes(lib, name):
+    dt = getattr(lib, name)
+    for t in (
+        lib.randn(3, dtype=dt),
+        lib.rand(3, dtype=dt),
+        lib.randint(3, (3,), dtype=dt),
+        lib.randperm(3, dtype=dt),
+    ):
+        assert t.dtype == dt and t.shape == (3,)
+
+
+def test_randint_and_randperm_dtypes(lib):
+    assert lib.randint(3, (2,), dtype=lib.int8).dtype == lib.int8
+    assert lib.randperm(3, dtype=lib.int16).dtype == lib.int16
+    with raises(RuntimeError, "to - 1 is out of bounds for bool"):
+        lib.randint(3, (2,), dtype=lib.bool)
+    with raises(NotImplementedError, "\"randperm\" not implemented for 'Bool'"):
+        lib.randperm(3, dtype=lib.bool)

@@ -174,7 +174,7 @@ MINIMUM = row("MinimumBackward0", lambda xp, self, other: xp.minimum(self, other
               inputs=("self", "other"), saves=("self", "other"), **ELEMENTWISE,
               self=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self > other),
               other=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self < other))
-WHERE = row("WhereBackward0", lambda xp, self, other, condition: xp.where(condition, self, other),
+WHERE = row("WhereBackward0", lambda xp, self, other, condition: K.where(xp, condition, self, other),
             inputs=("self", "other"), attrs=("condition",), **ELEMENTWISE,
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
@@ -283,10 +283,10 @@ INDEX_GRAD = row("IndexBackwardBackward0",
                      array_math(grad).index_grad(grad, self_sym_sizes, indices, basic),
                  inputs=("grad",), attrs=("self_sym_sizes", "indices", "basic"),
                  grad=lambda m, g, self_sym_sizes, indices, basic: g[indices])
-CAT = row("CatBackward0", lambda xp, tensors, dim, sizes: xp.concatenate(tensors, axis=dim),
+CAT = row("CatBackward0", lambda xp, tensors, dim, sizes: K.concatenate(xp, tensors, dim),
           inputs=("tensors",), variadic=True, attrs=("dim", "sizes"),
           joint=lambda m, g, dim, sizes: F.split_backward(g, dim, sizes))
-STACK = row("StackBackward0", lambda xp, tensors, dim, n: xp.stack(tensors, axis=dim),
+STACK = row("StackBackward0", lambda xp, tensors, dim, n: K.stack(xp, tensors, dim),
             inputs=("tensors",), variadic=True, attrs=("dim", "n"),
             joint=lambda m, g, dim, n: [g[(slice(None),) * dim + (i,)] for i in range(n)])
 

@@ -15,7 +15,7 @@ import numpy
 
 from .. import backend
 from ..tensor import Tensor, wrap
-from . import arg_errors, creation
+from . import arg_errors, creation, promotion
 from . import derivatives as D
 from .api import FUNCTIONS, IN_PLACE, public
 from .op import apply_op, broadcast_error, check_same_device
@@ -323,7 +323,7 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
     if not a.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {a.dtype.name.capitalize()}"
+            f"or complex dtype. Got: {a.dtype.scalar_type}"
         )
     shape = a._data.shape
     if dim is None:
@@ -867,6 +867,13 @@ def all(a, dim=None):
 @public
 def any(a, dim=None):
     return wrap(a._data.any() if dim is None else a._data.any(axis=dim))
+
+
+@public(method=False)
+def promote_types(type1, type2):
+    """The dtype an elementwise op of these two dtypes computes in, by torch's rules."""
+    np_dtype = promotion.promote_types(type1.np, type2.np)
+    return backend.dtype_of(numpy.empty(0, np_dtype))
 
 
 @public(method=False)

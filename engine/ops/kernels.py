@@ -315,8 +315,20 @@ def gelu(xp, x, approximate):
 # ------------------------------------------------------------------ forwards of the rows
 
 
+def concatenate(xp, arrays, dim):
+    return backend.bfloat16_like(xp.concatenate(arrays, axis=dim), arrays)
+
+
+def stack(xp, arrays, dim):
+    return backend.bfloat16_like(xp.stack(arrays, axis=dim), arrays)
+
+
+def where(xp, condition, a, b):
+    return backend.bfloat16_like(xp.where(condition, a, b), [x for x in (a, b) if hasattr(x, "dtype")])
+
+
 def to_copy(a, dtype, device):
-    return backend.to_device(a, device).astype(dtype.np, copy=False)
+    return backend.cast(backend.to_device(a, device), dtype, copy=False)
 
 
 def softmax(xp, a, dim):

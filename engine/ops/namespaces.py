@@ -114,7 +114,7 @@ class ArrayMath:
         return x.astype(np_dtype)
 
     def to(self, x, dt, device):
-        return backend.to_device(x, device).astype(dt.np, copy=False)
+        return backend.cast(backend.to_device(x, device), dt, copy=False)
 
     def index_grad(self, g, shape, key, basic):
         """Zeros of `shape` with g added at `key` (duplicates in an advanced key add up)."""

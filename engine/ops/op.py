@@ -115,7 +115,7 @@ class FormulaNode(Node):
                 shape, dt = meta[i]
                 if gi.shape != shape:
                     gi = m.sum_to(gi, shape)
-                if (gi._data.dtype if create_graph else gi.dtype) != dt:
+                if (gi._data.dtype if create_graph else gi.dtype) is not dt:  # `!=` misses bfloat16's tag
                     gi = m.cast(gi, dt)
                 out[i] = gi
         return out
@@ -313,6 +313,12 @@ def _xp_of_inputs(datas):
     return numpy
 
 
+def _wrapped_numbers(datas) -> list:
+    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000)."""
+    dtype = next(d.dtype for d in datas if hasattr(d, "dtype"))
+    return [numpy.array(d).astype(dtype) if d.__class__ is int else d for d in datas]
+
+
 def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
     """A FormulaNode with its saved values stamped with their current versions."""
     node = cls.__new__(cls)
@@ -387,8 +393,10 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         if error is None:
             raise
         raise error from None
+    except OverflowError:  # a Python int beyond a narrow int dtype: torch wraps it around
+        array = op.forward(xp, *_wrapped_numbers(datas), *attrs)
     if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
-        array = numpy.asarray(array)
+        array = backend.as_result_array(array, d0)  # a reduction's scalar: bfloat16 kept
     out = Tensor.__new__(Tensor)  # wrap(array), inlined
     out._data = array
     out._grad = out._base = out._view_fn = out._hooks = out._acc = None
