@@ -283,9 +283,43 @@ def tensor_type_name(array) -> str:
 
 def data_ptr(array) -> int:
     """The address of an array's first element, in host or GPU memory."""
-    if array.__class__ is numpy.ndarray:
+    if isinstance(array, numpy.ndarray):
         return array.__array_interface__["data"][0]
     return array.data.ptr  # a CuPy array's MemoryPointer
+
+
+def memory_overlap(a, b) -> str:
+    """How two arrays share memory, by ATen's rule (get_overlap_status): "full" for the same
+    elements in the same layout, "partial" when their spans intersect otherwise, "no", or
+    "too hard" when either is not dense (strided with gaps, expanded), which ATen lets pass."""
+    if a is b:
+        return "full"
+    if a.size == 0 or b.size == 0:
+        return "no"
+    if not is_dense(a) or not is_dense(b):
+        return "too hard"
+    a_begin, b_begin = data_ptr(a), data_ptr(b)
+    a_end, b_end = a_begin + a.size * a.itemsize, b_begin + b.size * b.itemsize
+    if a_begin == b_begin and a_end == b_end:
+        return "full" if _same_layout(a, b) else "partial"
+    return "partial" if a_begin < b_end and b_begin < a_end else "no"
+
+
+def is_dense(array) -> bool:
+    """c10's is_non_overlapping_and_dense: some order of the dimensions makes it contiguous."""
+    itemsize = array.itemsize
+    dims = sorted((stride, size) for stride, size in zip(array.strides, array.shape) if size > 1)
+    expected = itemsize
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _same_layout(a, b) -> bool:
+    """Equal shapes and strides (a dimension of size 1 has no stride worth comparing)."""
+    return a.shape == b.shape and all(sa == sb for sa, sb, n in zip(a.strides, b.strides, a.shape) if n > 1)
 
 
 def is_array(value) -> bool:

@@ -392,3 +392,113 @@ def test_randint_and_randperm_dtypes(lib):
         lib.randint(3, (2,), dtype=lib.bool)
     with raises(NotImplementedError, "\"randperm\" not implemented for 'Bool'"):
         lib.randperm(3, dtype=lib.bool)
+
+
+# ------------------------------------------------------------------- memory overlap
+
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+WRITES_INTO_EXPANDED = {
+    "add_": lambda lib, e: e.add_(1),
+    "mul_": lambda lib, e: e.mul_(2),
+    "+=": lambda lib, e: e.__iadd__(1),
+    "exp_": lambda lib, e: e.exp_(),
+    "neg_": lambda lib, e: e.neg_(),
+    "clamp_": lambda lib, e: e.clamp_(0, 1),
+    "pow_": lambda lib, e: e.pow_(2),
+    "copy_": lambda lib, e: e.copy_(lib.ones(4, 3)),
+    "copy_ broadcast": lambda lib, e: e.copy_(lib.ones(3)),
+    "[None].add_": lambda lib, e: e[None].add_(lib.ones(3)),
+}
+
+
+@pytest.mark.parametrize("write", WRITES_INTO_EXPANDED, ids=list(WRITES_INTO_EXPANDED))
+def test_writing_into_an_expanded_tensor_raises_torchs_error(lib, write):
+    expanded = lib.randn(1, 3).clone().expand(4, 3)
+    with raises(RuntimeError, INTERNAL_OVERLAP):
+        WRITES_INTO_EXPANDED[write](lib, expanded)
+
+
+def test_writing_into_an_expanded_tensor_that_requires_grad(lib):
+    base = lib.ones(3, requires_grad=True).clone()
+    with raises(RuntimeError, INTERNAL_OVERLAP):
+        base.expand(2, 3).mul_(2)
+    a = lib.zeros(3, requires_grad=True)
+    b = a.clone()
+    b.expand(2, 3).fill_(1)  # allowed, as the plain fill is; but its gradient would be written twice
+    assert b.tolist() == [1.0, 1.0, 1.0] and type(b.grad_fn).__name__ == "CopySlices"
+    with raises(RuntimeError, INTERNAL_OVERLAP):
+        b.sum().backward()
+
+
+def test_fills_and_row_writes_reach_the_shared_storage(lib):
+    t = lib.zeros(3)
+    t.expand(2, 3).fill_(2)
+    assert t.tolist() == [2.0, 2.0, 2.0]
+    t.expand(2, 3).zero_()
+    assert t.tolist() == [0.0, 0.0, 0.0]
+    e = t.expand(2, 3)
+    e[0] = lib.tensor([1.0, 2.0, 3.0])
+    assert t.tolist() == [1.0, 2.0, 3.0] and e.tolist() == [[1.0, 2.0, 3.0]] * 2
+    e[1, 0] = 7
+    assert t.tolist() == [7.0, 2.0, 3.0]
+    copied = lib.randn(1, 3).expand(4, 3).clone()  # a clone of an expanded tensor owns its elements
+    copied.add_(1)
+    assert copied.stride() == (3, 1)
+
+
+def test_index_put_on_an_expanded_tensor_only_warns(lib):
+    t = lib.zeros(3)
+    e = t.expand(2, 3)
+    with pytest.warns(UserWarning) as record:
+        e[lib.tensor([0])] = 1.0
+    message = str(record[0].message)
+    assert message.startswith(
+        "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing this "
+        "operation. This also applies to advanced indexing e.g. tensor[indices] = tensor"
+    )
+    assert record[0].filename == __file__
+    assert t.tolist() == [1.0, 1.0, 1.0]
+    with pytest.warns(UserWarning):
+        e[lib.tensor([1]), lib.tensor([2])] = 5.0
+    assert t.tolist() == [1.0, 1.0, 5.0]
+
+
+PARTIAL_WRITES = {
+    "t[None].add_(t)": lambda lib, t: t[None].add_(t),
+    "shifted add_": lambda lib, t: t[1:].add_(t[:-1]),
+    "shifted sub_": lambda lib, t: t[1:].sub_(t[:-1], alpha=2),
+    "shifted mul_": lambda lib, t: t[1:].mul_(t[:-1]),
+    "shifted copy_": lambda lib, t: t[1:].copy_(t[:-1]),
+    "shifted clamp_": lambda lib, t: t[1:].clamp_(t[:-1]),
+    "shifted pow_": lambda lib, t: t[1:].pow_(t[:-1]),
+    "div_ by an element": lambda lib, t: t.div_(t[0]),
+    "transposed": lambda lib, t: t.view(2, 2).add_(t.view(2, 2).t()),
+    "index_put of itself": lambda lib, t: t.__setitem__(lib.tensor([1, 2]), t[:2]),
+}
+
+
+@pytest.mark.parametrize("write", PARTIAL_WRITES, ids=list(PARTIAL_WRITES))
+def test_inputs_sharing_part_of_the_written_memory_raise_torchs_error(lib, write):
+    t = lib.randn(4)
+    with raises(RuntimeError, PARTIAL_OVERLAP):
+        PARTIAL_WRITES[write](lib, t)
+
+
+def test_inputs_that_are_the_written_tensor_or_miss_it_are_fine(lib):
+    t = lib.tensor([1.0, 2.0, 3.0, 4.0])
+    t.add_(t)  # the same memory, the same layout
+    assert t.tolist() == [2.0, 4.0, 6.0, 8.0]
+    t.add_(t.expand(1, 4)[0])  # another view with the same layout
+    assert t.tolist() == [4.0, 8.0, 12.0, 16.0]
+    t[:2].add_(t[2:])  # disjoint
+    t[::2].add_(t[1::2])  # interleaved: not dense, so not checked, as ATen does
+    assert t.tolist() == [40.0, 24.0, 28.0, 16.0]
+    m = lib.zeros(2, 3)
+    m[0].add_(m[1])

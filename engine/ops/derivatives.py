@@ -254,7 +254,7 @@ TRANSPOSE = row("TransposeBackward0", lambda xp, self, dim0, dim1: xp.swapaxes(s
                 self=lambda m, g, dim0, dim1: m.transpose(g, dim0, dim1))
 PERMUTE = row("PermuteBackward0", lambda xp, self, dims, inverse: self.transpose(dims), attrs=("dims", "inverse"),
               self=lambda m, g, dims, inverse: m.permute(g, inverse))
-EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: xp.broadcast_to(self, size),
+EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: K.expand(xp, self, size),
              attrs=("self_sym_sizes", "size"),
              self=lambda m, g, self_sym_sizes, size: m.sum_to(g, self_sym_sizes))
 SELECT = row("SelectBackward0", lambda xp, self, self_sym_sizes, dim, index, key: self[key],

@@ -15,8 +15,11 @@ with PyTorch's messages.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy
 
+from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
@@ -24,6 +27,7 @@ from ..tensor import SavedOutput, Tensor, wrap
 from . import derivatives as D
 from .api import public
 from .functions import _array_key, _is_advanced, as_operand, getitem
+from .namespaces import overlaps
 from .op import apply_op, check_same_device, new_node
 from .views import live_views, made_in_no_grad
 
@@ -32,6 +36,44 @@ NO_GRAD_VIEW_TAIL = (
     "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
     "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
 )
+
+
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+INDEX_PUT_ON_EXPANDED = (
+    "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing this "
+    "operation. This also applies to advanced indexing e.g. tensor[indices] = tensor"
+)
+
+
+def check_overlap(t: Tensor, op, others: tuple, attrs: tuple) -> None:
+    """ATen's memory checks before an op writes into `t`: not into an expanded tensor (fill_ and
+    zero_ may: they read nothing), and no input sharing part of `t`'s memory."""
+    if op is D.INDEX_PUT:
+        _check_index_put_overlap(t, others, attrs[0])
+        return
+    if op is not D.FILL and op is not D.ZERO and overlaps(t._data):
+        raise RuntimeError(INTERNAL_OVERLAP)
+    for x in others:
+        if isinstance(x, Tensor) and x is not t and backend.memory_overlap(t._data, x._data) == "partial":
+            raise RuntimeError(PARTIAL_OVERLAP)
+
+
+def _check_index_put_overlap(t: Tensor, values: tuple, key) -> None:
+    """index_put_ only warns about an expanded target, and refuses values or indices in its memory."""
+    if overlaps(t._data):
+        warnings.warn(INDEX_PUT_ON_EXPANDED, UserWarning, stacklevel=5)  # the user's `t[indices] = v`
+    indices = key if isinstance(key, tuple) else (key,)
+    arrays = [v._data for v in values if isinstance(v, Tensor)] + [k for k in indices if backend.is_array(k)]
+    for array in arrays:
+        if backend.memory_overlap(t._data, array) in ("partial", "full"):
+            raise RuntimeError(PARTIAL_OVERLAP)
 
 
 def check_inplace(t: Tensor, recording: bool = True) -> None:
@@ -85,6 +127,10 @@ def _write(t: Tensor, data) -> None:
             f"result type {_torch_type(data.dtype)} can't be cast to the desired output type "
             f"{_torch_type(dst.dtype)}"
         )
+    if overlaps(dst):  # expanded (fill_, index_put_): only what changed, so a shared element keeps it
+        changed = data != dst
+        dst[changed] = data[changed]
+        return
     dst[...] = data
 
 
@@ -106,6 +152,7 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     for x in others:
         if isinstance(x, Tensor) and x._data.__class__ is not t._data.__class__:
             check_same_device(t, x)
+    check_overlap(t, op, others, attrs)
     if not recording:  # apply_op records nothing here; it still promotes and explains shapes
         _write(t, apply_op(op, (t, *others), attrs)._data)
         _bump(t)
@@ -165,16 +212,24 @@ class CopySlices(Node):
             result = g.clone()
             region = result._view_of(self.view_fn)
             inner = self.fn.apply([region.clone()], m, True)
+            _check_region(region._data, inner[0])
             region.copy_(inner[0] if inner[0] is not None else region.new_zeros(region.shape))
         else:
             result = g.copy()
             region = self.view_fn(m.xp, result)
             inner = self.fn.apply([region.copy()], m, False)
+            _check_region(region, inner[0])
             region[...] = inner[0] if inner[0] is not None else 0
         return [result, *inner[1:]]
 
     def release(self) -> None:
         self.fn.release()
+
+
+def _check_region(region, grad) -> None:
+    """PyTorch copies the view's gradient into the base's: refused where the view is expanded."""
+    if grad is not None and overlaps(region):
+        raise RuntimeError(INTERNAL_OVERLAP)
 
 
 def _rebase_view(view: Tensor, node: Node) -> None:

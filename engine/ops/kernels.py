@@ -315,6 +315,15 @@ def gelu(xp, x, approximate):
 # ------------------------------------------------------------------ forwards of the rows
 
 
+def expand(xp, a, size):
+    """A broadcast view that can be written, as torch's expand (numpy's broadcast_to is read-only):
+    a write through it reaches the one element each broadcast row shares."""
+    out = xp.broadcast_to(a, size)
+    if xp is not numpy or not a.flags.writeable:  # CuPy's views are all writable
+        return out
+    return numpy.lib.stride_tricks.as_strided(a, out.shape, out.strides)
+
+
 def concatenate(xp, arrays, dim):
     return backend.bfloat16_like(xp.concatenate(arrays, axis=dim), arrays)
 
