@@ -288,6 +288,65 @@ def data_ptr(array) -> int:
     return array.data.ptr  # a CuPy array's MemoryPointer
 
 
+def storage_of(array):
+    """The array that owns the memory `array` looks at (itself when it owns it)."""
+    if isinstance(array, numpy.ndarray):
+        while True:
+            base = array.base
+            if not isinstance(base, numpy.ndarray):  # as_strided's views hold theirs one step further
+                base = getattr(base, "base", None)
+            if not isinstance(base, numpy.ndarray):
+                return array
+            array = base
+    return array  # CuPy: addressed through its MemoryPointer instead (see storage_bounds)
+
+
+def storage_bounds(array) -> tuple[int, int]:
+    """(offset of the first element from the storage's start, the storage's size), in bytes."""
+    if isinstance(array, numpy.ndarray):
+        root = storage_of(array)
+        return data_ptr(array) - data_ptr(root), root.nbytes
+    memory = array.data.mem  # CuPy: the allocation behind the MemoryPointer
+    return array.data.ptr - memory.ptr, memory.size
+
+
+def storage_offset(array) -> int:
+    """Where the first element sits in the storage, in elements (torch's storage_offset())."""
+    return storage_bounds(array)[0] // array.itemsize
+
+
+def restrided(array, shape: tuple, strides: tuple, offset: int):
+    """A view of `array`'s storage with this shape, strides and offset (in elements, from the
+    storage's start), as torch's as_strided / set_ address it. The caller checks the bounds."""
+    itemsize = array.itemsize
+    start = (offset - storage_offset(array)) * itemsize  # from `array`'s first element
+    byte_strides = tuple(s * itemsize for s in strides)
+    if isinstance(array, numpy.ndarray):
+        root = storage_of(array)
+        if not (root.flags.c_contiguous or root.flags.f_contiguous):
+            raise NotImplementedError("the engine cannot address the storage of this array")
+        return numpy.ndarray(
+            shape,
+            dtype=array.dtype,
+            buffer=root,
+            offset=data_ptr(array) - data_ptr(root) + start,
+            strides=byte_strides,
+        )
+    cp = cuda_module()
+    return cp.ndarray(shape, dtype=array.dtype, memptr=array.data + start, strides=byte_strides)
+
+
+def element_positions(array) -> numpy.ndarray:
+    """Where each element of `array` (in C order) sits in its storage, in elements (on the host)."""
+    itemsize = array.itemsize
+    positions = numpy.full((), storage_offset(array), dtype=numpy.int64)
+    for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        shape = [1] * array.ndim
+        shape[axis] = size
+        positions = positions + numpy.arange(size, dtype=numpy.int64).reshape(shape) * (stride // itemsize)
+    return numpy.broadcast_to(positions, array.shape).reshape(-1)
+
+
 def memory_overlap(a, b) -> str:
     """How two arrays share memory, by ATen's rule (get_overlap_status): "full" for the same
     elements in the same layout, "partial" when their spans intersect otherwise, "no", or

@@ -281,7 +281,6 @@ class Tensor:
     def output_nr(self) -> int:
         return self._output_nr
 
-    @property
     def _is_view(self) -> bool:
         return self._base is not None
 
@@ -326,6 +325,10 @@ class Tensor:
     @data.deleter
     def data(self) -> None:
         raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+    def storage_offset(self) -> int:
+        """Where the first element sits in the storage, in elements."""
+        return backend.storage_offset(self._data)
 
     def data_ptr(self) -> int:
         """The address of the first element (0 for an empty tensor, as in torch)."""

@@ -502,3 +502,261 @@ def test_inputs_that_are_the_written_tensor_or_miss_it_are_fine(lib):
     assert t.tolist() == [40.0, 24.0, 28.0, 16.0]
     m = lib.zeros(2, 3)
     m[0].add_(m[1])
+
+
+# ------------------------------------------------------------------- in-place view ops
+
+VIEW_OPS = {
+    # name: (op, input shape, node, shape after)
+    "t_": (lambda x: x.t_(), (2, 3), "TBackward1", (3, 2)),
+    "transpose_": (lambda x: x.transpose_(0, 1), (2, 3), "TransposeBackward1", (3, 2)),
+    "swapdims_": (lambda x: x.swapdims_(0, 1), (2, 3), "TransposeBackward1", (3, 2)),
+    "swapaxes_": (lambda x: x.swapaxes_(0, -1), (2, 3), "TransposeBackward1", (3, 2)),
+    "squeeze_()": (lambda x: x.squeeze_(), (2, 1), "SqueezeBackward3", (2,)),
+    "squeeze_(dim)": (lambda x: x.squeeze_(1), (2, 1), "SqueezeBackward4", (2,)),
+    "squeeze_(dims)": (lambda x: x.squeeze_((1,)), (2, 1), "SqueezeBackward5", (2,)),
+    "unsqueeze_": (lambda x: x.unsqueeze_(0), (2, 3), "UnsqueezeBackward1", (1, 2, 3)),
+    "as_strided_": (lambda x: x.as_strided_((3,), (2,)), (2, 3), "AsStridedBackward1", (3,)),
+}
+
+
+@pytest.mark.parametrize("name", VIEW_OPS, ids=list(VIEW_OPS))
+def test_in_place_view_op_rebases_the_tensor_itself(lib, name):
+    op, shape, node, after = VIEW_OPS[name]
+    a = lib.randn(*shape, requires_grad=True)
+    b = a * 1
+    before = b.data_ptr()
+    assert op(b) is b
+    assert tuple(b.shape) == after and b.data_ptr() == before and b._version == 1
+    assert chain(b) == [node, "MulBackward0", "AccumulateGrad"]
+    assert not b._is_view() and not b.is_leaf
+    (b * lib.arange(float(b.numel())).view(after)).sum().backward()
+    weights = np.zeros(a.numel())
+    if name == "as_strided_":
+        weights[[0, 2, 4]] = [0.0, 1.0, 2.0]  # elements 0, 2, 4 of the storage
+    else:
+        weights = np.arange(float(a.numel())).reshape(after)
+        weights = weights.T if len(after) == 2 else weights
+    assert a.grad.numpy().reshape(-1).tolist() == weights.reshape(-1).tolist()
+
+
+@pytest.mark.parametrize("name", VIEW_OPS, ids=list(VIEW_OPS))
+def test_in_place_view_op_on_a_view_keeps_it_a_view_and_leaves_the_base(lib, name):
+    op, shape, node, after = VIEW_OPS[name]
+    a = lib.randn(*shape, requires_grad=True)
+    b = a * 1
+    c = b[:, :]  # a view of b (sliced, or aliased: the engine skips a slice of everything)
+    op(c)
+    assert c._base is b and c._version == b._version == 1 and tuple(c.shape) == after
+    assert chain(c)[0] == node and chain(b) == ["MulBackward0", "AccumulateGrad"]
+
+
+@pytest.mark.parametrize("name", VIEW_OPS, ids=list(VIEW_OPS))
+def test_in_place_view_op_errors_and_modes(lib, name):
+    op, shape, node, after = VIEW_OPS[name]
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation."):
+        op(lib.randn(*shape, requires_grad=True))
+    plain = lib.randn(*shape)
+    op(plain)
+    assert plain._version == 1 and tuple(plain.shape) == after and plain.grad_fn is None
+    b = lib.randn(*shape, requires_grad=True) * 1
+    with lib.no_grad():
+        op(b)
+    assert chain(b) == ["MulBackward0", "AccumulateGrad"] and b._version == 1
+
+
+def test_saved_tensor_changed_by_an_in_place_view_op(lib):
+    a = lib.randn(2, 3, requires_grad=True)
+    b = a * 1
+    c = b * b
+    b.t_()
+    with raises(
+        RuntimeError,
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[{lib.__name__}.FloatTensor [3, 2]], which is output 0 of T1, is at version 1; expected version 0 "
+        f"instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+        f"with {lib.__name__}.autograd.set_detect_anomaly(True, check_nan=False).",
+    ):
+        c.sum().backward()
+
+
+def test_views_follow_their_base_through_in_place_view_ops(lib):
+    a = lib.arange(6.0, requires_grad=True)
+    b = (a * 1).view(2, 3)
+    v = b[0]
+    b.t_()  # b itself is a view: v still sees row 0 of the original layout
+    v.mul_(2)
+    assert b.tolist() == [[0.0, 3.0], [2.0, 4.0], [4.0, 5.0]]
+    (b * lib.arange(6.0).view(3, 2)).sum().backward()
+    assert a.grad.tolist() == [0.0, 4.0, 8.0, 1.0, 3.0, 5.0]
+
+    a = lib.arange(6.0, requires_grad=True)
+    b = a * 1
+    c = b.view(2, 3)
+    b.unsqueeze_(0)  # b is the base of c: c re-derives itself from b's new shape
+    c.mul_(2)
+    assert chain(b)[:2] == ["CopySlices", "UnsqueezeBackward1"]
+    (b * lib.arange(6.0)).sum().backward()
+    assert a.grad.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+
+
+def test_in_place_view_op_argument_errors(lib):
+    with raises(RuntimeError, "t_() expects a tensor with <= 2 dimensions, but self is 3D"):
+        lib.zeros(2, 2, 2).t_()
+    with raises(IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 5)"):
+        lib.zeros(2, 2).transpose_(0, 5)
+    with raises(IndexError, "Dimension out of range (expected to be in range of [-3, 2], but got 5)"):
+        lib.zeros(2, 2).unsqueeze_(5)
+    assert lib.zeros(3).t_().shape == (3,)
+
+
+def test_as_strided_(lib):
+    t = lib.arange(4.0)
+    with raises(
+        RuntimeError,
+        "setStorage: sizes [3], strides [2], storage offset 0, and itemsize 4 requiring a storage size of 20 are "
+        "out of bounds for storage of size 16",
+    ):
+        t.as_strided_((3,), (2,))
+    with raises(
+        RuntimeError, "as_strided: Negative strides are not supported at the moment, got strides: [-1]"
+    ):
+        t.as_strided_((2,), (-1,), 3)
+    with raises(RuntimeError, "mismatch in length of strides and shape"):
+        t.as_strided_((2, 2), (1,))
+    assert lib.arange(4.0)[1:].as_strided_((2,), (1,)).tolist() == [1.0, 2.0]  # from its own offset
+    assert (lib.arange(4.0)[1:].storage_offset(), lib.arange(6.0).view(2, 3)[1].storage_offset()) == (1, 3)
+    assert lib.arange(4.0).as_strided_((2, 2), (0, 1)).tolist() == [[0.0, 1.0], [0.0, 1.0]]
+
+    a = lib.arange(4.0, requires_grad=True)
+    b = a * 1
+    b.as_strided_((2, 2), (0, 1))  # overlapping: both rows' gradients reach elements 0 and 1
+    b.sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0, 0.0, 0.0]
+
+    a = lib.arange(6.0, requires_grad=True)
+    c = (a * 1)[1:]
+    c.as_strided_((2,), (2,))
+    c.sum().backward()
+    assert c.tolist() == [1.0, 3.0] and c.storage_offset() == 1
+    assert a.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 0.0]
+
+    a = lib.arange(6.0, requires_grad=True)
+    c = (a * 1)[2:4]
+    c.as_strided_((2,), (1,), 0)  # outside the view it was: no gradient reaches it through c
+    c.sum().backward()
+    assert c.tolist() == [0.0, 1.0] and a.grad.tolist() == [0.0] * 6
+
+
+# ----------------------------------------------------------------------------- resize_
+
+
+def test_resize_(lib):
+    a = lib.arange(6.0)
+    assert a.resize_(2, 2) is a and a.tolist() == [[0.0, 1.0], [2.0, 3.0]] and a._version == 1
+    a.resize_((2, 2))
+    assert a._version == 1  # the same size: nothing changes
+    a.resize_(2, 3)  # the storage still holds six elements
+    assert a.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    grown = lib.arange(4.0).resize_(2, 3)
+    assert grown.shape == (2, 3) and grown.view(-1)[:4].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert lib.arange(6.0).resize_(()).tolist() == 0.0 and lib.arange(6.0).resize_(0).shape == (0,)
+    assert lib.arange(4.0).resize_as_(lib.zeros(2, 2)).shape == (2, 2)
+    t = lib.arange(6.0).view(2, 3).t()
+    t.resize_(3, 2)  # the same size: the strides stay
+    assert t.stride() == (1, 3)
+
+
+def test_resize_of_views_and_through_data(lib):
+    a = lib.arange(4.0)
+    b = a[1:]
+    b.resize_(2)
+    assert b.tolist() == [1.0, 2.0] and b._base is a
+    b.fill_(9)
+    assert a.tolist() == [0.0, 9.0, 9.0, 3.0]
+    a = lib.arange(4.0)
+    a.data.resize_(2, 2)  # .data is another tensor: a keeps its shape and version
+    assert a.shape == (4,) and a._version == 0
+
+
+def test_resize_errors(lib):
+    for t in (lib.arange(4.0, requires_grad=True), lib.arange(4.0, requires_grad=True) * 1):
+        with raises(RuntimeError, "cannot resize variables that require grad"):
+            t.resize_(2, 2)
+    with raises(RuntimeError, "cannot resize variables that require grad"):
+        with lib.no_grad():
+            lib.arange(4.0, requires_grad=True).resize_(4)
+    with raises(RuntimeError, "numel: integer multiplication overflow"):
+        lib.arange(6.0).resize_(2, -1)
+    with raises(TypeError, "resize_(): argument 'size' (position 1) must be tuple of ints, not float"):
+        lib.arange(6.0).resize_(2.0)
+
+
+# ---------------------------------------------------------------------------- Tensor.new
+
+
+def options(lib, dtype: str) -> str:
+    return (
+        f"TensorOptions(dtype={dtype}, device=cpu, layout=Strided, requires_grad=false (default), "
+        "pinned_memory=false (default), memory_format=(nullopt))"
+    )
+
+
+def test_new_makes_tensors_of_self_s_dtype_and_device(lib):
+    x = lib.randn(2, 3, dtype=lib.float64)
+    assert repr(x.new()) == f"tensor([], dtype={lib.__name__}.float64)"
+    assert x.new(2, 3).shape == (2, 3) and x.new(2, 3).dtype == lib.float64
+    assert x.new(lib.Size([2, 3])).shape == (2, 3) and x.new(0).shape == (0,)
+    assert x.new((2, 3)).tolist() == [2.0, 3.0]  # a plain tuple is data
+    assert x.new([[1, 2]]).tolist() == [[1.0, 2.0]] and x.new(np.array([1, 2])).dtype == lib.float64
+    assert x.new([]).shape == (0,) and x.new(()).shape == (0,)
+    assert x.new(2, device="cpu").shape == (2,)
+    assert lib.tensor([1, 2]).new([1.5, 2]).tolist() == [1, 2]
+    assert not lib.randn(2, requires_grad=True).new(2).requires_grad
+
+
+def test_new_of_a_tensor_is_an_alias(lib):
+    x = lib.randn(3, dtype=lib.float64)
+    y = x.new(x)
+    assert y is not x and y.data_ptr() == x.data_ptr() and y._base is x
+    y.add_(1)
+    assert x._version == y._version == 1
+    r = lib.randn(3, requires_grad=True)
+    assert type(r.new(r).grad_fn).__name__ == "AliasBackward0"
+
+
+def test_new_errors(lib):
+    x = lib.randn(2, 3, dtype=lib.float64)
+    with raises(TypeError, f"expected {options(lib, 'double')} (got {options(lib, 'float')})"):
+        x.new(lib.tensor([1.0, 2.0]))
+    with raises(TypeError, f"expected {options(lib, 'double')} (got {options(lib, 'long int')})"):
+        x.new(lib.tensor([1, 2]))
+    for value, kind in ((2.5, "float"), (True, "bool")):
+        with raises(TypeError, f"new(): data must be a sequence (got {kind})"):
+            x.new(value)
+    for args, kind in (((3, 2.0), "float"), ((2, None), "NoneType")):
+        with raises(
+            TypeError,
+            f"new(): argument 'size' failed to unpack the object at pos 2 with error \"type must be tuple of "
+            f'ints,but got {kind}"',
+        ):
+            x.new(*args)
+    name = lib.__name__
+    signatures = (
+        f" * (*, {name}.device device = None)\n{{}} * ({name}.Storage storage)\n * (Tensor other)\n"
+        f" * (tuple of ints size, *, {name}.device device = None)\n * (object data, *, {name}.device device = None)\n"
+    )
+    with raises(
+        TypeError,
+        f"new() received an invalid combination of arguments - got (int, dtype={name}.dtype), but expected one of:\n"
+        + signatures.format("      didn't match because some of the keywords were incorrect: dtype\n"),
+    ):
+        x.new(2, dtype=lib.int32)
+    with raises(
+        TypeError,
+        "new() received an invalid combination of arguments - got (Tensor, int), but expected one of:\n"
+        + signatures.format(
+            "      didn't match because some of the arguments have invalid types: (!Tensor!, !int!)\n"
+        ),
+    ):
+        x.new(lib.randn(2), 2)

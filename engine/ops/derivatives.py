@@ -245,13 +245,15 @@ UNSAFE_VIEW = row("UnsafeViewBackward0", lambda xp, self, self_sym_sizes, size: 
 SQUEEZE = {name: row(name, lambda xp, self, self_sym_sizes, size: self.reshape(size),
                      attrs=("self_sym_sizes", "size"),
                      self=lambda m, g, self_sym_sizes, size: g.reshape(self_sym_sizes))
-           for name in ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward4",
-                        "UnsqueezeBackward0")}
-T = row("TBackward0", lambda xp, self: self.T,
-        self=lambda m, g: g if g.ndim < 2 else m.transpose(g, 0, 1))
-TRANSPOSE = row("TransposeBackward0", lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1),
-                attrs=("dim0", "dim1"),
-                self=lambda m, g, dim0, dim1: m.transpose(g, dim0, dim1))
+           for name in ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3",
+                        "SqueezeBackward4", "SqueezeBackward5", "UnsqueezeBackward0", "UnsqueezeBackward1")}
+# the out-of-place view (Backward0) and the in-place one (Backward1: t_, transpose_)
+T, T_ = (row(name, lambda xp, self: self.T, self=lambda m, g: g if g.ndim < 2 else m.transpose(g, 0, 1))
+         for name in ("TBackward0", "TBackward1"))
+TRANSPOSE, TRANSPOSE_ = (row(name, lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1),
+                             attrs=("dim0", "dim1"),
+                             self=lambda m, g, dim0, dim1: m.transpose(g, dim0, dim1))
+                         for name in ("TransposeBackward0", "TransposeBackward1"))
 PERMUTE = row("PermuteBackward0", lambda xp, self, dims, inverse: self.transpose(dims), attrs=("dims", "inverse"),
               self=lambda m, g, dims, inverse: m.permute(g, inverse))
 EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: K.expand(xp, self, size),
@@ -265,6 +267,11 @@ SLICE = row("SliceBackward0", lambda xp, self, self_sym_sizes, dim, start, end, 
             self=lambda m, g, self_sym_sizes, dim, start, end, step, key:
                 m.index_grad(g, self_sym_sizes, key, True))
 ALIAS = row("AliasBackward0", lambda xp, self: self[...], self=lambda m, g: g)
+AS_STRIDED_ = row("AsStridedBackward1",
+                  lambda xp, self, self_sym_sizes, size, stride, storage_offset, gather, scatter:
+                      K.as_strided(self, size, stride, storage_offset),
+                  attrs=("self_sym_sizes", "size", "stride", "storage_offset", "gather", "scatter"),
+                  self=F.as_strided_backward)
 AS_STRIDED = row("AsStridedBackward0", lambda xp, self, self_sym_sizes, view_fn: view_fn(xp, self),
                  attrs=("self_sym_sizes", "view_fn"),
                  self=lambda m, g, self_sym_sizes, view_fn: m.embed(g, self_sym_sizes, view_fn))

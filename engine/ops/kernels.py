@@ -324,6 +324,10 @@ def expand(xp, a, size):
     return numpy.lib.stride_tricks.as_strided(a, out.shape, out.strides)
 
 
+def as_strided(a, size, stride, storage_offset):
+    return backend.restrided(a, tuple(size), tuple(stride), storage_offset)
+
+
 def concatenate(xp, arrays, dim):
     return backend.bfloat16_like(xp.concatenate(arrays, axis=dim), arrays)
 
