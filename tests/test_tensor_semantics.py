@@ -320,6 +320,36 @@ def test_bfloat16_gradients(lib):
     assert w.grad.dtype == lib.float32 and v.grad.dtype == lib.bfloat16 and v.grad.tolist() == [[2.0]] * 3
 
 
+BFLOAT16_OPS = {
+    "sigmoid": lambda lib, x, w: x.sigmoid(),
+    "reciprocal": lambda lib, x, w: x.reciprocal(),
+    "rsub": lambda lib, x, w: 1 - x,
+    "var": lambda lib, x, w: x.var(),
+    "mean": lambda lib, x, w: x.mean(1),
+    "softmax": lambda lib, x, w: x.softmax(1),
+    "where": lambda lib, x, w: lib.where(x > 0, x, w),
+    "cross_entropy smoothing": lambda lib, x, w: lib.nn.functional.cross_entropy(
+        x, lib.tensor([0, -100]), label_smoothing=0.1
+    ),
+    "leaky_relu": lambda lib, x, w: lib.nn.functional.leaky_relu(x, 0.1),
+    "gelu": lambda lib, x, w: lib.nn.functional.gelu(x),
+    "linear": lambda lib, x, w: lib.nn.functional.linear(x, w),
+    "cat": lambda lib, x, w: lib.cat([x, w]),
+    "index": lambda lib, x, w: x[[0, 1], [1, 2]],
+    "max": lambda lib, x, w: x.max(),
+}
+
+
+@pytest.mark.parametrize("name", BFLOAT16_OPS, ids=list(BFLOAT16_OPS))
+def test_bfloat16_stays_bfloat16_through_ops_and_their_gradients(lib, name):
+    x = lib.tensor([[1.5, -2.25, 3.0], [0.5, 1.0, -1.0]], dtype=lib.bfloat16, requires_grad=True)
+    w = lib.tensor([[0.5, 1.0, 2.0]], dtype=lib.bfloat16, requires_grad=True)
+    y = BFLOAT16_OPS[name](lib, x, w)
+    y.sum().backward()
+    assert y.dtype == x.grad.dtype == lib.bfloat16
+    assert w.grad is None or w.grad.dtype == lib.bfloat16
+
+
 def test_narrow_integer_dtypes_cannot_require_grad_and_have_no_mean(lib):
     with raises(RuntimeError, "Only Tensors of floating point and complex dtype can require gradients"):
         lib.ones(2, dtype=lib.int8, requires_grad=True)

@@ -78,7 +78,7 @@ SUB = row("SubBackward0", lambda xp, self, other, alpha: self - other if alpha =
           inputs=("self", "other"), attrs=("alpha",), **ELEMENTWISE,
           self=lambda m, g, alpha: g,
           other=lambda m, g, alpha: -g if alpha == 1 else -g * alpha)
-RSUB = row("RsubBackward1", lambda xp, self, other, alpha: other - alpha * self, attrs=("other", "alpha"),
+RSUB = row("RsubBackward1", lambda xp, self, other, alpha: -(self * alpha) + other, attrs=("other", "alpha"),
            self=lambda m, g, other, alpha: -g if alpha == 1 else -g * alpha)
 MUL = row("MulBackward0", lambda xp, self, other: self * other,
           inputs=("self", "other"), saves=("self", "other"), **ELEMENTWISE,
@@ -94,7 +94,7 @@ DIV_SCALAR = row("DivBackward1", lambda xp, self, other: self / other, attrs=("o
                  self=lambda m, g, other: g / other)
 NEG = row("NegBackward0", lambda xp, self: -self,
           self=lambda m, g: -g)
-RECIPROCAL = row("ReciprocalBackward0", lambda xp, self: 1.0 / self, saves=("result",),
+RECIPROCAL = row("ReciprocalBackward0", lambda xp, self: xp.reciprocal(self), saves=("result",),
                  self=lambda m, g, result: -g * (result * result))
 POW_SCALAR = row("PowBackward0", lambda xp, self, exponent: self ** exponent, saves=("self",), attrs=("exponent",),
                  self=lambda m, g, self, exponent:
@@ -144,11 +144,11 @@ COS = row("CosBackward0", lambda xp, self: xp.cos(self), saves=("self",),
           self=lambda m, g, self: g * -m.sin(self))
 TANH = row("TanhBackward0", lambda xp, self: xp.tanh(self), saves=("result",),
            self=lambda m, g, result: g * (1 - result * result))
-SIGMOID = row("SigmoidBackward0", lambda xp, self: 1 / (1 + xp.exp(-self)), saves=("result",),
+SIGMOID = row("SigmoidBackward0", lambda xp, self: xp.reciprocal(xp.exp(-self) + 1), saves=("result",),
               self=lambda m, g, result: g * (result * (1 - result)))
 RELU = row("ReluBackward0", lambda xp, self: xp.maximum(self, 0), saves=("result",),
            self=lambda m, g, result: g * (result > 0))
-LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope),
+LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: K.where(xp, self > 0, self, self * negative_slope),
                  saves=("self",), attrs=("negative_slope",),
                  self=lambda m, g, self, negative_slope: m.where(self > 0, g, g * negative_slope))
 GELU = row("GeluBackward0", lambda xp, self, approximate: K.gelu(xp, self, approximate),
@@ -178,7 +178,7 @@ WHERE = row("WhereBackward0", lambda xp, self, other, condition: K.where(xp, con
             inputs=("self", "other"), attrs=("condition",), **ELEMENTWISE,
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
-MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: xp.where(mask, value, self),
+MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: K.where(xp, mask, value, self),
                   attrs=("mask", "value"),
                   self=lambda m, g, mask, value: m.where(mask, 0.0, g))
 

@@ -308,8 +308,8 @@ def log_sigmoid(xp, x):
 def gelu(xp, x, approximate):
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + xp.tanh(inner))
-    return 0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))
+        return x * 0.5 * (xp.tanh(inner) + 1.0)  # array first: numpy keeps its dtype's tag (bfloat16)
+    return x * 0.5 * (erf(xp, x * (1.0 / math.sqrt(2.0))) + 1.0)
 
 
 # ------------------------------------------------------------------ forwards of the rows
