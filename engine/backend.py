@@ -353,7 +353,9 @@ def memory_overlap(a, b) -> str:
     "too hard" when either is not dense (strided with gaps, expanded), which ATen lets pass."""
     if a is b:
         return "full"
-    if a.size == 0 or b.size == 0:
+    if (a.base is None and b.base is None) or a.size == 0 or b.size == 0:
+        return "no"  # two arrays that own their memory: the common case, decided at once
+    if not xp_of(a).may_share_memory(a, b):  # bounds only: quick
         return "no"
     if not is_dense(a) or not is_dense(b):
         return "too hard"

@@ -69,11 +69,20 @@ def check_overlap(t: Tensor, op, others: tuple, attrs: tuple) -> None:
     if op is D.INDEX_PUT:
         _check_index_put_overlap(t, others, attrs[0])
         return
-    if op is not D.FILL and op is not D.ZERO and overlaps(t._data):
+    data = t._data
+    if 0 in data.strides and op not in _READ_NOTHING and overlaps(data):
         raise RuntimeError(INTERNAL_OVERLAP)
     for x in others:
-        if isinstance(x, Tensor) and x is not t and backend.memory_overlap(t._data, x._data) == "partial":
-            raise RuntimeError(PARTIAL_OVERLAP)
+        if not isinstance(x, Tensor) or x is t:
+            continue
+        other = x._data
+        if (data.base is not None or other.base is not None) and backend.memory_overlap(
+            data, other
+        ) == "partial":
+            raise RuntimeError(PARTIAL_OVERLAP)  # (two arrays owning their memory cannot overlap)
+
+
+_READ_NOTHING = (D.FILL, D.ZERO)  # in-place ops ATen lets write into an expanded tensor
 
 
 def _check_index_put_overlap(t: Tensor, values: tuple, key) -> None:
