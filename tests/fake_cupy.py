@@ -90,6 +90,15 @@ class _DeviceRef:
         self.id = index
 
 
+class _MemoryPointer:
+    """`array.data`: CuPy's MemoryPointer; only `.ptr`, the first element's address, is read."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+
 class ndarray:
     """A device array: a numpy array the engine may only reach through this module's functions."""
 
@@ -106,6 +115,10 @@ class ndarray:
     def get(self) -> numpy.ndarray:
         """The explicit device -> host copy."""
         return self._a.copy()
+
+    @property
+    def data(self) -> _MemoryPointer:
+        return _MemoryPointer(self._a.__array_interface__["data"][0])
 
     def reshape(self, *shape, order: str = "C"):  # no `copy=`: CuPy's reshape has none
         return _wrap(self._a.reshape(*shape, order=order))

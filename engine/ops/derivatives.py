@@ -100,7 +100,7 @@ SUB = row("SubBackward0", lambda xp, self, other, alpha: self - other if alpha =
           inputs=("self", "other"), attrs=("alpha",), **ELEMENTWISE,
           self=lambda m, g, alpha: g,
           other=lambda m, g, alpha: -g if alpha == 1 else -g * alpha)
-RSUB = row("RsubBackward1", lambda xp, self, other, alpha: other - alpha * self, attrs=("other", "alpha"),
+RSUB = row("RsubBackward1", lambda xp, self, other, alpha: -(self * alpha) + other, attrs=("other", "alpha"),
            self=lambda m, g, other, alpha: -g if alpha == 1 else -g * alpha)
 MUL = row("MulBackward0", lambda xp, self, other: self * other,
           inputs=("self", "other"), saves=("self", "other"), **ELEMENTWISE,
@@ -116,7 +116,7 @@ DIV_SCALAR = row("DivBackward1", lambda xp, self, other: self / other, attrs=("o
                  self=lambda m, g, other: g / other)
 NEG = row("NegBackward0", lambda xp, self: -self,
           self=lambda m, g: -g)
-RECIPROCAL = row("ReciprocalBackward0", lambda xp, self: 1.0 / self, saves=("result",),
+RECIPROCAL = row("ReciprocalBackward0", lambda xp, self: xp.reciprocal(self), saves=("result",),
                  self=lambda m, g, result: -g * (result * result))
 POW_SCALAR = row("PowBackward0", lambda xp, self, exponent: self ** exponent, saves=("self",), attrs=("exponent",),
                  self=lambda m, g, self, exponent:
@@ -166,11 +166,11 @@ COS = row("CosBackward0", lambda xp, self: xp.cos(self), saves=("self",),
           self=lambda m, g, self: g * -m.sin(self))
 TANH = row("TanhBackward0", lambda xp, self: xp.tanh(self), saves=("result",),
            self=lambda m, g, result: g * (1 - result * result))
-SIGMOID = row("SigmoidBackward0", lambda xp, self: 1 / (1 + xp.exp(-self)), saves=("result",),
+SIGMOID = row("SigmoidBackward0", lambda xp, self: xp.reciprocal(xp.exp(-self) + 1), saves=("result",),
               self=lambda m, g, result: g * (result * (1 - result)))
 RELU = row("ReluBackward0", lambda xp, self: xp.maximum(self, 0), saves=("result",),
            self=lambda m, g, result: m.threshold_backward(g, result, 0))
-LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope),
+LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: K.where(xp, self > 0, self, self * negative_slope),
                  saves=("self",), attrs=("negative_slope",),
                  self=lambda m, g, self, negative_slope: m.leaky_relu_backward(g, self, negative_slope))
 # The backwards of relu and leaky_relu are ops of (grad, self), as in PyTorch: under create_graph the
@@ -210,11 +210,11 @@ MINIMUM = row("MinimumBackward0", lambda xp, self, other: xp.minimum(self, other
               inputs=("self", "other"), saves=("self", "other"), **ELEMENTWISE,
               self=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self > other),
               other=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self < other))
-WHERE = row("WhereBackward0", lambda xp, self, other, condition: xp.where(condition, self, other),
+WHERE = row("WhereBackward0", lambda xp, self, other, condition: K.where(xp, condition, self, other),
             inputs=("self", "other"), attrs=("condition",), frees=("condition",), **ELEMENTWISE,
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
-MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: xp.where(mask, value, self),
+MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: K.where(xp, mask, value, self),
                   attrs=("mask", "value"),
                   self=lambda m, g, mask, value: m.where(mask, 0.0, g))
 
@@ -281,16 +281,18 @@ UNSAFE_VIEW = row("UnsafeViewBackward0", lambda xp, self, self_sym_sizes, size: 
 SQUEEZE = {name: row(name, lambda xp, self, self_sym_sizes, size: self.reshape(size),
                      attrs=("self_sym_sizes", "size"),
                      self=lambda m, g, self_sym_sizes, size: g.reshape(self_sym_sizes))
-           for name in ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward4",
-                        "UnsqueezeBackward0")}
-T = row("TBackward0", lambda xp, self: self.T,
-        self=lambda m, g: g if g.ndim < 2 else m.transpose(g, 0, 1))
-TRANSPOSE = row("TransposeBackward0", lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1),
-                attrs=("dim0", "dim1"),
-                self=lambda m, g, dim0, dim1: m.transpose(g, dim0, dim1))
+           for name in ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3",
+                        "SqueezeBackward4", "SqueezeBackward5", "UnsqueezeBackward0", "UnsqueezeBackward1")}
+# the out-of-place view (Backward0) and the in-place one (Backward1: t_, transpose_)
+T, T_ = (row(name, lambda xp, self: self.T, self=lambda m, g: g if g.ndim < 2 else m.transpose(g, 0, 1))
+         for name in ("TBackward0", "TBackward1"))
+TRANSPOSE, TRANSPOSE_ = (row(name, lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1),
+                             attrs=("dim0", "dim1"),
+                             self=lambda m, g, dim0, dim1: m.transpose(g, dim0, dim1))
+                         for name in ("TransposeBackward0", "TransposeBackward1"))
 PERMUTE = row("PermuteBackward0", lambda xp, self, dims, inverse: self.transpose(dims), attrs=("dims", "inverse"),
               self=lambda m, g, dims, inverse: m.permute(g, inverse))
-EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: xp.broadcast_to(self, size),
+EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: K.expand(xp, self, size),
              attrs=("self_sym_sizes", "size"),
              self=lambda m, g, self_sym_sizes, size: m.sum_to(g, self_sym_sizes))
 SELECT = row("SelectBackward0", lambda xp, self, self_sym_sizes, dim, index, key: self[key],
@@ -301,6 +303,11 @@ SLICE = row("SliceBackward0", lambda xp, self, self_sym_sizes, dim, start, end, 
             self=lambda m, g, self_sym_sizes, dim, start, end, step, key:
                 m.index_grad(g, self_sym_sizes, key, True))
 ALIAS = row("AliasBackward0", lambda xp, self: self[...], self=lambda m, g: g)
+AS_STRIDED_ = row("AsStridedBackward1",
+                  lambda xp, self, self_sym_sizes, size, stride, storage_offset, gather, scatter:
+                      K.as_strided(self, size, stride, storage_offset),
+                  attrs=("self_sym_sizes", "size", "stride", "storage_offset", "gather", "scatter"),
+                  self=F.as_strided_backward)
 AS_STRIDED = row("AsStridedBackward0", lambda xp, self, self_sym_sizes, view_fn: view_fn(xp, self),
                  attrs=("self_sym_sizes", "view_fn"),
                  self=lambda m, g, self_sym_sizes, view_fn: m.embed(g, self_sym_sizes, view_fn))
@@ -319,10 +326,10 @@ INDEX_GRAD = row("IndexBackwardBackward0",
                      array_math(grad).index_grad(grad, self_sym_sizes, indices, basic),
                  inputs=("grad",), attrs=("self_sym_sizes", "indices", "basic"),
                  grad=lambda m, g, self_sym_sizes, indices, basic: g[indices])
-CAT = row("CatBackward0", lambda xp, tensors, dim, sizes: xp.concatenate(tensors, axis=dim),
+CAT = row("CatBackward0", lambda xp, tensors, dim, sizes: K.concatenate(xp, tensors, dim),
           inputs=("tensors",), variadic=True, attrs=("dim", "sizes"),
           joint=lambda m, g, dim, sizes: F.split_backward(g, dim, sizes))
-STACK = row("StackBackward0", lambda xp, tensors, dim, n: xp.stack(tensors, axis=dim),
+STACK = row("StackBackward0", lambda xp, tensors, dim, n: K.stack(xp, tensors, dim),
             inputs=("tensors",), variadic=True, attrs=("dim", "n"),
             joint=lambda m, g, dim, n: [g[(slice(None),) * dim + (i,)] for i in range(n)])
 

@@ -87,6 +87,14 @@ def addmm_mat2_backward(m, g, mat1, mat2):
     return m.transpose(mat1, 0, 1) @ g
 
 
+def as_strided_backward(m, g, self_sym_sizes, size, stride, storage_offset, gather, scatter):
+    """as_strided_'s gradient: the view's elements added back at the input elements they share
+    (`gather`: the view's flat positions inside the input; `scatter`: the input's flat index of each).
+    Elements of the storage outside the input get nothing, as in torch."""
+    picked = g.reshape(-1)[gather]
+    return m.index_grad(picked, (math.prod(self_sym_sizes),), (scatter,), False).reshape(self_sym_sizes)
+
+
 def split_backward(g, dim, sizes):
     out, start = [], 0
     for n in sizes:

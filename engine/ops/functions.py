@@ -15,7 +15,7 @@ import numpy
 
 from .. import backend
 from ..tensor import Tensor, wrap
-from . import arg_errors, creation
+from . import arg_errors, creation, promotion
 from . import derivatives as D
 from .api import IN_PLACE, exported, public
 from .op import apply_op, broadcast_error, check_same_device
@@ -323,7 +323,7 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
     if not a.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {a.dtype.name.capitalize()}"
+            f"or complex dtype. Got: {a.dtype.scalar_type}"
         )
     shape = a._data.shape
     if dim is None:
@@ -584,9 +584,13 @@ def flatten(a, start_dim=0, end_dim=-1):
 
 @public
 def t(a):
-    if a.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.dim()}D")
+    check_t(a, "t")
     return _view(D.T, a, ())
+
+
+def check_t(a, name: str) -> None:
+    if a.dim() > 2:
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {a.dim()}D")
 
 
 @public
@@ -647,23 +651,32 @@ def expand_as(a, other):
 
 @public
 def squeeze(a, dim=None, _name=None):
-    shape = a.shape
+    name = _name or squeeze_node_name(dim, ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2"))
+    return _view(D.SQUEEZE[name], a, (a.shape, squeezed_shape(a.shape, dim)))
+
+
+def squeeze_node_name(dim, names: tuple) -> str:
+    """PyTorch's node for squeeze of all dims, one dim, or a tuple of dims (names in that order)."""
     if dim is None:
-        name = _name or "SqueezeBackward0"
-        new = tuple(n for n in shape if n != 1)
-    else:
-        dims = norm_dims(dim, a.dim())
-        name = _name or ("SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
-        new = tuple(n for d, n in enumerate(shape) if not (d in dims and n == 1))
-    return _view(D.SQUEEZE[name], a, (shape, new))
+        return names[0]
+    return names[2] if isinstance(dim, (tuple, list)) else names[1]
+
+
+def squeezed_shape(shape, dim) -> tuple:
+    if dim is None:
+        return tuple(n for n in shape if n != 1)
+    dims = norm_dims(dim, len(shape))
+    return tuple(n for d, n in enumerate(shape) if not (d in dims and n == 1))
+
+
+def unsqueezed_shape(shape, dim) -> tuple:
+    d = norm_dim(dim, len(shape) + 1)
+    return shape[:d] + (1,) + shape[d:]
 
 
 @public
 def unsqueeze(a, dim):
-    shape = a.shape
-    d = norm_dim(dim, a.dim() + 1)
-    new = shape[:d] + (1,) + shape[d:]
-    return _view(D.SQUEEZE["UnsqueezeBackward0"], a, (shape, new))
+    return _view(D.SQUEEZE["UnsqueezeBackward0"], a, (a.shape, unsqueezed_shape(a.shape, dim)))
 
 
 @public
@@ -745,8 +758,13 @@ def getitem(a, key):
                 raise IndexError(f"too many indices for tensor of dimension {a.dim()}")
             out = select(out, dim, index)
     if out is a:
-        out = _view(D.ALIAS, a, ())
+        out = alias(a)
     return out
+
+
+def alias(a):
+    """A view of the whole tensor (AliasBackward0)."""
+    return _view(D.ALIAS, a, ())
 
 
 @public(function=False, name="_index_grad")
@@ -885,6 +903,13 @@ def all(a, dim=None):
 @public
 def any(a, dim=None):
     return wrap(a._data.any() if dim is None else a._data.any(axis=dim))
+
+
+@public(method=False)
+def promote_types(type1, type2):
+    """The dtype an elementwise op of these two dtypes computes in, by torch's rules."""
+    np_dtype = promotion.promote_types(type1.np, type2.np)
+    return backend.dtype_of(numpy.empty(0, np_dtype))
 
 
 @public(method=False)

@@ -308,15 +308,40 @@ def log_sigmoid(xp, x):
 def gelu(xp, x, approximate):
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + xp.tanh(inner))
-    return 0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))
+        return x * 0.5 * (xp.tanh(inner) + 1.0)  # array first: numpy keeps its dtype's tag (bfloat16)
+    return x * 0.5 * (erf(xp, x * (1.0 / math.sqrt(2.0))) + 1.0)
 
 
 # ------------------------------------------------------------------ forwards of the rows
 
 
+def expand(xp, a, size):
+    """A broadcast view that can be written, as torch's expand (numpy's broadcast_to is read-only):
+    a write through it reaches the one element each broadcast row shares."""
+    out = xp.broadcast_to(a, size)
+    if xp is not numpy or not a.flags.writeable:  # CuPy's views are all writable
+        return out
+    return numpy.lib.stride_tricks.as_strided(a, out.shape, out.strides)
+
+
+def as_strided(a, size, stride, storage_offset):
+    return backend.restrided(a, tuple(size), tuple(stride), storage_offset)
+
+
+def concatenate(xp, arrays, dim):
+    return backend.bfloat16_like(xp.concatenate(arrays, axis=dim), arrays)
+
+
+def stack(xp, arrays, dim):
+    return backend.bfloat16_like(xp.stack(arrays, axis=dim), arrays)
+
+
+def where(xp, condition, a, b):
+    return backend.bfloat16_like(xp.where(condition, a, b), [x for x in (a, b) if hasattr(x, "dtype")])
+
+
 def to_copy(a, dtype, device):
-    return backend.to_device(a, device).astype(dtype.np, copy=False)
+    return backend.cast(backend.to_device(a, device), dtype, copy=False)
 
 
 def softmax(xp, a, dim):

@@ -27,7 +27,8 @@ def reduced_shape(shape, dims) -> tuple:
 
 def overlaps(view) -> bool:
     """Whether a view of an array sees some element more than once (a stride 0 of an expand)."""
-    return any(stride == 0 and n > 1 for stride, n in zip(view.strides, view.shape))
+    strides = view.strides
+    return 0 in strides and any(stride == 0 and n > 1 for stride, n in zip(strides, view.shape))
 
 
 def view_positions(xp, shape, view_fn):
@@ -123,7 +124,7 @@ class ArrayMath:
         return x.astype(np_dtype)
 
     def to(self, x, dt, device):
-        return backend.to_device(x, device).astype(dt.np, copy=False)
+        return backend.cast(backend.to_device(x, device), dt, copy=False)
 
     def index_grad(self, g, shape, key, basic):
         """Zeros of `shape` with g added at `key` (duplicates in an advanced key add up)."""
