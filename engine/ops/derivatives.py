@@ -63,10 +63,11 @@ def row(
     variadic=False,
     joint=None,
     frees=(),
+    outputs=1,
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
-    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees)
+    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs)
     return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
 
 
