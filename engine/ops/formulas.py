@@ -70,15 +70,6 @@ def gelu_backward(m, g, self, approximate):
 # -- reductions and products ------------------------------------------------------------------
 
 
-def norm_backward(m, g, self, result, ord, dim, keepdim):
-    gk = unreduce(g, self.shape, dim, keepdim)
-    rk = unreduce(result, self.shape, dim, keepdim)
-    if ord == 1:
-        return gk * m.sign(self)
-    scale = m.where(rk == 0, 0.0, gk / rk if ord == 2 else gk / rk ** (ord - 1))
-    return self * scale if ord == 2 else self * abs(self) ** (ord - 2) * scale
-
-
 def addmm_mat2_backward(m, g, mat1, mat2):
     """mat1^T @ g, laid out like mat2: a transposed weight (F.linear) gets a row-major weight grad."""
     data = raw(mat2)
@@ -252,3 +243,80 @@ def constant_pad_backward(m, g, pad, value, result_sym_sizes, out_key, in_key, s
     if tuple(piece.shape) == self_sym_sizes:
         return piece
     return m.index_grad(piece, self_sym_sizes, in_key, True)
+
+
+# -- reductions and scans -----------------------------------------------------------------------
+
+
+def cast_count(count, like):
+    """A count of elements (an integer array or Tensor) in the dtype of `like`, for dividing by."""
+    return count.astype(like.dtype) if not isinstance(count, Tensor) else count
+
+
+def evenly_distributed(m, g, self, result):
+    """g shared equally by the elements equal to `result` (NaN counting as equal to a NaN result).
+
+    The backward of the reductions that pick a value without saying where (max(), median()).
+    """
+    mask = (self == result) | ((self != self) & (result != result))
+    return m.where(mask, g / cast_count(mask.sum(), g), 0.0)
+
+
+def scaled_by_count(m, g, self, result, dim, keepdim):
+    """amax/amin: g split equally between the elements of a slice equal to its result."""
+    mask = self == unreduce(result, self.shape, dim, keepdim)
+    count = cast_count(m.sum(mask, dim, True), g)
+    return unreduce(g, self.shape, dim, keepdim) / count * mask
+
+
+def picked_backward(m, g, self_sym_sizes, dim, keepdim, indices):
+    """The gradient of a reduction that picks one element per slice (max(dim), median(dim), mode):
+    g placed at the picked `indices` (a key), zeros elsewhere."""
+    return m.index_grad(unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True)
+
+
+def dof(shape, dims, correction) -> float:
+    """Degrees of freedom of a variance: the count less the correction (its reciprocal may be inf)."""
+    return count(shape, dims) - correction
+
+
+def var_backward(m, g, self, dim, correction, keepdim):
+    n = dof(self.shape, dim, correction)
+    scale = 2.0 / n if n else math.inf
+    return scale * unreduce(g, self.shape, dim, keepdim) * (self - m.mean(self, dim, True))
+
+
+def std_backward(m, g, self, result, dim, correction, keepdim):
+    """d std = d var / (2 std), and 0 where the std is 0 (as torch has it)."""
+    rk = unreduce(result, self.shape, dim, keepdim)
+    return var_backward(
+        m,
+        m.where(rk == 0, 0.0, unreduce(g, self.shape, dim, keepdim) / (2 * rk)),
+        self,
+        dim,
+        correction,
+        True,
+    )
+
+
+def vector_norm_backward(m, g, self, result, ord, dim, keepdim):
+    """linalg.vector_norm's gradient by order, as torch's norm_backward: 0 where the norm is 0,
+    split equally between the largest (smallest) magnitudes for ord inf (-inf), none for ord 0."""
+    if ord == 0:
+        return None
+    gk = unreduce(g, self.shape, dim, keepdim)
+    if ord == 1:
+        return gk * m.sign(self)
+    rk = unreduce(result, self.shape, dim, keepdim)
+    if math.isinf(ord):
+        magnitude = abs(self)
+        mask = (magnitude == rk) | (magnitude != magnitude)
+        return m.sign(self) * (gk / cast_count(m.sum(mask, dim, True), gk) * mask)
+    if ord < 1:
+        scaled = m.where(self == 0, 0.0, m.sign(self) * abs(self) ** (ord - 1))
+        return scaled * gk * rk ** (1 - ord)
+    if ord == 2:
+        return self * m.where(rk == 0, 0.0, gk / rk)
+    if ord < 2:
+        return m.where(rk == 0, 0.0, m.sign(self) * abs(self) ** (ord - 1) * gk / rk ** (ord - 1))
+    return m.where(rk == 0, 0.0, self * abs(self) ** (ord - 2) * gk / rk ** (ord - 1))

@@ -400,3 +400,40 @@ def binary_cross_entropy_with_logits(xp, x, t, weight, pos_weight, reduction):
     else:
         loss = (1 - t) * x - ((pos_weight - 1) * t + 1) * log_sig
     return reduce(loss if weight is None else loss * weight, reduction)
+
+
+# ------------------------------------------------------------------ reductions and scans
+
+
+def variance(xp, x, dims, correction, keepdim):
+    """The variance over `dims` with `correction`: inf or nan, silently, without degrees of freedom."""
+    centred = x - x.mean(axis=dims, keepdims=True)
+    n = math.prod(x.shape[d] for d in dims)
+    return (centred * centred).sum(axis=dims, keepdims=keepdim) / max(n - correction, 0)
+
+
+def cast(x, dtype):
+    """x in `dtype` (a numpy dtype; None: as it is)."""
+    return x if dtype is None else x.astype(dtype, copy=False)
+
+
+def picked(x, dim, keepdim, key):
+    """The elements an indexing `key` picks, one per slice along `dim` (kept as size 1 with keepdim)."""
+    out = x[key]
+    return out if keepdim or out.ndim == 0 else out.squeeze(dim)
+
+
+def vector_norm(xp, x, ord, dims, keepdim):
+    """linalg.vector_norm on arrays of the result's dtype."""
+    a = xp.abs(x)
+    if ord == 2:
+        return xp.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+    if ord == 1:
+        return a.sum(axis=dims, keepdims=keepdim)
+    if ord == math.inf:
+        return a.max(axis=dims, keepdims=keepdim)
+    if ord == -math.inf:
+        return a.min(axis=dims, keepdims=keepdim)
+    if ord == 0:
+        return (a != 0).sum(axis=dims, keepdims=keepdim).astype(x.dtype)
+    return (a**ord).sum(axis=dims, keepdims=keepdim) ** (1.0 / ord)
