@@ -52,6 +52,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
+from .ops.reductions import *
 from .tensor import Size, Tensor, typename
 
 float = float32

@@ -150,6 +150,19 @@ class ArrayMath:
         out[key] = 0
         return out
 
+    # -- reductions and scans
+    def cumsum(self, x, dim):
+        return self.xp.cumsum(x, axis=dim)
+
+    def cumprod(self, x, dim):
+        return self.xp.cumprod(x, axis=dim)
+
+    def logcumsumexp(self, x, dim):
+        return kernels.logcumsumexp(self.xp, x, dim)
+
+    def flip(self, x, dim):
+        return self.xp.flip(x, axis=dim)
+
 
 class TensorMath:
     """Formulas on Tensors: every step is an op, so the backward is itself differentiable."""
@@ -274,6 +287,25 @@ class TensorMath:
     @staticmethod
     def index_grad(g, shape, key, basic):
         return g._index_grad(shape, key, basic)
+
+    # -- reductions and scans
+    @staticmethod
+    def cumsum(x, dim):
+        return x.cumsum(dim)
+
+    @staticmethod
+    def cumprod(x, dim):
+        return x.cumprod(dim)
+
+    @staticmethod
+    def logcumsumexp(x, dim):
+        return x.logcumsumexp(dim)
+
+    @staticmethod
+    def flip(x, dim):
+        """Reversed along `dim`, by an index (so recorded as indexing)."""
+        n = x.shape[dim]
+        return x[(slice(None),) * dim + (numpy.arange(n - 1, -1, -1),)]
 
 
 TENSOR_MATH = TensorMath()

@@ -16,7 +16,7 @@ from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, freed_error, version_error
-from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved
+from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved, wrap
 from .creation import tensor as make_tensor
 from .promotion import promoted
 
@@ -206,9 +206,17 @@ def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=()) -
         _check_signature(name, f"formula for {input_name}", formula, expected)
 
 
-def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=()):
-    """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties."""
+def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=(), outputs=1):
+    """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties.
+
+    A row with several `outputs` (aminmax, var_mean) has a joint formula whose `g` is the tuple
+    of the outputs' gradients, None for an output that got none.
+    """
     _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees)
+    if outputs > 1 and (joint is None or "result" in saves):
+        raise RowError(
+            f"derivative table, {name}: a row with {outputs} outputs takes a joint formula and saves no result"
+        )
     sources = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
     ns = {
         "__slots__": (),
@@ -225,7 +233,16 @@ def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=Fa
         ns["_saved_" + a] = _saved_property(a, i, True, a in frees)
     ns["apply"] = own_copy(FormulaNode.apply)
     ns["release"] = own_copy(FormulaNode.release_with_attrs if frees else FormulaNode.release)
+    if outputs > 1:
+        ns["num_outputs"] = outputs
+        ns["apply_joint"] = ns["apply"]
+        ns["apply"] = _apply_every_output
     return type(name, (FormulaNode,), ns)
+
+
+def _apply_every_output(self, grads, m, create_graph):
+    """A node of several outputs: its joint formula's `g` is the tuple of their gradients."""
+    return self.apply_joint((tuple(grads),), m, create_graph)
 
 
 def own_copy(function):
@@ -503,3 +520,26 @@ def _any_edge(edges, positions) -> bool:
         if edges[j][0] is not None:
             return True
     return False
+
+
+def apply_multi_output(op: Op, inputs: tuple, attrs: tuple = ()) -> tuple:
+    """Run a row whose forward returns several arrays: one Tensor each, all made by one node.
+
+    Off the hot path (aminmax, var_mean): the inputs are Tensors of one dtype, and only
+    inputs are saved, as `new_node` stamps them.
+    """
+    datas = [x._data for x in inputs]
+    check_same_device(*inputs)
+    arrays = op.forward(_xp_of_inputs(datas), *datas, *attrs)
+    outs = [wrap(array) for array in arrays]
+    if not (_grad_enabled[0] and any(x._rg for x in inputs)):
+        return tuple(outs)
+    saved = [inputs[i] for i, _ in op.save_plan]
+    node = new_node(op.node, tuple(edge_of(x) for x in inputs), saved, attrs)
+    if _anomaly_on[0]:
+        node._trace = anomaly.forward_trace(node, inputs, outs[0])
+    for k, out in enumerate(outs):
+        out.grad_fn = node
+        out._output_nr = k
+        out._rg = True
+    return tuple(outs)

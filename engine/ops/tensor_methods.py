@@ -9,7 +9,12 @@ from .. import backend
 from .. import tensor as tensor_module
 from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor, wrap
-from . import api, arg_errors, creation
+from . import (
+    api,
+    arg_errors,
+    creation,
+    reductions,  # noqa: F401
+)
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
