@@ -236,3 +236,177 @@ def test_a_src_larger_than_the_index_gets_its_gradient_in_its_shape(fn, kinds, n
     check_gradgrad(lambda x, s: fn(engine, x, s), x, s)
     if torch is not None:
         compare_with_torch(fn, arrays, grad=False)
+
+
+# --------------------------------------------------------------------- scatter_reduce, in place
+
+REDUCE = [
+    (reduce, include_self)
+    for reduce in ("sum", "prod", "mean", "amax", "amin")
+    for include_self in (True, False)
+]
+
+
+@pytest.mark.parametrize("reduce, include_self", REDUCE)
+def test_scatter_reduce(reduce, include_self):
+    index = [[0, 2, 2, 0], [0, 0, 1, 2]]  # repeated targets and untouched positions
+    check_op(
+        lambda lib, x, s: x.scatter_reduce(0, idx(lib, index), s, reduce, include_self=include_self),
+        [(D, (3, 4)), (D, (2, 4))],
+        node="ScatterReduceBackward0",
+    )
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_with_zeros(include_self):
+    """Zeros in self and src: the gradient of the other factors is the product without the zero."""
+
+    def zeros(rng, n):
+        values = rng.uniform(0.5, 1.5, n)
+        values[::3] = 0.0
+        return values
+
+    check_op(
+        lambda lib, x, s: lib.scatter_reduce(x, 1, idx(lib, [[0, 0, 1], [2, 2, 2]]), s, "prod",
+                                             include_self=include_self),
+        [(zeros, (2, 3)), (zeros, (2, 3))],
+        node="ScatterReduceBackward0",
+    )
+
+
+# (id, call(lib, target, *others) changing `target` in place, kinds, node)
+IN_PLACE = [
+    ("scatter_", lambda lib, t, s: t.scatter_(0, idx(lib, [[2, 0, 1, 2], [0, 1, 2, 1]]), s),
+     [(R, (3, 4)), (R, (2, 4))], "ScatterBackward0"),
+    ("scatter_value_", lambda lib, t: t.scatter_(1, idx(lib, [[3], [1]]), 4.0), [(R, (3, 4))], "ScatterBackward1"),
+    ("scatter_add_", lambda lib, t, s: t.scatter_add_(0, idx(lib, [[2, 2, 1, 2]]), s), [(R, (3, 4)), (R, (1, 4))],
+     "ScatterAddBackward0"),
+    ("scatter_reduce_", lambda lib, t, s: t.scatter_reduce_(0, idx(lib, [[2, 2, 1, 2]]), s, "amax"),
+     [(D, (3, 4)), (D, (1, 4))], "ScatterReduceBackward0"),
+    ("index_add_", lambda lib, t, s: t.index_add_(1, idx(lib, [0, 0]), s, alpha=2), [(R, (3, 4)), (R, (3, 2))],
+     "IndexAddBackward0"),
+    ("index_copy_", lambda lib, t, s: t.index_copy_(0, idx(lib, [2]), s), [(R, (3, 4)), (R, (1, 4))],
+     "IndexCopyBackward0"),
+    ("index_fill_", lambda lib, t: t.index_fill_(1, idx(lib, [1, 3]), 0.5), [(R, (3, 4))], "IndexFillBackward0"),
+    ("index_fill_tensor_", lambda lib, t, v: t.index_fill_(0, idx(lib, [1]), v), [(R, (3, 4)), (R, ())],
+     "IndexFillBackward1"),
+    ("masked_fill_", lambda lib, t: t.masked_fill_(mask(lib, (3, 4)), 1.5), [(R, (3, 4))], "MaskedFillBackward0"),
+    ("masked_fill_tensor_", lambda lib, t, v: t.masked_fill_(mask(lib, (4,)), v), [(R, (3, 4)), (R, ())],
+     "MaskedFillBackward1"),
+    ("masked_scatter_", lambda lib, t, s: t.masked_scatter_(mask(lib, (3, 4)), s), [(R, (3, 4)), (R, (12,))],
+     "MaskedScatterBackward0"),
+    ("tril_", lambda lib, t: t.tril_(1), [(R, (3, 4))], "TrilBackward0"),
+    ("triu_", lambda lib, t: t.triu_(), [(R, (2, 3, 4))], "TriuBackward0"),
+]
+
+
+@pytest.mark.parametrize("call, kinds, node", [c[1:] for c in IN_PLACE], ids=[c[0] for c in IN_PLACE])
+def test_in_place(call, kinds, node):
+    check_op(lambda lib, x, *others: call(lib, x * 1, *others), kinds, node=node)
+
+
+@pytest.mark.parametrize("call, kinds", [c[1:3] for c in IN_PLACE], ids=[c[0] for c in IN_PLACE])
+def test_in_place_returns_its_target_one_version_on_and_refuses_a_leaf(lib, call, kinds):
+    target, *others = (lib.tensor(a) for a in make_arrays(kinds))
+    before = target._version
+    assert call(lib, target, *others) is target and target._version == before + 1
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        call(lib, target.requires_grad_(), *others)
+
+
+# ------------------------------------------------------------------------- views are views
+
+# (id, view(lib, base), base shape): every view op, and an in-place change through it
+VIEWS = [
+    ("narrow", lambda lib, t: t.narrow(1, 1, 2), (3, 4)),
+    ("select", lambda lib, t: lib.select(t, 0, -1), (3, 4)),
+    ("diagonal", lambda lib, t: t.diagonal(1), (3, 4)),
+    ("diagonal_dims", lambda lib, t: lib.diagonal(t, -1, 0, 2), (3, 2, 4)),
+    ("unfold", lambda lib, t: t.unfold(1, 2, 2), (3, 4)),
+    ("movedim", lambda lib, t: t.movedim(0, -1), (2, 3, 2)),
+    ("moveaxis", lambda lib, t: lib.moveaxis(t, (0, 1), (1, 0)), (3, 4)),
+    ("swapaxes", lambda lib, t: t.swapaxes(0, 1), (3, 4)),
+    ("swapdims", lambda lib, t: lib.swapdims(t, 0, 1), (3, 4)),
+    ("unflatten", lambda lib, t: t.unflatten(1, (2, 2)), (3, 4)),
+    ("as_strided", lambda lib, t: t.as_strided((2, 2), (4, 1), 1), (3, 4)),
+    ("as_strided_of_view", lambda lib, t: t[1:].as_strided((2,), (5,)), (3, 4)),
+    ("tensor_split", lambda lib, t: t.tensor_split(2, dim=1)[1], (3, 4)),
+    ("view_as", lambda lib, t: t.view_as(lib.zeros(2, 6)), (3, 4)),
+    ("reshape_as", lambda lib, t: t.reshape_as(lib.zeros(6, 2)), (3, 4)),
+    ("view_of_view", lambda lib, t: t.diagonal().unflatten(0, (3, 1)).narrow(0, 1, 2), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("view, shape", [c[1:] for c in VIEWS], ids=[c[0] for c in VIEWS])
+def test_a_view_shares_storage_and_version_with_its_base(lib, view, shape):
+    base = lib.zeros(*shape)
+    v = view(lib, base)
+    assert v._base is base
+    v.fill_(1.0)
+    assert base._version == v._version == 1
+    assert base.sum().item() == v.numel()
+    assert (view(lib, base) == 1).all().item()
+
+
+@pytest.mark.parametrize("view, shape", [c[1:] for c in VIEWS], ids=[c[0] for c in VIEWS])
+def test_an_in_place_change_through_a_view_reaches_the_base_and_its_gradients(view, shape):
+    def fn(lib, x, y):
+        base = x * 1
+        v = view(lib, base)
+        v.mul_(y.reshape(-1)[: v.numel()].reshape(v.shape))
+        return base * 1
+
+    check_op(fn, [(R, shape), (R, (12,))], node="MulBackward0")
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda lib, t: t.broadcast_to((2, 3, 1)),
+        lambda lib, t: t.expand_as(lib.zeros(3, 2)),
+        lambda lib, t: lib.meshgrid(t.reshape(-1), lib.zeros(2), indexing="ij")[0],
+        lambda lib, t: lib.broadcast_tensors(t, lib.zeros(3, 2))[0],
+    ],
+    ids=["broadcast_to", "expand_as", "meshgrid", "broadcast_tensors"],
+)
+def test_an_expanded_view_is_not_written_in_place(view):
+    check_error(lambda lib: view(lib, lib.zeros(3, 1)).add_(1.0), "refers to a single memory location")
+
+
+SEVERAL = [
+    ("split", lambda lib, t: t.split(2), "Split"),
+    ("split_with_sizes", lambda lib, t: t.split_with_sizes([1, 3]), "SplitWithSizes"),
+    ("chunk", lambda lib, t: t.chunk(2), "Split"),
+    ("unbind", lambda lib, t: t.unbind(), "Unbind"),
+]
+
+
+@pytest.mark.parametrize("pieces, node", [c[1:] for c in SEVERAL], ids=[c[0] for c in SEVERAL])
+def test_pieces_of_one_node_are_views_written_through_without_grad(lib, pieces, node):
+    base = lib.zeros(4, 3)
+    parts = pieces(lib, base)
+    assert all(p._base is base for p in parts)
+    parts[-1].add_(1.0)
+    assert base._version == parts[0]._version == 1
+    assert base.sum().item() == parts[-1].numel()
+
+
+@pytest.mark.parametrize("pieces, node", [c[1:] for c in SEVERAL], ids=[c[0] for c in SEVERAL])
+def test_pieces_of_one_node_refuse_an_in_place_change_with_grad(pieces, node):
+    def change(lib):
+        parts = pieces(lib, lib.ones(4, 3, requires_grad=True) * 1)
+        assert parts[0].grad_fn is parts[1].grad_fn and parts[1].output_nr == 1
+        parts[0].mul_(2)
+
+    check_error(change, f"Output 0 of {node} is a view and is being modified inplace.")
+
+
+@pytest.mark.parametrize("pieces, node", [c[1:] for c in SEVERAL], ids=[c[0] for c in SEVERAL])
+def test_pieces_are_refused_once_their_base_changed(pieces, node):
+    def use(lib):
+        base = lib.ones(4, 3, requires_grad=True) * 1
+        parts = pieces(lib, base)
+        base.add_(1.0)
+        (parts[0] * 2).sum().backward()
+
+    check_error(use, f"Output 0 of {node} is a view and its base or another view of its base has been modified")

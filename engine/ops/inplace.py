@@ -105,8 +105,16 @@ def _view_inplace_error(fn: Node | None, output_nr: int, meta: str, indirect: bo
     return err
 
 
+OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+    "Please clone() the tensor before performing the operation."
+)
+
+
 def _write(t: Tensor, data) -> None:
     dst = t._data
+    if 0 in dst.strides and any(n > 1 and s == 0 for n, s in zip(dst.shape, dst.strides)):
+        raise RuntimeError(OVERLAP_MESSAGE)  # an expanded view: torch refuses to write it
     if data.shape != dst.shape:
         raise RuntimeError(
             f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(data.shape)}"
