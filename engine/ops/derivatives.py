@@ -414,9 +414,9 @@ SCATTER_NOT_DIFFERENTIABLE = row("engine::autograd::NotImplemented",
                                      K.scatter(xp, self, key, src[src_key] if src_key else src, reduce),
                                  inputs=("self", "src"), attrs=("key", "src_key", "reduce"),
                                  self=lambda m, g, key, src_key, reduce:
-                                     F.not_implemented("derivative for aten::scatter"),
+                                     F.not_implemented("derivative for aten::scatter is not implemented"),
                                  src=lambda m, g, key, src_key, reduce:
-                                     F.not_implemented("derivative for aten::scatter"))
+                                     F.not_implemented("derivative for aten::scatter is not implemented"))
 INDEX_ADD = row("IndexAddBackward0", lambda xp, self, source, dim, index, alpha, source_sym_sizes, key:
                     K.scatter(xp, self, key, source if alpha == 1 else source * alpha, "sum"),
                 inputs=("self", "source"), attrs=("dim", "index", "alpha", "source_sym_sizes", "key"), frees=("index",),
@@ -494,7 +494,7 @@ KTHVALUE = row("KthvalueBackward0", lambda xp, self, self_sym_sizes, dim, keepdi
                    F.placed(m, g, self_sym_sizes, key, False))
 # unique: values found first; torch records a node whose derivative is not implemented
 def unique_row(name: str, aten_name: str) -> Op:
-    message = f"the derivative for '{aten_name}'"
+    message = f"the derivative for '{aten_name}' is not implemented."
     return row(name, lambda xp, self, values: values, attrs=("values",),
                self=lambda m, g, values: F.not_implemented(message, NotImplementedError))
 

@@ -292,9 +292,9 @@ def sum_all(m, x):
     return m.sum(x, tuple(range(x.ndim)), False)
 
 
-def not_implemented(what: str, error=RuntimeError):
+def not_implemented(message: str, error=RuntimeError):
     """The backward of an op whose derivative PyTorch does not implement: its error."""
-    raise error(f"{what} is not implemented.")
+    raise error(message)
 
 
 def split_grads(m, grads, shape, dim, sizes):

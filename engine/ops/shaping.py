@@ -440,18 +440,18 @@ def meshgrid(*tensors, indexing=None):
         tensors = tuple(tensors[0])
     if indexing is None:
         warnings.warn(
-            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            "engine.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
             UserWarning,
             stacklevel=2,
         )
         indexing = "ij"
     if indexing not in ("xy", "ij"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+        raise RuntimeError(f'engine.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     for t in tensors:
         if t.dim() > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+            raise RuntimeError(f"engine.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
     if builtins.any(t.dtype is not tensors[0].dtype for t in tensors):
         raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     if builtins.any(t.device != tensors[0].device for t in tensors):
@@ -573,11 +573,11 @@ def take_along_dim(a, indices, dim=None):
         return gather(reshape(a, -1), 0, reshape(indices, -1))
     if not isinstance(indices, Tensor) or indices.dtype.name != "int64":
         raise RuntimeError(
-            f"torch.take_along_dim(): dtype of indices should be Long but got {_dtype_name(indices)}"
+            f"engine.take_along_dim(): dtype of indices should be Long but got {_dtype_name(indices)}"
         )
     if a.dim() != indices.dim():
         raise RuntimeError(
-            "torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
+            "engine.take_along_dim(): input and indices should have the same number of dimensions, but got "
             f"{a.dim()} dimensions for input, and {indices.dim()} dimensions for indices"
         )
     d = norm_dim(dim, a.dim())
@@ -741,9 +741,10 @@ def _check_source(name, a, d, idx, source) -> None:
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({got})")
     for k in range(a.dim()):
         if k != d and source.dim() == a.dim() and source.shape[k] != a.shape[k]:
+            at = k if k < d else k - 1  # a dimension of the slices, which lack `dim`
             raise RuntimeError(
                 "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: "
-                f"{a.shape[k]} at dimension {k} and source slice shape: {source.shape[k]} at dimension {k}."
+                f"{a.shape[k]} at dimension {at} and source slice shape: {source.shape[k]} at dimension {at}."
             )
 
 
@@ -835,8 +836,8 @@ def _mask_of(name, a, mask):
 
 
 def _mask_dtype(name, mask) -> str:
-    """How torch names a mask's dtype in the message (masked_fill_ in lower case, as it prints)."""
-    return mask.dtype.name if name == "masked_fill_" else _dtype_name(mask)
+    """How torch names a mask's dtype in the message (masked_fill_ by its C++ type, `float`)."""
+    return mask.dtype.cpp_name if name == "masked_fill_" else _dtype_name(mask)
 
 
 def _masked_fill_call(a, mask, value):
