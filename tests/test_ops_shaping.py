@@ -32,20 +32,38 @@ CASES = [
     ("split", lambda lib, x: x.split(2), [(R, (5, 3))], "SplitBackward0"),
     ("split_dim_neg", lambda lib, x: lib.split(x, 2, dim=-1), [(R, (3, 5))], "SplitBackward0"),
     ("split_sizes", lambda lib, x: x.split([1, 3, 1], 1), [(R, (2, 5))], "SplitWithSizesBackward0"),
-    ("split_with_sizes", lambda lib, x: x.split_with_sizes([2, 2], dim=0), [(R, (4, 2))], "SplitWithSizesBackward0"),
-    ("split_all_pieces", lambda lib, x: sum((i + 1) * p.sum() for i, p in enumerate(x.split(2))), [(R, (5, 2))],
-     "AddBackward0"),
+    (
+        "split_with_sizes",
+        lambda lib, x: x.split_with_sizes([2, 2], dim=0),
+        [(R, (4, 2))],
+        "SplitWithSizesBackward0",
+    ),
+    (
+        "split_all_pieces",
+        lambda lib, x: sum((i + 1) * p.sum() for i, p in enumerate(x.split(2))),
+        [(R, (5, 2))],
+        "AddBackward0",
+    ),
     ("split_some_pieces", lambda lib, x: x.split(2)[1] * 3, [(R, (5, 2))], "MulBackward0"),
     ("chunk", lambda lib, x: x.chunk(3), [(R, (7, 2))], "SplitBackward0"),
     ("chunk_dim", lambda lib, x: lib.chunk(x, 2, dim=1), [(R, (2, 5))], "SplitBackward0"),
     ("chunk_more_than_size", lambda lib, x: x.chunk(6), [(R, (4,))], "SplitBackward0"),
     ("unbind", lambda lib, x: x.unbind(), [(R, (3, 2))], "UnbindBackward0"),
     ("unbind_dim", lambda lib, x: lib.unbind(x, dim=-1), [(R, (2, 3))], "UnbindBackward0"),
-    ("unbind_all", lambda lib, x: sum((i + 1) * p for i, p in enumerate(x.unbind(1))), [(R, (2, 3))],
-     "AddBackward0"),
+    (
+        "unbind_all",
+        lambda lib, x: sum((i + 1) * p for i, p in enumerate(x.unbind(1))),
+        [(R, (2, 3))],
+        "AddBackward0",
+    ),
     ("unbind_1d", lambda lib, x: x.unbind()[1] * 2, [(R, (3,))], "MulBackward0"),
     ("tensor_split_sections", lambda lib, x: x.tensor_split(3), [(R, (7, 2))], "SliceBackward0"),
-    ("tensor_split_indices", lambda lib, x: lib.tensor_split(x, [1, 4], dim=1), [(R, (2, 5))], "SliceBackward0"),
+    (
+        "tensor_split_indices",
+        lambda lib, x: lib.tensor_split(x, [1, 4], dim=1),
+        [(R, (2, 5))],
+        "SliceBackward0",
+    ),
     ("tensor_split_tensor", lambda lib, x: x.tensor_split(idx(lib, [1, 3])), [(R, (5,))], "SliceBackward0"),
     ("tensor_split_past_end", lambda lib, x: x.tensor_split([2, 9]), [(R, (4,))], "SliceBackward0"),
     # views
@@ -70,90 +88,234 @@ CASES = [
     ("unflatten_infer", lambda lib, x: lib.unflatten(x, -1, (-1, 2)), [(R, (2, 6))], "ViewBackward0"),
     ("broadcast_to", lambda lib, x: x.broadcast_to((2, 3, 4)), [(R, (3, 1))], "ExpandBackward0"),
     ("broadcast_to_0d", lambda lib, x: lib.broadcast_to(x, (2,)), [(R, ())], "ExpandBackward0"),
-    ("broadcast_tensors", lambda lib, x, y: lib.broadcast_tensors(x, y), [(R, (3, 1)), (R, (4,))],
-     "ExpandBackward0"),
-    ("broadcast_tensors_same", lambda lib, x, y: lib.broadcast_tensors(x, y)[1] * 2, [(R, (3, 4)), (R, (4,))],
-     "MulBackward0"),
+    (
+        "broadcast_tensors",
+        lambda lib, x, y: lib.broadcast_tensors(x, y),
+        [(R, (3, 1)), (R, (4,))],
+        "ExpandBackward0",
+    ),
+    (
+        "broadcast_tensors_same",
+        lambda lib, x, y: lib.broadcast_tensors(x, y)[1] * 2,
+        [(R, (3, 4)), (R, (4,))],
+        "MulBackward0",
+    ),
     ("expand_as", lambda lib, x, y: x.expand_as(y), [(R, (3, 1)), (R, (3, 4))], "ExpandBackward0"),
     ("view_as", lambda lib, x, y: x.view_as(y), [(R, (3, 4)), (R, (2, 6))], "ViewBackward0"),
     ("reshape_as", lambda lib, x, y: x.t().reshape_as(y), [(R, (3, 4)), (R, (2, 6))], "UnsafeViewBackward0"),
-    ("meshgrid_ij", lambda lib, x, y: lib.meshgrid(x, y, indexing="ij"), [(R, (3,)), (R, (4,))],
-     "ExpandBackward0"),
-    ("meshgrid_xy", lambda lib, x, y, z: lib.meshgrid([x, y, z], indexing="xy"), [(R, (3,)), (R, (2,)), (R, ())],
-     "ExpandBackward0"),
+    (
+        "meshgrid_ij",
+        lambda lib, x, y: lib.meshgrid(x, y, indexing="ij"),
+        [(R, (3,)), (R, (4,))],
+        "ExpandBackward0",
+    ),
+    (
+        "meshgrid_xy",
+        lambda lib, x, y, z: lib.meshgrid([x, y, z], indexing="xy"),
+        [(R, (3,)), (R, (2,)), (R, ())],
+        "ExpandBackward0",
+    ),
     ("as_strided", lambda lib, x: x.as_strided((2, 2), (1, 2)), [(R, (3, 4))], "AsStridedBackward0"),
-    ("as_strided_overlap", lambda lib, x: lib.as_strided(x, (3, 3), (1, 1), 2), [(R, (3, 4))],
-     "AsStridedBackward0"),
-    ("as_strided_of_view", lambda lib, x: x[1:].as_strided((2, 3), (2, 1)), [(R, (3, 4))], "AsStridedBackward0"),
-    ("as_strided_of_transpose", lambda lib, x: x.t().as_strided((4,), (3,), 1), [(R, (3, 4))],
-     "AsStridedBackward0"),
+    (
+        "as_strided_overlap",
+        lambda lib, x: lib.as_strided(x, (3, 3), (1, 1), 2),
+        [(R, (3, 4))],
+        "AsStridedBackward0",
+    ),
+    (
+        "as_strided_of_view",
+        lambda lib, x: x[1:].as_strided((2, 3), (2, 1)),
+        [(R, (3, 4))],
+        "AsStridedBackward0",
+    ),
+    (
+        "as_strided_of_transpose",
+        lambda lib, x: x.t().as_strided((4,), (3,), 1),
+        [(R, (3, 4))],
+        "AsStridedBackward0",
+    ),
     # gathering
-    ("index_select", lambda lib, x: x.index_select(0, idx(lib, [2, 0, 2])), [(R, (3, 4))],
-     "IndexSelectBackward0"),
-    ("index_select_dim_neg", lambda lib, x: lib.index_select(x, -1, idx(lib, [3, 1])), [(R, (3, 4))],
-     "IndexSelectBackward0"),
-    ("index_select_int32_0d_index", lambda lib, x: x.index_select(1, lib.tensor(2, dtype=lib.int32)),
-     [(R, (3, 4))], "IndexSelectBackward0"),
+    (
+        "index_select",
+        lambda lib, x: x.index_select(0, idx(lib, [2, 0, 2])),
+        [(R, (3, 4))],
+        "IndexSelectBackward0",
+    ),
+    (
+        "index_select_dim_neg",
+        lambda lib, x: lib.index_select(x, -1, idx(lib, [3, 1])),
+        [(R, (3, 4))],
+        "IndexSelectBackward0",
+    ),
+    (
+        "index_select_int32_0d_index",
+        lambda lib, x: x.index_select(1, lib.tensor(2, dtype=lib.int32)),
+        [(R, (3, 4))],
+        "IndexSelectBackward0",
+    ),
     ("index_select_0d", lambda lib, x: x.index_select(0, idx(lib, [0])), [(R, ())], "IndexSelectBackward0"),
-    ("gather", lambda lib, x: x.gather(0, idx(lib, [[2, 0, 1, 2], [0, 0, 2, 1]])), [(R, (3, 4))],
-     "GatherBackward0"),
-    ("gather_dim1_small_index", lambda lib, x: lib.gather(x, 1, idx(lib, [[3, 3], [0, 1]])), [(R, (3, 4))],
-     "GatherBackward0"),
+    (
+        "gather",
+        lambda lib, x: x.gather(0, idx(lib, [[2, 0, 1, 2], [0, 0, 2, 1]])),
+        [(R, (3, 4))],
+        "GatherBackward0",
+    ),
+    (
+        "gather_dim1_small_index",
+        lambda lib, x: lib.gather(x, 1, idx(lib, [[3, 3], [0, 1]])),
+        [(R, (3, 4))],
+        "GatherBackward0",
+    ),
     ("gather_0d", lambda lib, x: x.gather(0, idx(lib, 0)), [(R, ())], "GatherBackward0"),
     ("gather_0d_index_of_1d", lambda lib, x: x.gather(0, idx(lib, 2)), [(R, (3,))], "GatherBackward0"),
     ("take", lambda lib, x: x.take(idx(lib, [[0, 11], [-1, 5]])), [(R, (3, 4))], "TakeBackward0"),
     ("take_0d", lambda lib, x: lib.take(x, idx(lib, 0)), [(R, ())], "TakeBackward0"),
-    ("take_along_dim", lambda lib, x: lib.take_along_dim(x, idx(lib, [[0], [3], [1]]), dim=1), [(R, (3, 4))],
-     "GatherBackward0"),
-    ("take_along_dim_broadcast", lambda lib, x: x.take_along_dim(idx(lib, [[2, 1, 0, 0]]), 0), [(R, (3, 4))],
-     "GatherBackward0"),
-    ("take_along_dim_none", lambda lib, x: lib.take_along_dim(x, idx(lib, [0, 7, 7])), [(R, (3, 4))],
-     "GatherBackward0"),
-    ("masked_select", lambda lib, x: x.masked_select(mask(lib, (3, 4))), [(R, (3, 4))], "MaskedSelectBackward0"),
-    ("masked_select_broadcast", lambda lib, x: lib.masked_select(x, mask(lib, (2, 3, 4))), [(R, (3, 1))],
-     "MaskedSelectBackward0"),
-    ("masked_select_0d", lambda lib, x: x.masked_select(lib.tensor(True)), [(R, ())], "MaskedSelectBackward0"),
+    (
+        "take_along_dim",
+        lambda lib, x: lib.take_along_dim(x, idx(lib, [[0], [3], [1]]), dim=1),
+        [(R, (3, 4))],
+        "GatherBackward0",
+    ),
+    (
+        "take_along_dim_broadcast",
+        lambda lib, x: x.take_along_dim(idx(lib, [[2, 1, 0, 0]]), 0),
+        [(R, (3, 4))],
+        "GatherBackward0",
+    ),
+    (
+        "take_along_dim_none",
+        lambda lib, x: lib.take_along_dim(x, idx(lib, [0, 7, 7])),
+        [(R, (3, 4))],
+        "GatherBackward0",
+    ),
+    (
+        "masked_select",
+        lambda lib, x: x.masked_select(mask(lib, (3, 4))),
+        [(R, (3, 4))],
+        "MaskedSelectBackward0",
+    ),
+    (
+        "masked_select_broadcast",
+        lambda lib, x: lib.masked_select(x, mask(lib, (2, 3, 4))),
+        [(R, (3, 1))],
+        "MaskedSelectBackward0",
+    ),
+    (
+        "masked_select_0d",
+        lambda lib, x: x.masked_select(lib.tensor(True)),
+        [(R, ())],
+        "MaskedSelectBackward0",
+    ),
     ("where", lambda lib, x, y: lib.where(x > 0, x, y), [(R, (3, 4)), (R, (4,))], "WhereBackward0"),
     ("where_scalar", lambda lib, x: lib.where(x > 0, x, 0.5), [(R, (3, 4))], "WhereBackward0"),
     ("where_scalar_first", lambda lib, x: lib.where(x > 0, 2, x), [(R, (3, 4))], "WhereBackward0"),
     ("where_method", lambda lib, x, y: x.where(y > 0, y), [(R, (3, 4)), (R, (3, 4))], "WhereBackward0"),
     ("where_0d", lambda lib, x: lib.where(lib.tensor(True), x, 0.0), [(R, ())], "WhereBackward0"),
     # scattering
-    ("scatter", lambda lib, x, s: x.scatter(0, idx(lib, [[2, 0, 1, 2], [0, 1, 2, 1]]), s),
-     [(R, (3, 4)), (R, (2, 4))], "ScatterBackward0"),
-    ("scatter_value", lambda lib, x: x.scatter(1, idx(lib, [[3, 0], [1, 2]]), 2.5), [(R, (3, 4))],
-     "ScatterBackward1"),
-    ("scatter_value_kw", lambda lib, x: lib.scatter(x, -1, idx(lib, [[1]]), value=-1.0), [(R, (3, 4))],
-     "ScatterBackward1"),
+    (
+        "scatter",
+        lambda lib, x, s: x.scatter(0, idx(lib, [[2, 0, 1, 2], [0, 1, 2, 1]]), s),
+        [(R, (3, 4)), (R, (2, 4))],
+        "ScatterBackward0",
+    ),
+    (
+        "scatter_value",
+        lambda lib, x: x.scatter(1, idx(lib, [[3, 0], [1, 2]]), 2.5),
+        [(R, (3, 4))],
+        "ScatterBackward1",
+    ),
+    (
+        "scatter_value_kw",
+        lambda lib, x: lib.scatter(x, -1, idx(lib, [[1]]), value=-1.0),
+        [(R, (3, 4))],
+        "ScatterBackward1",
+    ),
     ("scatter_0d", lambda lib, x, s: x.scatter(0, idx(lib, 0), s), [(R, ()), (R, ())], "ScatterBackward0"),
-    ("scatter_add", lambda lib, x, s: x.scatter_add(0, idx(lib, [[2, 0, 2, 2], [2, 0, 1, 1]]), s),
-     [(R, (3, 4)), (R, (2, 4))], "ScatterAddBackward0"),
-    ("index_add", lambda lib, x, s: x.index_add(0, idx(lib, [2, 0, 2]), s), [(R, (3, 4)), (R, (3, 4))],
-     "IndexAddBackward0"),
-    ("index_add_alpha_dim", lambda lib, x, s: lib.index_add(x, 1, idx(lib, [3, 1]), s, alpha=-2.5),
-     [(R, (3, 4)), (R, (3, 2))], "IndexAddBackward0"),
-    ("index_add_0d", lambda lib, x, s: x.index_add(0, idx(lib, [0]), s), [(R, ()), (R, ())],
-     "IndexAddBackward0"),
-    ("index_copy", lambda lib, x, s: x.index_copy(1, idx(lib, [3, 0]), s), [(R, (3, 4)), (R, (3, 2))],
-     "IndexCopyBackward0"),
-    ("index_copy_0d", lambda lib, x, s: x.index_copy(0, idx(lib, [0]), s), [(R, ()), (R, ())],
-     "IndexCopyBackward0"),
-    ("index_fill", lambda lib, x: x.index_fill(1, idx(lib, [3, 0, 3]), -2.0), [(R, (3, 4))],
-     "IndexFillBackward0"),
-    ("index_fill_tensor", lambda lib, x, v: lib.index_fill(x, 0, idx(lib, [1, 2]), v), [(R, (3, 4)), (R, ())],
-     "IndexFillBackward1"),
+    (
+        "scatter_add",
+        lambda lib, x, s: x.scatter_add(0, idx(lib, [[2, 0, 2, 2], [2, 0, 1, 1]]), s),
+        [(R, (3, 4)), (R, (2, 4))],
+        "ScatterAddBackward0",
+    ),
+    (
+        "index_add",
+        lambda lib, x, s: x.index_add(0, idx(lib, [2, 0, 2]), s),
+        [(R, (3, 4)), (R, (3, 4))],
+        "IndexAddBackward0",
+    ),
+    (
+        "index_add_alpha_dim",
+        lambda lib, x, s: lib.index_add(x, 1, idx(lib, [3, 1]), s, alpha=-2.5),
+        [(R, (3, 4)), (R, (3, 2))],
+        "IndexAddBackward0",
+    ),
+    (
+        "index_add_0d",
+        lambda lib, x, s: x.index_add(0, idx(lib, [0]), s),
+        [(R, ()), (R, ())],
+        "IndexAddBackward0",
+    ),
+    (
+        "index_copy",
+        lambda lib, x, s: x.index_copy(1, idx(lib, [3, 0]), s),
+        [(R, (3, 4)), (R, (3, 2))],
+        "IndexCopyBackward0",
+    ),
+    (
+        "index_copy_0d",
+        lambda lib, x, s: x.index_copy(0, idx(lib, [0]), s),
+        [(R, ()), (R, ())],
+        "IndexCopyBackward0",
+    ),
+    (
+        "index_fill",
+        lambda lib, x: x.index_fill(1, idx(lib, [3, 0, 3]), -2.0),
+        [(R, (3, 4))],
+        "IndexFillBackward0",
+    ),
+    (
+        "index_fill_tensor",
+        lambda lib, x, v: lib.index_fill(x, 0, idx(lib, [1, 2]), v),
+        [(R, (3, 4)), (R, ())],
+        "IndexFillBackward1",
+    ),
     ("index_fill_0d", lambda lib, x: x.index_fill(0, idx(lib, 0), 1.0), [(R, ())], "IndexFillBackward0"),
-    ("masked_fill", lambda lib, x: x.masked_fill(mask(lib, (3, 4)), 2.0), [(R, (3, 4))], "MaskedFillBackward0"),
-    ("masked_fill_broadcast", lambda lib, x: lib.masked_fill(x, mask(lib, (2, 3, 4)), -1.0), [(R, (3, 1))],
-     "MaskedFillBackward0"),
-    ("masked_fill_tensor", lambda lib, x, v: x.masked_fill(mask(lib, (4,)), v), [(R, (3, 4)), (R, ())],
-     "MaskedFillBackward1"),
-    ("masked_scatter", lambda lib, x, s: x.masked_scatter(mask(lib, (3, 4)), s), [(R, (3, 4)), (R, (2, 7))],
-     "MaskedScatterBackward0"),
-    ("masked_scatter_broadcast", lambda lib, x, s: lib.masked_scatter(x, mask(lib, (2, 3, 4)), s),
-     [(R, (3, 4)), (R, (24,))], "MaskedScatterBackward0"),
-    ("masked_scatter_0d", lambda lib, x, s: x.masked_scatter(lib.tensor(True), s), [(R, ()), (R, (2,))],
-     "MaskedScatterBackward0"),
+    (
+        "masked_fill",
+        lambda lib, x: x.masked_fill(mask(lib, (3, 4)), 2.0),
+        [(R, (3, 4))],
+        "MaskedFillBackward0",
+    ),
+    (
+        "masked_fill_broadcast",
+        lambda lib, x: lib.masked_fill(x, mask(lib, (2, 3, 4)), -1.0),
+        [(R, (3, 1))],
+        "MaskedFillBackward0",
+    ),
+    (
+        "masked_fill_tensor",
+        lambda lib, x, v: x.masked_fill(mask(lib, (4,)), v),
+        [(R, (3, 4)), (R, ())],
+        "MaskedFillBackward1",
+    ),
+    (
+        "masked_scatter",
+        lambda lib, x, s: x.masked_scatter(mask(lib, (3, 4)), s),
+        [(R, (3, 4)), (R, (2, 7))],
+        "MaskedScatterBackward0",
+    ),
+    (
+        "masked_scatter_broadcast",
+        lambda lib, x, s: lib.masked_scatter(x, mask(lib, (2, 3, 4)), s),
+        [(R, (3, 4)), (R, (24,))],
+        "MaskedScatterBackward0",
+    ),
+    (
+        "masked_scatter_0d",
+        lambda lib, x, s: x.masked_scatter(lib.tensor(True), s),
+        [(R, ()), (R, (2,))],
+        "MaskedScatterBackward0",
+    ),
     # reordering
     ("flip", lambda lib, x: x.flip(0, 2), [(R, (2, 3, 4))], "FlipBackward0"),
     ("flip_fn_neg", lambda lib, x: lib.flip(x, (-1,)), [(R, (2, 3))], "FlipBackward0"),
@@ -174,11 +336,24 @@ CASES = [
     ("tile", lambda lib, x: x.tile((2,)), [(R, (3, 2))], "RepeatBackward0"),
     ("tile_more", lambda lib, x: lib.tile(x, (2, 1, 2)), [(R, (3, 2))], "RepeatBackward0"),
     ("repeat_interleave", lambda lib, x: x.repeat_interleave(2), [(R, (3, 2))], "ViewBackward0"),
-    ("repeat_interleave_dim", lambda lib, x: lib.repeat_interleave(x, 3, dim=1), [(R, (3, 2))], "ViewBackward0"),
-    ("repeat_interleave_tensor", lambda lib, x: x.repeat_interleave(idx(lib, [1, 0, 3]), dim=0),
-     [(R, (3, 2))], "IndexSelectBackward0"),
-    ("repeat_interleave_tensor_1", lambda lib, x: x.repeat_interleave(idx(lib, [2]), dim=-1, output_size=4),
-     [(R, (3, 2))], "IndexSelectBackward0"),
+    (
+        "repeat_interleave_dim",
+        lambda lib, x: lib.repeat_interleave(x, 3, dim=1),
+        [(R, (3, 2))],
+        "ViewBackward0",
+    ),
+    (
+        "repeat_interleave_tensor",
+        lambda lib, x: x.repeat_interleave(idx(lib, [1, 0, 3]), dim=0),
+        [(R, (3, 2))],
+        "IndexSelectBackward0",
+    ),
+    (
+        "repeat_interleave_tensor_1",
+        lambda lib, x: x.repeat_interleave(idx(lib, [2]), dim=-1, output_size=4),
+        [(R, (3, 2))],
+        "IndexSelectBackward0",
+    ),
     ("repeat_interleave_0d", lambda lib, x: x.repeat_interleave(2), [(R, ())], "ViewBackward0"),
     # triangles and diagonals
     ("tril", lambda lib, x: x.tril(), [(R, (3, 4))], "TrilBackward0"),
@@ -190,21 +365,40 @@ CASES = [
     ("diag_2d", lambda lib, x: x.diag(1), [(R, (3, 4))], "DiagonalBackward0_copy"),
     ("diag_embed", lambda lib, x: x.diag_embed(), [(R, (2, 3))], "DiagEmbedBackward0"),
     ("diag_embed_dims", lambda lib, x: lib.diag_embed(x, 1, 0, 2), [(R, (2, 3))], "DiagEmbedBackward0"),
-    ("diag_embed_neg", lambda lib, x: x.diag_embed(offset=-1, dim1=-1, dim2=0), [(R, (3,))],
-     "DiagEmbedBackward0"),
+    (
+        "diag_embed_neg",
+        lambda lib, x: x.diag_embed(offset=-1, dim1=-1, dim2=0),
+        [(R, (3,))],
+        "DiagEmbedBackward0",
+    ),
     ("trace", lambda lib, x: x.trace(), [(R, (3, 4))], "TraceBackward0"),
     ("trace_fn", lambda lib, x: lib.trace(x), [(R, (4, 2))], "TraceBackward0"),
     # sorting
     ("sort", lambda lib, x: x.sort(), [(D, (3, 4))], "SortBackward0"),
     ("sort_dim_desc", lambda lib, x: lib.sort(x, 0, descending=True), [(D, (3, 4))], "SortBackward0"),
-    ("sort_stable", lambda lib, x: x.sort(stable=True, dim=-1, descending=True), [(D, (3, 4))], "SortBackward1"),
+    (
+        "sort_stable",
+        lambda lib, x: x.sort(stable=True, dim=-1, descending=True),
+        [(D, (3, 4))],
+        "SortBackward1",
+    ),
     ("sort_0d", lambda lib, x: x.sort(), [(D, ())], "SortBackward0"),
     ("msort", lambda lib, x: x.msort(), [(D, (3, 4))], "SortBackward0"),
     ("topk", lambda lib, x: x.topk(2), [(D, (3, 4))], "TopkBackward0"),
-    ("topk_smallest_dim", lambda lib, x: lib.topk(x, 2, dim=0, largest=False), [(D, (3, 4))], "TopkBackward0"),
+    (
+        "topk_smallest_dim",
+        lambda lib, x: lib.topk(x, 2, dim=0, largest=False),
+        [(D, (3, 4))],
+        "TopkBackward0",
+    ),
     ("topk_0d", lambda lib, x: x.topk(1), [(D, ())], "TopkBackward0"),
     ("kthvalue", lambda lib, x: x.kthvalue(2), [(D, (3, 4))], "KthvalueBackward0"),
-    ("kthvalue_keepdim", lambda lib, x: lib.kthvalue(x, 3, 0, keepdim=True), [(D, (3, 4))], "KthvalueBackward0"),
+    (
+        "kthvalue_keepdim",
+        lambda lib, x: lib.kthvalue(x, 3, 0, keepdim=True),
+        [(D, (3, 4))],
+        "KthvalueBackward0",
+    ),
     ("kthvalue_0d", lambda lib, x: x.kthvalue(1), [(D, ())], "KthvalueBackward0"),
 ]
 
@@ -218,12 +412,24 @@ def test_op(fn, kinds, node):
 # invalid gradient at index 1 - got [2, 1] but expected shape compatible with [3, 2]"); the engine gives the
 # gradient in src's shape (zero outside the index). Finite differences, and torch's forward.
 SRC_LARGER = [
-    ("scatter", lambda lib, x, s: lib.scatter(x, 1, idx(lib, [[3], [0]]), s), [(R, (3, 4)), (R, (3, 2))],
-     "ScatterBackward0"),
-    ("scatter_add", lambda lib, x, s: lib.scatter_add(x, 1, idx(lib, [[3, 3], [0, 3]]), s),
-     [(R, (3, 4)), (R, (3, 3))], "ScatterAddBackward0"),
-    ("scatter_reduce", lambda lib, x, s: x.scatter_reduce(0, idx(lib, [[2, 2]]), s, "amax", include_self=False),
-     [(D, (3, 4)), (D, (2, 3))], "ScatterReduceBackward0"),
+    (
+        "scatter",
+        lambda lib, x, s: lib.scatter(x, 1, idx(lib, [[3], [0]]), s),
+        [(R, (3, 4)), (R, (3, 2))],
+        "ScatterBackward0",
+    ),
+    (
+        "scatter_add",
+        lambda lib, x, s: lib.scatter_add(x, 1, idx(lib, [[3, 3], [0, 3]]), s),
+        [(R, (3, 4)), (R, (3, 3))],
+        "ScatterAddBackward0",
+    ),
+    (
+        "scatter_reduce",
+        lambda lib, x, s: x.scatter_reduce(0, idx(lib, [[2, 2]]), s, "amax", include_self=False),
+        [(D, (3, 4)), (D, (2, 3))],
+        "ScatterReduceBackward0",
+    ),
 ]
 
 
@@ -267,8 +473,9 @@ def test_scatter_reduce_prod_with_zeros(include_self):
         return values
 
     check_op(
-        lambda lib, x, s: lib.scatter_reduce(x, 1, idx(lib, [[0, 0, 1], [2, 2, 2]]), s, "prod",
-                                             include_self=include_self),
+        lambda lib, x, s: lib.scatter_reduce(
+            x, 1, idx(lib, [[0, 0, 1], [2, 2, 2]]), s, "prod", include_self=include_self
+        ),
         [(zeros, (2, 3)), (zeros, (2, 3))],
         node="ScatterReduceBackward0",
     )
@@ -276,25 +483,72 @@ def test_scatter_reduce_prod_with_zeros(include_self):
 
 # (id, call(lib, target, *others) changing `target` in place, kinds, node)
 IN_PLACE = [
-    ("scatter_", lambda lib, t, s: t.scatter_(0, idx(lib, [[2, 0, 1, 2], [0, 1, 2, 1]]), s),
-     [(R, (3, 4)), (R, (2, 4))], "ScatterBackward0"),
-    ("scatter_value_", lambda lib, t: t.scatter_(1, idx(lib, [[3], [1]]), 4.0), [(R, (3, 4))], "ScatterBackward1"),
-    ("scatter_add_", lambda lib, t, s: t.scatter_add_(0, idx(lib, [[2, 2, 1, 2]]), s), [(R, (3, 4)), (R, (1, 4))],
-     "ScatterAddBackward0"),
-    ("scatter_reduce_", lambda lib, t, s: t.scatter_reduce_(0, idx(lib, [[2, 2, 1, 2]]), s, "amax"),
-     [(D, (3, 4)), (D, (1, 4))], "ScatterReduceBackward0"),
-    ("index_add_", lambda lib, t, s: t.index_add_(1, idx(lib, [0, 0]), s, alpha=2), [(R, (3, 4)), (R, (3, 2))],
-     "IndexAddBackward0"),
-    ("index_copy_", lambda lib, t, s: t.index_copy_(0, idx(lib, [2]), s), [(R, (3, 4)), (R, (1, 4))],
-     "IndexCopyBackward0"),
-    ("index_fill_", lambda lib, t: t.index_fill_(1, idx(lib, [1, 3]), 0.5), [(R, (3, 4))], "IndexFillBackward0"),
-    ("index_fill_tensor_", lambda lib, t, v: t.index_fill_(0, idx(lib, [1]), v), [(R, (3, 4)), (R, ())],
-     "IndexFillBackward1"),
-    ("masked_fill_", lambda lib, t: t.masked_fill_(mask(lib, (3, 4)), 1.5), [(R, (3, 4))], "MaskedFillBackward0"),
-    ("masked_fill_tensor_", lambda lib, t, v: t.masked_fill_(mask(lib, (4,)), v), [(R, (3, 4)), (R, ())],
-     "MaskedFillBackward1"),
-    ("masked_scatter_", lambda lib, t, s: t.masked_scatter_(mask(lib, (3, 4)), s), [(R, (3, 4)), (R, (12,))],
-     "MaskedScatterBackward0"),
+    (
+        "scatter_",
+        lambda lib, t, s: t.scatter_(0, idx(lib, [[2, 0, 1, 2], [0, 1, 2, 1]]), s),
+        [(R, (3, 4)), (R, (2, 4))],
+        "ScatterBackward0",
+    ),
+    (
+        "scatter_value_",
+        lambda lib, t: t.scatter_(1, idx(lib, [[3], [1]]), 4.0),
+        [(R, (3, 4))],
+        "ScatterBackward1",
+    ),
+    (
+        "scatter_add_",
+        lambda lib, t, s: t.scatter_add_(0, idx(lib, [[2, 2, 1, 2]]), s),
+        [(R, (3, 4)), (R, (1, 4))],
+        "ScatterAddBackward0",
+    ),
+    (
+        "scatter_reduce_",
+        lambda lib, t, s: t.scatter_reduce_(0, idx(lib, [[2, 2, 1, 2]]), s, "amax"),
+        [(D, (3, 4)), (D, (1, 4))],
+        "ScatterReduceBackward0",
+    ),
+    (
+        "index_add_",
+        lambda lib, t, s: t.index_add_(1, idx(lib, [0, 0]), s, alpha=2),
+        [(R, (3, 4)), (R, (3, 2))],
+        "IndexAddBackward0",
+    ),
+    (
+        "index_copy_",
+        lambda lib, t, s: t.index_copy_(0, idx(lib, [2]), s),
+        [(R, (3, 4)), (R, (1, 4))],
+        "IndexCopyBackward0",
+    ),
+    (
+        "index_fill_",
+        lambda lib, t: t.index_fill_(1, idx(lib, [1, 3]), 0.5),
+        [(R, (3, 4))],
+        "IndexFillBackward0",
+    ),
+    (
+        "index_fill_tensor_",
+        lambda lib, t, v: t.index_fill_(0, idx(lib, [1]), v),
+        [(R, (3, 4)), (R, ())],
+        "IndexFillBackward1",
+    ),
+    (
+        "masked_fill_",
+        lambda lib, t: t.masked_fill_(mask(lib, (3, 4)), 1.5),
+        [(R, (3, 4))],
+        "MaskedFillBackward0",
+    ),
+    (
+        "masked_fill_tensor_",
+        lambda lib, t, v: t.masked_fill_(mask(lib, (4,)), v),
+        [(R, (3, 4)), (R, ())],
+        "MaskedFillBackward1",
+    ),
+    (
+        "masked_scatter_",
+        lambda lib, t, s: t.masked_scatter_(mask(lib, (3, 4)), s),
+        [(R, (3, 4)), (R, (12,))],
+        "MaskedScatterBackward0",
+    ),
     ("tril_", lambda lib, t: t.tril_(1), [(R, (3, 4))], "TrilBackward0"),
     ("triu_", lambda lib, t: t.triu_(), [(R, (2, 3, 4))], "TriuBackward0"),
 ]
@@ -409,7 +663,9 @@ def test_pieces_are_refused_once_their_base_changed(pieces, node):
         base.add_(1.0)
         (parts[0] * 2).sum().backward()
 
-    check_error(use, f"Output 0 of {node} is a view and its base or another view of its base has been modified")
+    check_error(
+        use, f"Output 0 of {node} is a view and its base or another view of its base has been modified"
+    )
 
 
 # ------------------------------------------------------- integer and bool inputs, forward-only ops
@@ -427,19 +683,43 @@ FORWARD = [
     ("gather_int", lambda lib, x: x.gather(1, idx(lib, [[0, 0], [2, 1]])), [(INT, (2, 3))]),
     ("index_select_bool", lambda lib, x: x.index_select(0, idx(lib, [1, 1])), [(BOOL, (2, 3))]),
     ("scatter_int_value", lambda lib, x: x.scatter(0, idx(lib, [[1, 0, 1]]), 1.5), [(INT, (2, 3))]),
-    ("scatter_add_int", lambda lib, x, s: x.scatter_add(0, idx(lib, [[1, 1, 1]]), s), [(INT, (2, 3)), (INT, (1, 3))]),
-    ("scatter_reduce_int_mean", lambda lib, x, s: x.scatter_reduce(0, idx(lib, [[0, 0, 0], [0, 0, 1]]), s, "mean"),
-     [(INT, (2, 3)), (INT, (2, 3))]),
-    ("scatter_reduce_int_mean_without_self",
-     lambda lib, x, s: x.scatter_reduce(0, idx(lib, [[0, 0, 0], [0, 0, 1]]), s, "mean", include_self=False),
-     [(INT, (2, 3)), (INT, (2, 3))]),
-    ("scatter_reduce_int_amin", lambda lib, x, s: x.scatter_reduce(1, idx(lib, [[2, 2], [0, 2]]), s, "amin",
-                                                                   include_self=False),
-     [(INT, (2, 3)), (INT, (2, 2))]),
-    ("scatter_multiply", lambda lib, x, s: x.scatter(0, idx(lib, [[1, 1, 0]]), s, reduce="multiply"),
-     [(INT, (2, 3)), (INT, (1, 3))]),
-    ("scatter_add_value", lambda lib, x: x.scatter(1, idx(lib, [[1, 1], [0, 2]]), 2, reduce="add"), [(INT, (2, 3))]),
-    ("index_add_int_alpha", lambda lib, x, s: x.index_add(0, idx(lib, [1]), s, alpha=3), [(INT, (2, 3)), (INT, (1, 3))]),
+    (
+        "scatter_add_int",
+        lambda lib, x, s: x.scatter_add(0, idx(lib, [[1, 1, 1]]), s),
+        [(INT, (2, 3)), (INT, (1, 3))],
+    ),
+    (
+        "scatter_reduce_int_mean",
+        lambda lib, x, s: x.scatter_reduce(0, idx(lib, [[0, 0, 0], [0, 0, 1]]), s, "mean"),
+        [(INT, (2, 3)), (INT, (2, 3))],
+    ),
+    (
+        "scatter_reduce_int_mean_without_self",
+        lambda lib, x, s: x.scatter_reduce(
+            0, idx(lib, [[0, 0, 0], [0, 0, 1]]), s, "mean", include_self=False
+        ),
+        [(INT, (2, 3)), (INT, (2, 3))],
+    ),
+    (
+        "scatter_reduce_int_amin",
+        lambda lib, x, s: x.scatter_reduce(1, idx(lib, [[2, 2], [0, 2]]), s, "amin", include_self=False),
+        [(INT, (2, 3)), (INT, (2, 2))],
+    ),
+    (
+        "scatter_multiply",
+        lambda lib, x, s: x.scatter(0, idx(lib, [[1, 1, 0]]), s, reduce="multiply"),
+        [(INT, (2, 3)), (INT, (1, 3))],
+    ),
+    (
+        "scatter_add_value",
+        lambda lib, x: x.scatter(1, idx(lib, [[1, 1], [0, 2]]), 2, reduce="add"),
+        [(INT, (2, 3))],
+    ),
+    (
+        "index_add_int_alpha",
+        lambda lib, x, s: x.index_add(0, idx(lib, [1]), s, alpha=3),
+        [(INT, (2, 3)), (INT, (1, 3))],
+    ),
     ("index_fill_int", lambda lib, x: x.index_fill(1, idx(lib, [0]), 2.7), [(INT, (2, 3))]),
     ("masked_fill_int", lambda lib, x: x.masked_fill(mask(lib, (2, 3)), 1.7), [(INT, (2, 3))]),
     ("masked_fill_bool", lambda lib, x: x.masked_fill(mask(lib, (3,)), True), [(BOOL, (2, 3))]),
@@ -473,12 +753,19 @@ FORWARD = [
     ("where_scalars_float", lambda lib, x: lib.where(x, 1.0, 0.0), [(BOOL, (2, 3))]),
     ("where_scalars_int", lambda lib, x: lib.where(x, 1, -1), [(BOOL, (2, 3))]),
     ("where_scalars_bool", lambda lib, x: lib.where(x, True, False), [(BOOL, (2, 3))]),
-    ("where_int_tensor_float_scalar", lambda lib, c, x: lib.where(c, x, 2.5), [(BOOL, (2, 3)), (INT, (2, 3))]),
+    (
+        "where_int_tensor_float_scalar",
+        lambda lib, c, x: lib.where(c, x, 2.5),
+        [(BOOL, (2, 3)), (INT, (2, 3))],
+    ),
     ("unique", lambda lib, x: lib.unique(x), [(INT, (3, 4))]),
     ("unique_all", lambda lib, x: x.unique(return_inverse=True, return_counts=True), [(INT, (3, 4))]),
     ("unique_unsorted", lambda lib, x: lib.unique(x, sorted=False, return_counts=True), [(INT, (7,))]),
-    ("unique_dim", lambda lib, x: lib.unique(x % 2, dim=1, return_inverse=True, return_counts=True),
-     [(INT, (2, 5))]),
+    (
+        "unique_dim",
+        lambda lib, x: lib.unique(x % 2, dim=1, return_inverse=True, return_counts=True),
+        [(INT, (2, 5))],
+    ),
     ("unique_0d", lambda lib, x: lib.unique(x, return_inverse=True), [(INT, ())]),
     ("split_int", lambda lib, x: x.split(2, 1), [(INT, (2, 3))]),
     ("unbind_bool", lambda lib, x: x.unbind(1), [(BOOL, (2, 3))]),
@@ -512,17 +799,29 @@ def test_unique_records_a_node_whose_derivative_is_not_implemented():
     check_op(lambda lib, x: lib.unique(x), [(R, (5,))], node="Unique2Backward0", grad=False)
     check_op(lambda lib, x: x.unique(dim=0), [(R, (2, 3))], node="UniqueDimBackward0", grad=False)
     for call, name in ((lambda x: x.unique(), "_unique2"), (lambda x: x.unique(dim=0), "unique_dim")):
-        check_error(lambda lib, call=call: call(lib.ones(2, 3, requires_grad=True)).sum().backward(),
-                    f"the derivative for '{name}' is not implemented.", NotImplementedError)
+        check_error(
+            lambda lib, call=call: call(lib.ones(2, 3, requires_grad=True)).sum().backward(),
+            f"the derivative for '{name}' is not implemented.",
+            NotImplementedError,
+        )
 
 
 def test_scatter_with_reduce_is_not_differentiable():
     x = engine.ones(2, 3, requires_grad=True)
     out = x.scatter(0, idx(engine, [[1, 1, 0]]), 2.0, reduce="multiply")
     assert out.grad_fn.name() == "engine::autograd::NotImplemented"
-    check_error(lambda lib: lib.ones(2, 3, requires_grad=True).scatter(0, idx(lib, [[1, 0, 0]]), 2.0, reduce="add")
-                .sum().backward(), "derivative for aten::scatter is not implemented")
-    with pytest.warns(UserWarning, match="The reduce argument of torch.scatter with Tensor src is deprecated"):
+    check_error(
+        lambda lib: (
+            lib.ones(2, 3, requires_grad=True)
+            .scatter(0, idx(lib, [[1, 0, 0]]), 2.0, reduce="add")
+            .sum()
+            .backward()
+        ),
+        "derivative for aten::scatter is not implemented",
+    )
+    with pytest.warns(
+        UserWarning, match="The reduce argument of torch.scatter with Tensor src is deprecated"
+    ):
         x.scatter(0, idx(engine, [[1, 1, 0]]), x * 2, reduce="add")
 
 
@@ -622,54 +921,125 @@ ERRORS = [
     ("index_select_2d_index", lambda lib: x45(lib).index_select(0, idx(lib, [[0]])), IndexError),
     ("index_select_out_of_range", lambda lib: x45(lib).index_select(0, idx(lib, [4])), IndexError),
     ("index_select_negative", lambda lib: x45(lib).index_select(0, idx(lib, [-1])), IndexError),
-    ("index_select_0d_two_values", lambda lib: lib.tensor(1.0).index_select(0, idx(lib, [0, 0])), RuntimeError),
+    (
+        "index_select_0d_two_values",
+        lambda lib: lib.tensor(1.0).index_select(0, idx(lib, [0, 0])),
+        RuntimeError,
+    ),
     ("gather_dims", lambda lib: x45(lib).gather(0, idx(lib, [0])), RuntimeError),
     ("gather_size", lambda lib: x45(lib).gather(1, lib.zeros(5, 2, dtype=lib.int64)), RuntimeError),
     ("gather_out_of_bounds", lambda lib: x45(lib).gather(0, idx(lib, [[4]])), RuntimeError),
     ("gather_negative", lambda lib: x45(lib).gather(0, idx(lib, [[-1]])), RuntimeError),
     ("gather_float_index", lambda lib: x45(lib).gather(0, lib.tensor([[0.0]])), RuntimeError),
     ("scatter_dims", lambda lib: x45(lib).scatter(0, idx(lib, [0]), 1.0), RuntimeError),
-    ("scatter_src_small", lambda lib: x45(lib).scatter(0, lib.zeros(2, 2, dtype=lib.int64), lib.ones(1, 1)),
-     RuntimeError),
-    ("scatter_dtype", lambda lib: x45(lib).scatter(0, idx(lib, [[0]]), lib.ones(1, 1, dtype=lib.float64)),
-     RuntimeError),
+    (
+        "scatter_src_small",
+        lambda lib: x45(lib).scatter(0, lib.zeros(2, 2, dtype=lib.int64), lib.ones(1, 1)),
+        RuntimeError,
+    ),
+    (
+        "scatter_dtype",
+        lambda lib: x45(lib).scatter(0, idx(lib, [[0]]), lib.ones(1, 1, dtype=lib.float64)),
+        RuntimeError,
+    ),
     ("scatter_out_of_bounds", lambda lib: x45(lib).scatter(0, idx(lib, [[4]]), 1.0), RuntimeError),
     ("scatter_float_index", lambda lib: x45(lib).scatter(0, lib.tensor([[0.0]]), 1.0), RuntimeError),
-    ("scatter_reduce_argument", lambda lib: x45(lib).scatter(0, idx(lib, [[0]]), 1.0, reduce="max"), RuntimeError),
-    ("scatter_add_dtype", lambda lib: x45(lib).scatter_add(0, idx(lib, [[0]]), lib.ones(1, 1, dtype=lib.float64)),
-     RuntimeError),
-    ("scatter_reduce_name", lambda lib: x45(lib).scatter_reduce(0, idx(lib, [[0]]), x45(lib), "foo"), RuntimeError),
-    ("scatter_reduce_src_small",
-     lambda lib: x45(lib).scatter_reduce(0, lib.zeros(2, 2, dtype=lib.int64), lib.ones(1, 1), "sum"), RuntimeError),
-    ("index_add_dtype", lambda lib: x45(lib).index_add(0, idx(lib, [0]), lib.ones(1, 5, dtype=lib.float64)),
-     RuntimeError),
+    (
+        "scatter_reduce_argument",
+        lambda lib: x45(lib).scatter(0, idx(lib, [[0]]), 1.0, reduce="max"),
+        RuntimeError,
+    ),
+    (
+        "scatter_add_dtype",
+        lambda lib: x45(lib).scatter_add(0, idx(lib, [[0]]), lib.ones(1, 1, dtype=lib.float64)),
+        RuntimeError,
+    ),
+    (
+        "scatter_reduce_name",
+        lambda lib: x45(lib).scatter_reduce(0, idx(lib, [[0]]), x45(lib), "foo"),
+        RuntimeError,
+    ),
+    (
+        "scatter_reduce_src_small",
+        lambda lib: x45(lib).scatter_reduce(0, lib.zeros(2, 2, dtype=lib.int64), lib.ones(1, 1), "sum"),
+        RuntimeError,
+    ),
+    (
+        "index_add_dtype",
+        lambda lib: x45(lib).index_add(0, idx(lib, [0]), lib.ones(1, 5, dtype=lib.float64)),
+        RuntimeError,
+    ),
     ("index_add_count", lambda lib: x45(lib).index_add(0, idx(lib, [0]), lib.ones(2, 5)), RuntimeError),
     ("index_add_shape", lambda lib: x45(lib).index_add(0, idx(lib, [0]), lib.ones(1, 4)), RuntimeError),
-    ("index_add_out_of_bounds", lambda lib: x45(lib).index_add(0, idx(lib, [4]), lib.ones(1, 5)), RuntimeError),
-    ("index_add_float_index", lambda lib: x45(lib).index_add(0, lib.tensor([0.0]), lib.ones(1, 5)), RuntimeError),
+    (
+        "index_add_out_of_bounds",
+        lambda lib: x45(lib).index_add(0, idx(lib, [4]), lib.ones(1, 5)),
+        RuntimeError,
+    ),
+    (
+        "index_add_float_index",
+        lambda lib: x45(lib).index_add(0, lib.tensor([0.0]), lib.ones(1, 5)),
+        RuntimeError,
+    ),
     ("index_add_2d_index", lambda lib: x45(lib).index_add(0, idx(lib, [[0]]), lib.ones(1, 5)), IndexError),
     ("index_copy_count", lambda lib: x45(lib).index_copy(0, idx(lib, [0]), lib.ones(2, 5)), IndexError),
-    ("index_copy_dtype", lambda lib: x45(lib).index_copy(0, idx(lib, [0]), lib.ones(1, 5, dtype=lib.float64)),
-     RuntimeError),
-    ("index_copy_int32_index",
-     lambda lib: x45(lib).index_copy(0, lib.tensor([0], dtype=lib.int32), lib.ones(1, 5)), RuntimeError),
+    (
+        "index_copy_dtype",
+        lambda lib: x45(lib).index_copy(0, idx(lib, [0]), lib.ones(1, 5, dtype=lib.float64)),
+        RuntimeError,
+    ),
+    (
+        "index_copy_int32_index",
+        lambda lib: x45(lib).index_copy(0, lib.tensor([0], dtype=lib.int32), lib.ones(1, 5)),
+        RuntimeError,
+    ),
     ("index_copy_shape", lambda lib: x45(lib).index_copy(0, idx(lib, [0]), lib.ones(1, 4)), RuntimeError),
-    ("index_copy_out_of_bounds", lambda lib: x45(lib).index_copy(0, idx(lib, [4]), lib.ones(1, 5)), IndexError),
+    (
+        "index_copy_out_of_bounds",
+        lambda lib: x45(lib).index_copy(0, idx(lib, [4]), lib.ones(1, 5)),
+        IndexError,
+    ),
     ("index_fill_2d_index", lambda lib: x45(lib).index_fill(0, idx(lib, [[0]]), 1.0), RuntimeError),
-    ("index_fill_1d_value", lambda lib: x45(lib).index_fill(0, idx(lib, [0]), lib.tensor([1.0])), RuntimeError),
-    ("index_fill_int32_index", lambda lib: x45(lib).index_fill(0, lib.tensor([0], dtype=lib.int32), 1.0),
-     IndexError),
+    (
+        "index_fill_1d_value",
+        lambda lib: x45(lib).index_fill(0, idx(lib, [0]), lib.tensor([1.0])),
+        RuntimeError,
+    ),
+    (
+        "index_fill_int32_index",
+        lambda lib: x45(lib).index_fill(0, lib.tensor([0], dtype=lib.int32), 1.0),
+        IndexError,
+    ),
     ("index_fill_out_of_bounds", lambda lib: x45(lib).index_fill(0, idx(lib, [4]), 1.0), IndexError),
     ("masked_fill_float_mask", lambda lib: x45(lib).masked_fill(lib.ones(*X), 1.0), RuntimeError),
-    ("masked_fill_1d_value", lambda lib: x45(lib).masked_fill(lib.ones(*X) > 0, lib.tensor([1.0])), RuntimeError),
+    (
+        "masked_fill_1d_value",
+        lambda lib: x45(lib).masked_fill(lib.ones(*X) > 0, lib.tensor([1.0])),
+        RuntimeError,
+    ),
     ("masked_fill_shapes", lambda lib: x45(lib).masked_fill(lib.ones(3, 5) > 0, 1.0), RuntimeError),
-    ("masked_fill_in_place_broadcast", lambda lib: x45(lib).masked_fill_(lib.ones(2, 4, 5) > 0, 1.0), RuntimeError),
+    (
+        "masked_fill_in_place_broadcast",
+        lambda lib: x45(lib).masked_fill_(lib.ones(2, 4, 5) > 0, 1.0),
+        RuntimeError,
+    ),
     ("masked_select_float_mask", lambda lib: x45(lib).masked_select(lib.ones(*X)), RuntimeError),
     ("masked_select_shapes", lambda lib: x45(lib).masked_select(lib.ones(3, 5) > 0), RuntimeError),
-    ("masked_scatter_float_mask", lambda lib: x45(lib).masked_scatter(lib.ones(*X), lib.ones(20)), RuntimeError),
-    ("masked_scatter_too_few", lambda lib: x45(lib).masked_scatter(lib.ones(*X) > 0, lib.ones(3)), RuntimeError),
-    ("masked_scatter_dtype", lambda lib: x45(lib).masked_scatter(lib.ones(*X) > 0, lib.ones(30, dtype=lib.float64)),
-     RuntimeError),
+    (
+        "masked_scatter_float_mask",
+        lambda lib: x45(lib).masked_scatter(lib.ones(*X), lib.ones(20)),
+        RuntimeError,
+    ),
+    (
+        "masked_scatter_too_few",
+        lambda lib: x45(lib).masked_scatter(lib.ones(*X) > 0, lib.ones(3)),
+        RuntimeError,
+    ),
+    (
+        "masked_scatter_dtype",
+        lambda lib: x45(lib).masked_scatter(lib.ones(*X) > 0, lib.ones(30, dtype=lib.float64)),
+        RuntimeError,
+    ),
     ("take_out_of_range", lambda lib: x45(lib).take(idx(lib, [20])), IndexError),
     ("take_negative_out_of_range", lambda lib: x45(lib).take(idx(lib, [-21])), IndexError),
     ("take_int32_index", lambda lib: x45(lib).take(lib.tensor([0], dtype=lib.int32)), RuntimeError),
@@ -689,11 +1059,22 @@ ERRORS = [
     ("repeat_fewer", lambda lib: x45(lib).repeat(2), RuntimeError),
     ("repeat_negative", lambda lib: x45(lib).repeat(-1, 1), RuntimeError),
     ("repeat_interleave_negative", lambda lib: x45(lib).repeat_interleave(-1), RuntimeError),
-    ("repeat_interleave_sizes", lambda lib: x45(lib).repeat_interleave(idx(lib, [1, 2]), dim=0), RuntimeError),
+    (
+        "repeat_interleave_sizes",
+        lambda lib: x45(lib).repeat_interleave(idx(lib, [1, 2]), dim=0),
+        RuntimeError,
+    ),
     ("repeat_interleave_2d", lambda lib: x45(lib).repeat_interleave(idx(lib, [[1]]), dim=0), RuntimeError),
-    ("repeat_interleave_float", lambda lib: x45(lib).repeat_interleave(lib.tensor([1.0]), dim=0),
-     NotImplementedError),
-    ("repeat_interleave_output_size", lambda lib: x45(lib).repeat_interleave(2, dim=0, output_size=7), RuntimeError),
+    (
+        "repeat_interleave_float",
+        lambda lib: x45(lib).repeat_interleave(lib.tensor([1.0]), dim=0),
+        NotImplementedError,
+    ),
+    (
+        "repeat_interleave_output_size",
+        lambda lib: x45(lib).repeat_interleave(2, dim=0, output_size=7),
+        RuntimeError,
+    ),
     ("tril_1d", lambda lib: lib.zeros(3).tril(), RuntimeError),
     ("triu_1d_in_place", lambda lib: lib.zeros(3).triu_(), RuntimeError),
     ("diag_3d", lambda lib: lib.zeros(2, 2, 2).diag(), RuntimeError),
@@ -716,5 +1097,7 @@ def test_error(fn, exception):
 
 
 def test_meshgrid_refuses_a_2d_tensor():
-    with pytest.raises(RuntimeError, match=r"^engine.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "):
+    with pytest.raises(
+        RuntimeError, match=r"^engine.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+    ):
         engine.meshgrid(engine.zeros(2, 2), indexing="ij")

@@ -358,14 +358,18 @@ def repeat_backward(m, g, self_sym_sizes, repeats):
     split = []
     for r, n in zip(repeats, shape):
         split += [r, n]
-    return m.sum(g.reshape(tuple(split)), tuple(range(0, len(split), 2)), False).reshape(tuple(self_sym_sizes))
+    return m.sum(g.reshape(tuple(split)), tuple(range(0, len(split), 2)), False).reshape(
+        tuple(self_sym_sizes)
+    )
 
 
 def triangle(m, g, diagonal, lower):
     return m.where(K.triangle_mask(backend.xp_of(raw(g)), g.shape, diagonal, lower), g, 0.0)
 
 
-def scatter_reduce_backward(m, g, self, src, result, dim, index, reduce, include_self, src_sym_sizes, key, src_key):
+def scatter_reduce_backward(
+    m, g, self, src, result, dim, index, reduce, include_self, src_sym_sizes, key, src_key
+):
     """scatter_reduce's gradients, as PyTorch defines them (FunctionsManual's scatter_reduce_backward):
     sum and mean spread g back; amax/amin share it among the elements equal to the result; prod
     divides the result by each factor, with zeros handled by recomputing the product without them."""
@@ -390,15 +394,23 @@ def scatter_reduce_backward(m, g, self, src, result, dim, index, reduce, include
     else:  # prod
         zero_self = raw(self) == 0
         masked_self = m.where(zero_self, 1.0, self)
-        grad_self = g * m.scatter_reduce(masked_self, dim, index, src, "prod", include_self, key, src_key) / masked_self
+        grad_self = (
+            g
+            * m.scatter_reduce(masked_self, dim, index, src, "prod", include_self, key, src_key)
+            / masked_self
+        )
         src_zero = raw(src_in) == 0
         zeros_at = picked(K.scatter(xp, xp.zeros(shape, dtype=raw(g).dtype), key, src_zero, "sum"), key)
         single_zero = src_zero & (zeros_at == 1)
-        masked_src = m.where(K.scatter(xp, xp.zeros(tuple(src_sym_sizes), dtype=bool), src_key, single_zero, None),
-                             1.0, src)
+        masked_src = m.where(
+            K.scatter(xp, xp.zeros(tuple(src_sym_sizes), dtype=bool), src_key, single_zero, None), 1.0, src
+        )
         without_zero = m.scatter_reduce(self, dim, index, masked_src, "prod", include_self, key, src_key)
-        grad_src = m.where(single_zero, picked(g * without_zero, key),
-                           picked(g * result, key) / m.where(src_zero, 1.0, src_in))
+        grad_src = m.where(
+            single_zero,
+            picked(g * without_zero, key),
+            picked(g * result, key) / m.where(src_zero, 1.0, src_in),
+        )
     if not include_self:
         grad_self = m.where(written, 0.0, grad_self)
     if tuple(grad_src.shape) != tuple(src_sym_sizes):

@@ -426,7 +426,10 @@ def diagonal(xp, a, offset, dim1, dim2):
         a = a[tuple(key)]
     rest = [d for d in range(len(shape)) if d not in (dim1, dim2)]
     return strided(
-        xp, a, [shape[d] for d in rest] + [length], [strides[d] for d in rest] + [strides[dim1] + strides[dim2]]
+        xp,
+        a,
+        [shape[d] for d in rest] + [length],
+        [strides[d] for d in rest] + [strides[dim1] + strides[dim2]],
     )
 
 

@@ -186,7 +186,9 @@ def split(a, split_size_or_sections, dim=0):
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
     if step == 0 and size != 0:
-        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        raise RuntimeError(
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+        )
     count = builtins.max((size + step - 1) // step, 1) if step else 1
     sizes = tuple(builtins.min(step, size - i * step) for i in range(count))
     return _pieces(D.SPLIT, a, (a.shape, step, d, sizes), _split_keys(d, sizes))
@@ -215,9 +217,12 @@ def unbind(a, dim=0):
 
 
 @public
-def tensor_split(a, indices_or_sections=None, dim=0, *, sections=None, indices=None,
-                 tensor_indices_or_sections=None):
-    spec = next(s for s in (indices_or_sections, sections, indices, tensor_indices_or_sections) if s is not None)
+def tensor_split(
+    a, indices_or_sections=None, dim=0, *, sections=None, indices=None, tensor_indices_or_sections=None
+):
+    spec = next(
+        s for s in (indices_or_sections, sections, indices, tensor_indices_or_sections) if s is not None
+    )
     if a.dim() == 0:
         raise RuntimeError(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
@@ -272,7 +277,9 @@ def narrow(a, dim, start, length):
     d = norm_dim(dim, a.dim())
     size = a.shape[d]
     if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     if start < 0:
         start += size
     if start + length > size:
@@ -307,7 +314,9 @@ def as_strided(a, size, stride, storage_offset=None):
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if builtins.any(s < 0 for s in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}"
+        )
     data = a._data
     root, own_offset = backend.storage_of(data)
     offset = own_offset if storage_offset is None else int(storage_offset)
@@ -496,7 +505,9 @@ def index_select(a, dim, index):
         raise IndexError("index out of range in self")
     if a.dim() == 0:
         if idx.size != 1:
-            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
+            )
         key = (idx.reshape(()),)
     else:
         key = _dim_key(a, d, idx)
@@ -521,8 +532,10 @@ def _check_gather_shapes(a, d, index, name, src=None) -> None:
                 f"expected index {list(ishape)} to be no larger than self {list(ashape)} apart from dimension {d}"
             )
         return
-    src_small = src is not None and src.dim() == index.dim() and builtins.any(
-        ishape[k] > src.shape[k] for k in range(len(ishape))
+    src_small = (
+        src is not None
+        and src.dim() == index.dim()
+        and builtins.any(ishape[k] > src.shape[k] for k in range(len(ishape)))
     )
     if too_big or src_small:
         tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
@@ -555,8 +568,9 @@ def gather(a, dim, index, *, sparse_grad=False):
 
 @public
 def take(a, index):
-    _check_index_dtype(index, lambda i: f"take(): Expected a long tensor for index, but got {_dtype_name(i)}",
-                       ("int64",))
+    _check_index_dtype(
+        index, lambda i: f"take(): Expected a long tensor for index, but got {_dtype_name(i)}", ("int64",)
+    )
     idx = _index_array(a, index)
     n = a.numel()
 
@@ -738,7 +752,9 @@ def _check_source(name, a, d, idx, source) -> None:
         return
     got = source.shape[d] if source.dim() > d else 1
     if got != n:
-        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({got})")
+        raise IndexError(
+            f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({got})"
+        )
     for k in range(a.dim()):
         if k != d and source.dim() == a.dim() and source.shape[k] != a.shape[k]:
             at = k if k < d else k - 1  # a dimension of the slices, which lack `dim`
@@ -776,7 +792,9 @@ def index_add(a, dim, index, source, *, alpha=1):
 
 def _index_copy_attrs(a, dim, index, source):
     _check_index_dtype(
-        index, lambda i: f"index_copy_(): Expected a long tensor for index, but got {_dtype_name(i)}", ("int64",)
+        index,
+        lambda i: f"index_copy_(): Expected a long tensor for index, but got {_dtype_name(i)}",
+        ("int64",),
     )
     if source.dtype is not a.dtype:
         raise RuntimeError(
@@ -801,7 +819,9 @@ def index_copy(a, dim, index, source):
 def _index_fill_call(a, dim, index, value):
     if isinstance(index, Tensor) and index.dim() > 1:
         raise RuntimeError("Index has to be a vector/scalar")
-    _check_index_dtype(index, lambda i: "index_fill_(): Expected dtype int64 for index.", ("int64",), IndexError)
+    _check_index_dtype(
+        index, lambda i: "index_fill_(): Expected dtype int64 for index.", ("int64",), IndexError
+    )
     d, idx, size = _index_vector(a, dim, index)
 
     def out_of_range(bad):
@@ -827,7 +847,9 @@ def index_fill(a, dim, index, value):
 
 def _mask_of(name, a, mask):
     if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
-        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {_mask_dtype(name, mask)}")
+        raise RuntimeError(
+            f"{name} only supports boolean masks, but got mask with dtype {_mask_dtype(name, mask)}"
+        )
     check_same_device(a, mask)
     error = broadcast_error((mask, a))
     if error is not None:
@@ -1025,7 +1047,7 @@ def _check_output_size(output_size, actual) -> None:
 def _repeated_indices(counts):
     data = counts._data
     if counts.dtype.is_floating_point or counts.dtype.name == "bool":
-        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for \'{_dtype_name(counts)}\'')
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_dtype_name(counts)}'")
     if data.size and bool((data < 0).any()):
         raise RuntimeError("repeats can not be negative")
     xp = backend.xp_of(data)
@@ -1222,7 +1244,9 @@ def scatter_add_(a, dim, index, src):
 
 @public(function=False)
 def scatter_reduce_(a, dim, index, src, reduce, *, include_self=True):
-    return apply_inplace(a, D.SCATTER_REDUCE, (src,), _scatter_reduce_attrs(a, dim, index, src, reduce, include_self))
+    return apply_inplace(
+        a, D.SCATTER_REDUCE, (src,), _scatter_reduce_attrs(a, dim, index, src, reduce, include_self)
+    )
 
 
 @public(function=False)

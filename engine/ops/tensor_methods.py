@@ -13,7 +13,7 @@ from . import api, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
-from . import shaping  # noqa: F401  (its methods: split, gather, sort, ...)
+from . import shaping as _shaping  # noqa: F401  (installs its methods: split, gather, sort, ...)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
 from .op import apply_op, check_same_device
