@@ -13,6 +13,7 @@ from numgrad import check_grad, check_gradgrad
 from opcheck import check_error, check_op, compare_with_torch, make_arrays, torch
 
 import engine
+from engine import backend
 
 R = "r"
 D = "d"
@@ -1101,3 +1102,46 @@ def test_meshgrid_refuses_a_2d_tensor():
         RuntimeError, match=r"^engine.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
     ):
         engine.meshgrid(engine.zeros(2, 2), indexing="ij")
+
+
+# ------------------------------------------------------------- one code path for CPU and GPU
+
+
+def _first_float(out):
+    return next(o for o in outputs(out) if o.is_floating_point())
+
+
+def _run_on(device, fn, arrays):
+    """Outputs, gradients and second-order gradients of fn on `device`, as host arrays."""
+    inputs = [engine.tensor(a, requires_grad=True, device=device) for a in arrays]
+    out = _first_float(fn(engine, *inputs))
+    rng = np.random.default_rng(0)
+    v = engine.tensor(rng.standard_normal(tuple(out.shape)), device=device)
+    grads = engine.autograd.grad(out, inputs, v, allow_unused=True, create_graph=True)
+    found = [out] + [g for g in grads if g is not None]
+    terms = [
+        (g * engine.tensor(rng.standard_normal(tuple(g.shape)), device=device)).sum()
+        for g in grads
+        if g is not None and g.requires_grad
+    ]
+    if terms:
+        found += [g for g in engine.autograd.grad(sum(terms), inputs, allow_unused=True) if g is not None]
+    return found
+
+
+DEVICE_CASES = CASES + [(c[0], lambda lib, x, *o, c=c: c[1](lib, x * 1, *o), c[2], c[3]) for c in IN_PLACE]
+
+
+@pytest.mark.parametrize("fn, kinds", [c[1:3] for c in DEVICE_CASES], ids=[c[0] for c in DEVICE_CASES])
+def test_on_cuda_as_on_the_cpu(fake_cuda, fn, kinds):
+    """Forward, backward and double backward on the CuPy stand-in equal the CPU's: every kernel and
+    formula reaches its arrays through `xp` (tests/fake_cupy.py refuses numpy-only paths)."""
+    arrays = make_arrays(kinds)
+    expected = _run_on("cpu", fn, arrays)
+    engine.set_default_device("cuda")  # the index and mask tensors the case makes go there too
+    got = _run_on("cuda", fn, arrays)
+    assert all(t.device.type == "cuda" for t in got) and len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(
+            backend.to_numpy(g.detach()._data), e.detach().numpy(), rtol=1e-12, atol=1e-14
+        )
