@@ -1145,3 +1145,24 @@ def test_on_cuda_as_on_the_cpu(fake_cuda, fn, kinds):
         np.testing.assert_allclose(
             backend.to_numpy(g.detach()._data), e.detach().numpy(), rtol=1e-12, atol=1e-14
         )
+
+
+AXIS = [
+    lambda lib, x: lib.sort(x, axis=0).values,
+    lambda lib, x: x.gather(axis=1, index=idx(lib, [[0], [2], [1]])),
+    lambda lib, x: lib.index_select(x, axis=-1, index=idx(lib, [1])),
+    lambda lib, x: x.unbind(axis=1)[0],
+    lambda lib, x: x.kthvalue(2, axis=0).values,
+    lambda lib, x: x.topk(1, axis=0).values,
+    lambda lib, x: x.narrow(axis=1, start=1, length=2),
+    lambda lib, x: x.chunk(2, axis=1)[1],
+    lambda lib, x: lib.take_along_dim(x, idx(lib, [[0, 1, 0, 2]]), axis=0),
+    lambda lib, x: x.repeat_interleave(2, axis=0),
+    lambda lib, x: x.index_add(axis=0, index=idx(lib, [1]), source=x[:1]),
+    lambda lib, x: x.split(split_size=2)[1],
+]
+
+
+@pytest.mark.parametrize("fn", AXIS)
+def test_axis_and_torchs_keyword_names(fn):
+    check_op(fn, [(D, (3, 4))])

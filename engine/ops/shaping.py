@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import functools
 import math
 import numbers
 import warnings
@@ -54,6 +55,17 @@ _INDEX_TYPES = ("int32", "int64")
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def dim_or_axis(fn):
+    """torch's `axis=` for `dim=`: its argument parser takes either for a native op's `dim`."""
+
+    def call(*args, **kwargs):
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        return fn(*args, **kwargs)
+
+    return functools.update_wrapper(call, fn)
 
 
 def _sizes(args) -> tuple:
@@ -159,6 +171,7 @@ def _check_split_input(a, name: str) -> None:
 
 
 @public
+@dim_or_axis
 def split_with_sizes(a, split_sizes, dim=0):
     _check_split_input(a, "split_with_sizes")
     d = norm_dim(dim, a.dim())
@@ -177,7 +190,9 @@ def split_with_sizes(a, split_sizes, dim=0):
 
 
 @public
-def split(a, split_size_or_sections, dim=0):
+def split(a, split_size_or_sections=None, dim=0, *, split_size=None):
+    if split_size_or_sections is None:  # Tensor.split names it split_size
+        split_size_or_sections = split_size
     if isinstance(split_size_or_sections, (tuple, list)):
         return split_with_sizes(a, split_size_or_sections, dim)
     _check_split_input(a, "split")
@@ -195,6 +210,7 @@ def split(a, split_size_or_sections, dim=0):
 
 
 @public
+@dim_or_axis
 def chunk(a, chunks, dim=0):
     _check_split_input(a, "chunk")
     if chunks <= 0:
@@ -208,6 +224,7 @@ def chunk(a, chunks, dim=0):
 
 
 @public
+@dim_or_axis
 def unbind(a, dim=0):
     if a.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -217,6 +234,7 @@ def unbind(a, dim=0):
 
 
 @public
+@dim_or_axis
 def tensor_split(
     a, indices_or_sections=None, dim=0, *, sections=None, indices=None, tensor_indices_or_sections=None
 ):
@@ -265,6 +283,7 @@ def tensor_split(
 
 
 @public
+@dim_or_axis
 def narrow(a, dim, start, length):
     if a.dim() == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -387,6 +406,7 @@ def swapdims(a, dim0, dim1):
 
 
 @public
+@dim_or_axis
 def unflatten(a, dim, sizes):
     sizes = tuple(int(n) for n in sizes)
     if not sizes:
@@ -489,6 +509,7 @@ def _check_index_dtype(index, message, allowed=_INDEX_TYPES, exception=RuntimeEr
 
 
 @public
+@dim_or_axis
 def index_select(a, dim, index):
     _check_index_dtype(index, lambda i: "index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
@@ -558,6 +579,7 @@ def _gather_key(a, d, index):
 
 
 @public
+@dim_or_axis
 def gather(a, dim, index, *, sparse_grad=False):
     _check_index_dtype(index, lambda i: "gather(): Expected dtype int32/int64 for index")
     d = norm_dim(dim, a.dim())
@@ -582,6 +604,7 @@ def take(a, index):
 
 
 @public
+@dim_or_axis
 def take_along_dim(a, indices, dim=None):
     if dim is None:
         return gather(reshape(a, -1), 0, reshape(indices, -1))
@@ -696,11 +719,13 @@ def _scatter(a, dim, index, src, value, reduce, in_place):
 
 
 @public
+@dim_or_axis
 def scatter(a, dim, index, src=None, value=None, *, reduce=None):
     return _scatter(a, dim, index, src, value, reduce, False)
 
 
 @public
+@dim_or_axis
 def scatter_add(a, dim, index, src):
     d, idx, key, src_key = _scatter_args("scatter", a, dim, index, src)
     return apply_op(D.SCATTER_ADD, (a, src), (d, idx, src.shape, key, src_key))
@@ -717,6 +742,7 @@ def _scatter_reduce_attrs(a, dim, index, src, reduce, include_self):
 
 
 @public
+@dim_or_axis
 def scatter_reduce(a, dim, index, src, reduce, *, include_self=True):
     attrs = _scatter_reduce_attrs(a, dim, index, src, reduce, include_self)
     return apply_op(D.SCATTER_REDUCE, (a, src), attrs)
@@ -786,6 +812,7 @@ def _index_add_attrs(a, dim, index, source, alpha):
 
 
 @public
+@dim_or_axis
 def index_add(a, dim, index, source, *, alpha=1):
     return apply_op(D.INDEX_ADD, (a, source), _index_add_attrs(a, dim, index, source, alpha))
 
@@ -812,6 +839,7 @@ def _index_copy_attrs(a, dim, index, source):
 
 
 @public
+@dim_or_axis
 def index_copy(a, dim, index, source):
     return apply_op(D.INDEX_COPY, (a, source), _index_copy_attrs(a, dim, index, source))
 
@@ -840,6 +868,7 @@ def _index_fill_call(a, dim, index, value):
 
 
 @public
+@dim_or_axis
 def index_fill(a, dim, index, value):
     op, others, attrs = _index_fill_call(a, dim, index, value)
     return apply_op(op, (a, *others), attrs)
@@ -1005,6 +1034,7 @@ def tile(a, dims):
 
 
 @public
+@dim_or_axis
 def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(repeats): each index repeated repeats[i] times
         counts = a
@@ -1127,6 +1157,7 @@ def _picked(op, a, d, indices, extra=()):
 
 
 @public
+@dim_or_axis
 def sort(a, dim=-1, descending=False, *, stable=None):
     d = norm_dim(dim, a.dim())
     data = a._data
@@ -1136,6 +1167,7 @@ def sort(a, dim=-1, descending=False, *, stable=None):
 
 
 @public
+@dim_or_axis
 def argsort(a, dim=-1, descending=False, stable=False):
     return sort(a, dim, descending, stable=stable).indices
 
@@ -1146,6 +1178,7 @@ def msort(a):
 
 
 @public
+@dim_or_axis
 def topk(a, k, dim=-1, largest=True, sorted=True):
     d = norm_dim(dim, a.dim())
     size = a.shape[d] if a.dim() else 1
@@ -1161,6 +1194,7 @@ def topk(a, k, dim=-1, largest=True, sorted=True):
 
 
 @public
+@dim_or_axis
 def kthvalue(a, k, dim=-1, keepdim=False):
     if not isinstance(k, numbers.Integral) or isinstance(k, bool):
         raise TypeError(f"kthvalue(): argument 'k' (position 1) must be int, not {type(k).__name__}")
