@@ -1166,3 +1166,9 @@ AXIS = [
 @pytest.mark.parametrize("fn", AXIS)
 def test_axis_and_torchs_keyword_names(fn):
     check_op(fn, [(D, (3, 4))])
+
+
+def test_where_takes_a_uint8_condition_with_torchs_warning(lib):
+    with pytest.warns(UserWarning, match="where received a uint8 condition tensor"):
+        out = lib.where(lib.tensor([1, 0, 2], dtype=lib.uint8), lib.ones(3), 0.0)
+    assert out.tolist() == [1.0, 0.0, 1.0]

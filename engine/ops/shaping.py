@@ -648,6 +648,14 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if isinstance(condition, Tensor):
+        if condition.dtype.name == "uint8":
+            warnings.warn(
+                "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                "future version of PyTorch. Use a boolean condition instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+            condition = wrap(condition._data != 0)
         if condition.dtype.name != "bool":
             raise RuntimeError(
                 f"where expected condition to be a boolean tensor, but got a tensor with dtype {_dtype_name(condition)}"
