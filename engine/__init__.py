@@ -53,6 +53,7 @@ from .ops.creation import (
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
 from .ops.reductions import *
+from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
 from .tensor import Size, Tensor, typename
 
 float = float32

@@ -422,6 +422,17 @@ def scatter_add(out, key, values) -> None:
         _cupy[1].scatter_add(out, key, values)
 
 
+def storage_and_offset(array) -> tuple:
+    """(the array owning `array`'s memory, `array`'s offset in it in elements): torch's storage and
+    storage_offset. An owner that is not laid out contiguously is not a storage: `array` is its own."""
+    root = array
+    while root.base is not None and root.base.__class__ is array.__class__:
+        root = root.base
+    if root is array or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return array, 0
+    return root, (data_ptr(array) - data_ptr(root)) // array.itemsize
+
+
 def device_erf(xp):
     """CuPy's erf kernel for arrays of `xp`, or None (numpy, or no cupyx.scipy): use the array-op series."""
     if xp is numpy or not _cupy or xp is not _cupy[0]:

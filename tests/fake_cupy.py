@@ -15,7 +15,7 @@ that such code trips over:
   which dispatches some of them, because the engine's rule is to call them through `xp`;
 - reductions and integer indexing give 0-d arrays, not numpy scalars;
 - `reshape(..., copy=...)` is refused and `random.default_rng` has no `permutation`;
-- `.get()`, `.device.id`, `cuda.Device`, `cuda.runtime.getDeviceCount`,
+- `.get()`, `.device.id`, `.data.ptr`, `cuda.Device`, `cuda.runtime.getDeviceCount`,
   `lib.stride_tricks.as_strided` and `cupyx.scatter_add` exist.
 
 Not modelled: asynchrony and streams, several GPUs (every array is on device 0), CuPy's

@@ -215,9 +215,6 @@ WHERE = row("WhereBackward0", lambda xp, self, other, condition: K.where(xp, con
             inputs=("self", "other"), attrs=("condition",), frees=("condition",), **ELEMENTWISE,
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
-MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: K.where(xp, mask, value, self),
-                  attrs=("mask", "value"),
-                  self=lambda m, g, mask, value: m.where(mask, 0.0, g))
 
 # --- reductions --------------------------------------------------------------------------------
 SUM = row("SumBackward0", lambda xp, self, self_sym_sizes, dtype: self.sum(dtype=dtype),
@@ -407,6 +404,172 @@ NANSUM = row("NansumBackward0",
 DIST = row("DistBackward0", lambda xp, self, other, p: K.vector_norm(xp, self - other, p, None, False),
            inputs=("self", "other"), saves=("self", "other", "result"), attrs=("p",), **ELEMENTWISE,
            self=F.dist_backward, other=F.dist_other_backward)
+
+# --- shape and indexing --------------------------------------------------------------------------
+# Rows behind engine/ops/shaping.py. An index argument arrives as the advanced-indexing `key` it
+# reads or writes (built there, on the tensor's device); a 0-dim tensor is indexed as one element.
+def multi_output(op: Op) -> Op:
+    """A row whose node has several outputs (split, unbind): its formula gets the list of the outputs'
+    gradients (None where none arrived), as PyTorch's multi-output nodes do."""
+
+    def apply(self, grads, m, create_graph):
+        return [self.formulas[0](m, grads, *self._attrs)]
+
+    node = op.node
+    op.node = type(node.__name__, (node,), {"__slots__": ("num_outputs",), "apply": apply})
+    return op
+
+
+SPLIT = multi_output(row("SplitBackward0",
+                         lambda xp, self, self_sym_sizes, split_size, dim, sizes: K.split(self, dim, sizes),
+                         attrs=("self_sym_sizes", "split_size", "dim", "sizes"),
+                         self=lambda m, g, self_sym_sizes, split_size, dim, sizes:
+                             F.split_grads(m, g, self_sym_sizes, dim, sizes)))
+SPLIT_WITH_SIZES = multi_output(row("SplitWithSizesBackward0",
+                                    lambda xp, self, self_sym_sizes, split_sizes, dim: K.split(self, dim, split_sizes),
+                                    attrs=("self_sym_sizes", "split_sizes", "dim"),
+                                    self=lambda m, g, self_sym_sizes, split_sizes, dim:
+                                        F.split_grads(m, g, self_sym_sizes, dim, split_sizes)))
+UNBIND = multi_output(row("UnbindBackward0", lambda xp, self, self_sym_sizes, dim: K.unbind(self, dim),
+                          attrs=("self_sym_sizes", "dim"),
+                          self=lambda m, g, self_sym_sizes, dim: F.unbind_grads(m, g, self_sym_sizes, dim)))
+DIAGONAL = row("DiagonalBackward0",
+               lambda xp, self, self_sym_sizes, offset, dim1, dim2: K.diagonal(xp, self, offset, dim1, dim2),
+               attrs=("self_sym_sizes", "offset", "dim1", "dim2"), self=F.diagonal_backward)
+DIAGONAL_COPY = row("DiagonalBackward0_copy",
+                    lambda xp, self, self_sym_sizes, offset, dim1, dim2:
+                        K.diagonal(xp, self, offset, dim1, dim2).copy(),
+                    attrs=("self_sym_sizes", "offset", "dim1", "dim2"), self=F.diagonal_backward)
+UNFOLD = row("UnfoldBackward0",
+             lambda xp, self, self_sym_sizes, dimension, size, step: K.unfold(xp, self, dimension, size, step),
+             attrs=("self_sym_sizes", "dimension", "size", "step"),
+             self=F.unfold_backward)
+AS_STRIDED_VIEW = row("AsStridedBackward0",
+                      lambda xp, self, self_sym_sizes, size, stride, storage_offset, positions:
+                          K.strided_view(xp, self, size, stride, storage_offset),
+                      attrs=("self_sym_sizes", "size", "stride", "storage_offset", "positions"),
+                      self=lambda m, g, self_sym_sizes, size, stride, storage_offset, positions:
+                          F.as_strided_view_backward(m, g, self_sym_sizes, positions))
+INDEX_SELECT = row("IndexSelectBackward0", lambda xp, self, self_sym_sizes, dim, index, key: K.take_at(self, key),
+                   attrs=("self_sym_sizes", "dim", "index", "key"), frees=("index",),
+                   self=lambda m, g, self_sym_sizes, dim, index, key: F.placed(m, g, self_sym_sizes, key))
+GATHER = row("GatherBackward0", lambda xp, self, self_sym_sizes, dim, index, sparse_grad, key: K.take_at(self, key),
+             attrs=("self_sym_sizes", "dim", "index", "sparse_grad", "key"), frees=("index",),
+             self=lambda m, g, self_sym_sizes, dim, index, sparse_grad, key: F.placed(m, g, self_sym_sizes, key))
+SCATTER = row("ScatterBackward0",
+              lambda xp, self, src, dim, index, src_sym_sizes, key, src_key: K.scatter(xp, self, key, src[src_key], None),
+              inputs=("self", "src"), attrs=("dim", "index", "src_sym_sizes", "key", "src_key"), frees=("index",),
+              self=lambda m, g, dim, index, src_sym_sizes, key, src_key: F.zeroed_at(m, g, key),
+              src=lambda m, g, dim, index, src_sym_sizes, key, src_key: F.to_source(m, g, key, src_sym_sizes, src_key))
+SCATTER_VALUE = row("ScatterBackward1", lambda xp, self, dim, index, value, key: K.scatter(xp, self, key, value, None),
+                    attrs=("dim", "index", "value", "key"), frees=("index",),
+                    self=lambda m, g, dim, index, value, key: F.zeroed_at(m, g, key))
+SCATTER_ADD = row("ScatterAddBackward0",
+                  lambda xp, self, src, dim, index, src_sym_sizes, key, src_key:
+                      K.scatter(xp, self, key, src[src_key], "sum"),
+                  inputs=("self", "src"), attrs=("dim", "index", "src_sym_sizes", "key", "src_key"), frees=("index",),
+                  self=lambda m, g, dim, index, src_sym_sizes, key, src_key: g,
+                  src=lambda m, g, dim, index, src_sym_sizes, key, src_key:
+                      F.to_source(m, g, key, src_sym_sizes, src_key))
+SCATTER_REDUCE = row("ScatterReduceBackward0",
+                     lambda xp, self, src, dim, index, reduce, include_self, src_sym_sizes, key, src_key:
+                         K.scatter(xp, self, key, src[src_key], reduce, include_self),
+                     inputs=("self", "src"), saves=("self", "src", "result"),
+                     attrs=("dim", "index", "reduce", "include_self", "src_sym_sizes", "key", "src_key"),
+                     frees=("index",), joint=F.scatter_reduce_backward)
+# torch.scatter(..., reduce=): computed, with a node whose backward is refused, as torch's NotImplemented
+SCATTER_NOT_DIFFERENTIABLE = row("engine::autograd::NotImplemented",
+                                 lambda xp, self, src, key, src_key, reduce:
+                                     K.scatter(xp, self, key, src[src_key] if src_key else src, reduce),
+                                 inputs=("self", "src"), attrs=("key", "src_key", "reduce"),
+                                 self=lambda m, g, key, src_key, reduce:
+                                     F.not_implemented("derivative for aten::scatter is not implemented"),
+                                 src=lambda m, g, key, src_key, reduce:
+                                     F.not_implemented("derivative for aten::scatter is not implemented"))
+INDEX_ADD = row("IndexAddBackward0", lambda xp, self, source, dim, index, alpha, source_sym_sizes, key:
+                    K.scatter(xp, self, key, source if alpha == 1 else source * alpha, "sum"),
+                inputs=("self", "source"), attrs=("dim", "index", "alpha", "source_sym_sizes", "key"), frees=("index",),
+                self=lambda m, g, dim, index, alpha, source_sym_sizes, key: g,
+                source=lambda m, g, dim, index, alpha, source_sym_sizes, key:
+                    (F.picked(g, key) if alpha == 1 else F.picked(g, key) * alpha).reshape(source_sym_sizes))
+INDEX_COPY = row("IndexCopyBackward0", lambda xp, self, source, dim, index, source_sym_sizes, key:
+                     K.scatter(xp, self, key, source, None),
+                 inputs=("self", "source"), attrs=("dim", "index", "source_sym_sizes", "key"), frees=("index",),
+                 self=lambda m, g, dim, index, source_sym_sizes, key: F.zeroed_at(m, g, key),
+                 source=lambda m, g, dim, index, source_sym_sizes, key: F.picked(g, key).reshape(source_sym_sizes))
+INDEX_FILL = row("IndexFillBackward0", lambda xp, self, dim, index, value, key: K.scatter(xp, self, key, value, None),
+                 attrs=("dim", "index", "value", "key"), frees=("index",),
+                 self=lambda m, g, dim, index, value, key: F.zeroed_at(m, g, key))
+INDEX_FILL_TENSOR = row("IndexFillBackward1", lambda xp, self, value, dim, index, key:
+                            K.scatter(xp, self, key, value, None),
+                        inputs=("self", "value"), attrs=("dim", "index", "key"), frees=("index",), broadcasts=True,
+                        self=lambda m, g, dim, index, key: F.zeroed_at(m, g, key),
+                        value=lambda m, g, dim, index, key: F.sum_all(m, F.picked(g, key)))
+MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: K.masked_fill(xp, self, mask, value),
+                  attrs=("mask", "value"), frees=("mask",), broadcasts=True,
+                  self=lambda m, g, mask, value: m.where(mask, 0.0, g))
+MASKED_FILL_TENSOR = row("MaskedFillBackward1", lambda xp, self, value, mask: K.masked_fill(xp, self, mask, value),
+                         inputs=("self", "value"), attrs=("mask",), frees=("mask",), broadcasts=True,
+                         self=lambda m, g, mask: m.where(mask, 0.0, g),
+                         value=lambda m, g, mask: F.sum_all(m, m.where(mask, g, 0.0)))
+MASKED_SELECT = row("MaskedSelectBackward0",
+                    lambda xp, self, self_sym_sizes, mask, shape, key: K.take_at(xp.broadcast_to(self, shape), key),
+                    attrs=("self_sym_sizes", "mask", "shape", "key"), frees=("mask",),
+                    self=lambda m, g, self_sym_sizes, mask, shape, key:
+                        m.sum_to(F.placed(m, g, shape, key, False), self_sym_sizes))
+MASKED_SCATTER = row("MaskedScatterBackward0",
+                     lambda xp, self, source, mask, source_sym_sizes, shape, key:
+                         K.masked_scatter(xp, self, source, shape, key),
+                     inputs=("self", "source"), attrs=("mask", "source_sym_sizes", "shape", "key"), frees=("mask",),
+                     broadcasts=True,
+                     self=lambda m, g, mask, source_sym_sizes, shape, key: m.where(mask, 0.0, g),
+                     source=lambda m, g, mask, source_sym_sizes, shape, key:
+                         F.masked_scatter_source_backward(m, g, source_sym_sizes, key))
+TAKE = row("TakeBackward0", lambda xp, self, self_sym_sizes, index: xp.take(self, index),
+           attrs=("self_sym_sizes", "index"), frees=("index",),
+           self=lambda m, g, self_sym_sizes, index:
+               m.index_grad(g, (F.count(self_sym_sizes, range(len(self_sym_sizes))),), index, False)
+               .reshape(self_sym_sizes))
+FLIP = row("FlipBackward0", lambda xp, self, dims: xp.flip(self, dims).copy(), attrs=("dims",),
+           self=lambda m, g, dims: m.flip(g, dims))
+ROLL = row("RollBackward0", lambda xp, self, shifts, dims: xp.roll(self, shifts, dims or None), attrs=("shifts", "dims"),
+           self=lambda m, g, shifts, dims: m.roll(g, tuple(-s for s in shifts), dims))
+ROT90 = row("Rot90Backward0", lambda xp, self, k, dims: xp.rot90(self, k, dims).copy(), attrs=("k", "dims"),
+            self=lambda m, g, k, dims: m.rot90(g, -k, dims))
+REPEAT = row("RepeatBackward0", lambda xp, self, self_sym_sizes, repeats: xp.tile(self, repeats),
+             attrs=("self_sym_sizes", "repeats"), self=F.repeat_backward)
+TRIL = row("TrilBackward0", lambda xp, self, diagonal: K.triangle(xp, self, diagonal, True), attrs=("diagonal",),
+           self=lambda m, g, diagonal: F.triangle(m, g, diagonal, True))
+TRIU = row("TriuBackward0", lambda xp, self, diagonal: K.triangle(xp, self, diagonal, False), attrs=("diagonal",),
+           self=lambda m, g, diagonal: F.triangle(m, g, diagonal, False))
+DIAG_EMBED = row("DiagEmbedBackward0",
+                 lambda xp, self, offset, dim1, dim2: K.diag_embed(xp, self, offset, dim1, dim2),
+                 attrs=("offset", "dim1", "dim2"),
+                 self=lambda m, g, offset, dim1, dim2: m.diagonal(g, offset, dim1, dim2))
+TRACE = row("TraceBackward0", lambda xp, self, self_sym_sizes: xp.asarray(xp.trace(self)), attrs=("self_sym_sizes",),
+            self=lambda m, g, self_sym_sizes: F.diagonal_backward(
+                m, m.expand(g.reshape((1,)), (min(self_sym_sizes),)), self_sym_sizes, 0, 0, 1))
+# sort, topk, kthvalue: the indices are found first and arrive as the key of the values they pick
+SORT = {name: row(name, lambda xp, self, self_sym_sizes, dim, indices, key: K.take_at(self, key),
+                  attrs=("self_sym_sizes", "dim", "indices", "key"), frees=("indices",),
+                  self=lambda m, g, self_sym_sizes, dim, indices, key: F.placed(m, g, self_sym_sizes, key, False))
+        for name in ("SortBackward0", "SortBackward1")}
+TOPK = row("TopkBackward0", lambda xp, self, self_sym_sizes, dim, indices, key: K.take_at(self, key),
+           attrs=("self_sym_sizes", "dim", "indices", "key"), frees=("indices",),
+           self=lambda m, g, self_sym_sizes, dim, indices, key: F.placed(m, g, self_sym_sizes, key, False))
+KTHVALUE = row("KthvalueBackward0", lambda xp, self, self_sym_sizes, dim, keepdim, indices, key: K.take_at(self, key),
+               attrs=("self_sym_sizes", "dim", "keepdim", "indices", "key"), frees=("indices",),
+               self=lambda m, g, self_sym_sizes, dim, keepdim, indices, key:
+                   F.placed(m, g, self_sym_sizes, key, False))
+# unique: values found first; torch records a node whose derivative is not implemented
+def unique_row(name: str, aten_name: str) -> Op:
+    message = f"the derivative for '{aten_name}' is not implemented."
+    return row(name, lambda xp, self, values: values, attrs=("values",),
+               self=lambda m, g, values: F.not_implemented(message, NotImplementedError))
+
+
+UNIQUE = {name: unique_row(name, aten) for name, aten in (("Unique2Backward0", "_unique2"),
+                                                          ("UniqueDimBackward0", "unique_dim"))}
 
 # =================================================================================================
 # --- nn ------------------------------------------------------------------------------------------

@@ -293,16 +293,6 @@ def clip(a, min=None, max=None):
     return _clamp("clip", a, min, max)
 
 
-@public(method=False)
-def where(condition, a, b):
-    cond = condition._data if isinstance(condition, Tensor) else condition
-    a, b = as_operand(a), as_operand(b)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        return wrap(backend.xp_of(cond).where(cond, a, b))
-    check_same_device(condition, a, b)
-    return apply_op(D.WHERE, (a, b), (cond,))
-
-
 # --------------------------------------------------------------------------- reductions
 
 
@@ -858,19 +848,22 @@ def unsqueeze(a, dim):
 
 @public
 def select(a, dim, index):
+    if a.dim() == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, a.dim())
     size = a.shape[d]
+    index = int(index)
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
-    index = index % size
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {d}"
+        )
+    return _select(a, d, index)
+
+
+def _select(a, d, index):
+    index = index % a.shape[d]
     key = (slice(None),) * d + (index, Ellipsis)  # Ellipsis: numpy returns a view, not a scalar
     return _view(D.SELECT, a, (a.shape, d, index, key))
-
-
-@public
-def narrow(a, dim, start, length):
-    d = norm_dim(dim, a.dim())
-    return _slice(a, d, start, start + length, 1)
 
 
 def _slice(a, d, start, end, step):
@@ -933,7 +926,10 @@ def getitem(a, key):
             index = int(k)
             if dim >= out.dim():
                 raise IndexError(f"too many indices for tensor of dimension {a.dim()}")
-            out = select(out, dim, index)
+            size = out.shape[dim]
+            if not -size <= index < size:
+                raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+            out = _select(out, dim, index)
     if out is a:
         out = alias(a)
     return out

@@ -16,7 +16,7 @@ import math
 import numpy
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from . import kernels
 
 
@@ -160,8 +160,26 @@ class ArrayMath:
     def logcumsumexp(self, x, dim):
         return kernels.logcumsumexp(self.xp, x, dim)
 
-    def flip(self, x, dim):
-        return self.xp.flip(x, axis=dim)
+    def flip(self, x, dims):
+        return self.xp.flip(x, dims)
+
+    def roll(self, x, shifts, dims):
+        return self.xp.roll(x, shifts, dims or None)
+
+    def rot90(self, x, k, dims):
+        return self.xp.rot90(x, k, dims)
+
+    def diagonal(self, x, offset, dim1, dim2):
+        return kernels.diagonal(self.xp, x, offset, dim1, dim2)
+
+    def cat(self, xs, dim):
+        return self.xp.concatenate(xs, axis=dim)
+
+    def stack(self, xs, dim):
+        return self.xp.stack(xs, axis=dim)
+
+    def scatter_reduce(self, x, dim, index, src, reduce, include_self, key, src_key):
+        return kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
 
 
 class TensorMath:
@@ -302,10 +320,32 @@ class TensorMath:
         return x.logcumsumexp(dim)
 
     @staticmethod
-    def flip(x, dim):
-        """Reversed along `dim`, by an index (so recorded as indexing)."""
-        n = x.shape[dim]
-        return x[(slice(None),) * dim + (numpy.arange(n - 1, -1, -1),)]
+    def flip(x, dims):
+        return x.flip(dims)
+
+    @staticmethod
+    def roll(x, shifts, dims):
+        return x.roll(shifts, dims)
+
+    @staticmethod
+    def rot90(x, k, dims):
+        return x.rot90(k, dims)
+
+    @staticmethod
+    def diagonal(x, offset, dim1, dim2):
+        return x.diagonal(offset, dim1, dim2)
+
+    @staticmethod
+    def cat(xs, dim):
+        return xs[0]._cat(xs[1:], dim)
+
+    @staticmethod
+    def stack(xs, dim):
+        return xs[0]._stack(xs[1:], dim)
+
+    @staticmethod
+    def scatter_reduce(x, dim, index, src, reduce, include_self, key, src_key):
+        return x.scatter_reduce(dim, wrap(index), src, reduce, include_self=include_self)
 
 
 TENSOR_MATH = TensorMath()

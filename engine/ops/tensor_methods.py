@@ -18,6 +18,7 @@ from . import (
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
+from . import shaping as _shaping  # noqa: F401  (installs its methods: split, gather, sort, ...)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
 from .op import apply_op, check_same_device
@@ -257,7 +258,6 @@ METHODS = {
     "clip": _clamp("clip"),
     "maximum": _pairwise_extreme("maximum"),
     "minimum": _pairwise_extreme("minimum"),
-    "where": lambda self, c, o: F.where(c, self, o),
     "max": _max_min("max"),
     "min": _max_min("min"),
     "__getitem__": F.getitem,
