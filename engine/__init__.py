@@ -5,7 +5,7 @@ This module is the public namespace only: everything here is re-exported.
 
 import numpy as _numpy
 
-from . import autograd, backend, nn, optim
+from . import autograd, backend, cuda, nn, optim
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     bool_ as bool,
@@ -18,6 +18,8 @@ from .backend import (
     float64,
     get_default_device,
     get_default_dtype,
+    int8,
+    int16,
     int32,
     int64,
     set_default_device,
@@ -50,11 +52,14 @@ from .ops.creation import (
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
 from .tensor import Size, Tensor
+from .typeinfo import finfo, iinfo
 
 float = float32
 double = float64
 half = float16
 long = int64
+int = int32
+short = int16
 
 # PyTorch never warns on division by zero or log(0); neither do we (numpy would).
 _numpy.seterr(all="ignore")

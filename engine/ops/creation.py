@@ -11,7 +11,7 @@ from ..tensor import Tensor, wrap
 
 
 def _device(device) -> backend.device:
-    return backend.get_default_device() if device is None else backend.device(device)
+    return backend.get_default_device() if device is None else backend.placement(device)
 
 
 def _dtype(dtype, default=None) -> backend.dtype:
@@ -98,7 +98,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    if isinstance(data, Tensor) and dtype in (None, data.dtype) and device in (None, data.device):
+    if (
+        isinstance(data, Tensor)
+        and dtype in (None, data.dtype)
+        and (device is None or _device(device) == data.device)
+    ):
         return data
     return tensor(data, dtype=dtype, device=device)
 
@@ -161,6 +165,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dev = _device(device)
+    if dtype is backend.bool_:
+        raise NotImplementedError(f"\"linspace_{dev.type}\" not implemented for 'Bool'")
     with backend.device_scope(dev):
         array = backend.xp_for(dev).linspace(start, end, steps).astype(_dtype(dtype).np)
     return _finish(array, requires_grad)
@@ -191,14 +197,19 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     return _random("normal", size, dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None) -> Tensor:
-    if high is None:
+def randint(
+    low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
+    """randint(high, size) or randint(low, high, size): integers in [low, high), int64 unless told."""
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
         low, high = 0, low
     dev = _device(device)
     gen = backend.generator(dev)
     with backend.device_scope(dev):
-        array = gen.integers(low, high, size=tuple(size))
-    return wrap(array.astype(_dtype(dtype, backend.int64).np))
+        array = gen.integers(low, high, size=_size((size,)))
+    return _finish(array.astype(_dtype(dtype, backend.int64).np), requires_grad)
 
 
 def randperm(n, *, dtype=None, device=None) -> Tensor:
@@ -213,11 +224,11 @@ def randperm(n, *, dtype=None, device=None) -> Tensor:
 
 
 def _like(maker):
-    def like(t, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    def like(input, *, dtype=None, device=None, requires_grad=False, **kwargs):
         return maker(
-            t.shape,
-            dtype=dtype or t.dtype,
-            device=device or t.device,
+            input.shape,
+            dtype=dtype or input.dtype,
+            device=device or input.device,
             requires_grad=requires_grad,
             **kwargs,
         )
@@ -233,9 +244,13 @@ rand_like = _like(rand)
 randn_like = _like(randn)
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return full(
-        t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad
+        input.shape,
+        fill_value,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
     )
 
 
