@@ -1,5 +1,6 @@
-"""engine.optim: torch.optim's optimizers, with the same update equations."""
+"""engine.optim: torch.optim's optimizers, with the same update equations, and lr_scheduler."""
 
+from . import lr_scheduler
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -21,4 +22,5 @@ __all__ = [
     "Optimizer",
     "RAdam",
     "RMSprop",
+    "lr_scheduler",
 ]
