@@ -16,7 +16,7 @@ from opcheck import check_error
 
 import engine
 from engine import backend
-from engine.ops import api
+from engine.ops import api, tensor_methods
 
 try:
     import torch
@@ -118,6 +118,10 @@ KEYWORD_CALLS = {
     "zeros_like": lambda lib, x: lib.zeros_like(input=x),
     "full_like": lambda lib, x: lib.full_like(input=x, fill_value=2.5),
     "add_method_other": lambda lib, x: x.add(other=x, alpha=3),
+    "where_method": lambda lib, x: x.where(condition=x > 0.3, other=-x),
+    "clamp_method": lambda lib, x: x.clamp(min=0.2),
+    "transpose_method": lambda lib, x: x.transpose(dim0=1, dim1=0),
+    "copy_method": lambda lib, x: lib.zeros(2, 3, dtype=lib.float64).copy_(other=x.detach() * 2),
 }
 
 
@@ -131,20 +135,13 @@ def _torch_parameter_names(name: str) -> list[str]:
     try:
         getattr(torch, name)()
     except TypeError as exc:
-        text = str(exc)
-    else:  # pragma: no cover - every op takes an argument
-        return []
-    missing = re.search(r"missing \d+ required positional arguments?: (.*)$", text.splitlines()[0])
-    if missing:
-        return re.findall(r"[\"'](\w+)[\"']", missing.group(1))
-    names: set[str] = set()
-    for signature in re.findall(r"\* \(([^)]*)\)|expected \(([^)]*)\)", text):
-        params = (signature[0] or signature[1]).split(", *,")[0]
-        names.update(p.split("=")[0].split()[-1] for p in params.split(", ") if p and p != "*")
-    return sorted(names - {"self", "out"})
+        return _parameter_names_in(str(exc))
+    return []  # pragma: no cover - every op takes an argument
 
 
 OTHER_OVERLOADS = {"out_dtype"}  # mm(input, mat2, out_dtype): torch's low-precision CUDA overload
+METHODS_TAKING_ANYTHING = {"to"}  # to(*args, **kwargs): parsed by hand, as torch's overloads are
+METHOD_OTHER_OVERLOADS = {("view", "dtype")}  # view(dtype): a reinterpreting view the engine refuses
 
 
 def test_every_function_takes_torchs_keyword_names():
@@ -155,6 +152,48 @@ def test_every_function_takes_torchs_keyword_names():
     for name, fn in sorted(api.FUNCTIONS.items()):
         params = inspect.signature(fn).parameters
         missing = [p for p in _torch_parameter_names(name) if p not in params and p not in OTHER_OVERLOADS]
+        if missing:
+            wrong[name] = missing
+    assert wrong == {}
+
+
+def _torch_method_parameter_names(name: str) -> list[str]:
+    """The parameters torch's argument parser names for Tensor.<name>, read from its no-argument error."""
+    try:
+        getattr(torch.ones(2), name)()
+    except TypeError as exc:
+        return _parameter_names_in(str(exc))
+    except Exception:  # a method that needs no argument, or fails otherwise
+        return []
+    return []
+
+
+def _parameter_names_in(text: str) -> list[str]:
+    missing = re.search(r"missing \d+ required positional arguments?: (.*)$", text.splitlines()[0])
+    if missing:
+        return re.findall(r"[\"'](\w+)[\"']", missing.group(1))
+    names: set[str] = set()
+    for signature in re.findall(r"\* \(([^)]*)\)|expected \(([^)]*)\)", text):
+        params = (signature[0] or signature[1]).split(", *,")[0]
+        names.update(p.split("=")[0].split()[-1] for p in params.split(", ") if p and p != "*")
+    return sorted(names - {"self", "out"})
+
+
+def test_every_method_takes_torchs_keyword_names():
+    """Each Tensor.<name> the engine has takes torch's names for its arguments, as keywords."""
+    if torch is None:
+        pytest.skip("torch is not installed")
+    wrong = {}
+    for name in sorted(set(api.METHODS) | set(tensor_methods.METHODS)):
+        method = getattr(engine.Tensor, name)
+        if name.startswith("_") or isinstance(method, property) or name in METHODS_TAKING_ANYTHING:
+            continue
+        params = inspect.signature(method).parameters
+        missing = [
+            p
+            for p in _torch_method_parameter_names(name)
+            if p not in params and (name, p) not in METHOD_OTHER_OVERLOADS
+        ]
         if missing:
             wrong[name] = missing
     assert wrong == {}

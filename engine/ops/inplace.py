@@ -338,11 +338,11 @@ def fill_(t, value):
 
 
 @public(function=False)
-def copy_(t, src, non_blocking=False):
-    src = as_operand(src)
-    if isinstance(src, Tensor) and src._data.__class__ is not t._data.__class__:
-        src = src.to(t.device)
-    return apply_inplace(t, D.COPY, (src,))
+def copy_(t, other, non_blocking=False):  # torch's keyword: x.copy_(other=...)
+    other = as_operand(other)
+    if isinstance(other, Tensor) and other._data.__class__ is not t._data.__class__:
+        other = other.to(t.device)
+    return apply_inplace(t, D.COPY, (other,))
 
 
 def setitem(t, key, value) -> None:

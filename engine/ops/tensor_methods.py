@@ -256,7 +256,7 @@ METHODS = {
     "clip": _clamp("clip"),
     "maximum": _pairwise_extreme("maximum"),
     "minimum": _pairwise_extreme("minimum"),
-    "where": lambda self, c, o: F.where(c, self, o),
+    "where": lambda self, condition, other: F.where(condition, self, other),
     "max": _max_min("max"),
     "min": _max_min("min"),
     "__getitem__": F.getitem,
