@@ -243,6 +243,22 @@ def test_step_counter_dtype_follows_the_default_dtype(name):
         assert state["mu_product"].dtype is engine.float64
 
 
+def test_fused_adagrad_counts_steps_in_float32():
+    def run(lib):
+        lib.set_default_dtype(lib.float64)
+        try:
+            opt = lib.optim.Adagrad([lib.nn.Parameter(lib.ones(2))], fused=True)
+            plain = lib.optim.Adagrad([lib.nn.Parameter(lib.ones(2))])
+        finally:
+            lib.set_default_dtype(lib.float32)
+        return [str(next(iter(o.state.values()))["step"].dtype).split(".")[1] for o in (opt, plain)]
+
+    ours = run(engine)
+    assert ours == ["float32", "float64"]
+    if torch is not None:
+        assert ours == run(torch)
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "Adagrad"])
 def test_capturable_needs_a_gpu(name):
     """torch refuses capturable=True for CPU parameters when it steps; so does the engine."""
@@ -274,6 +290,18 @@ def test_capturable_on_the_gpu_keeps_the_step_there(fake_cuda, name):
     (q * q).sum().backward()
     reference.step()
     np.testing.assert_array_equal(p.detach().cpu().numpy(), q.detach().numpy())
+
+
+@pytest.mark.parametrize("name", NAMES + ["SGD", "Adam", "AdamW"])
+def test_differentiable_steps_are_refused(name):
+    """Differentiating through a step needs the step recorded, which engine.optim does not do: it says so."""
+    p = engine.nn.Parameter(engine.ones(2))
+    opt = getattr(engine.optim, name)([p], differentiable=True)
+    assert opt.defaults["differentiable"] is True
+    (p * p).sum().backward()
+    with pytest.raises(NotImplementedError, match="differentiable=True is not supported"):
+        opt.step()
+    assert p.tolist() == [1.0, 1.0]
 
 
 ERROR_CASES = [
@@ -317,6 +345,21 @@ def test_invalid_hyperparameters(case):
 
     ours = make(engine)
     assert ours.startswith("Invalid ")
+    if torch is not None:
+        assert ours == make(torch)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(fused=True, differentiable=True), dict(fused=True, foreach=True)], ids=str
+)
+def test_adagrad_fused_conflicts(kwargs):
+    def make(lib):
+        with pytest.raises(RuntimeError) as info:
+            lib.optim.Adagrad([lib.nn.Parameter(lib.ones(2))], **kwargs)
+        return str(info.value)
+
+    ours = make(engine)
+    assert ours.startswith("`fused`")
     if torch is not None:
         assert ours == make(torch)
 

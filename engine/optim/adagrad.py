@@ -57,7 +57,7 @@ class Adagrad(Optimizer):
     def _init_state(self, p, fused=False) -> dict:
         state = self.state[p]
         if not state:
-            state["step"] = step_counter(like=p._data) if fused else step_counter()
+            state["step"] = step_counter(like=p._data, fused=True) if fused else step_counter()
             # torch fills the sum from the constructor's value, whatever the parameter's group says
             initial = self.defaults["initial_accumulator_value"]
             state["sum"] = wrap(backend.xp_of(p._data).full_like(p._data, initial))

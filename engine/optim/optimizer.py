@@ -44,10 +44,11 @@ def as_scalar(value):
     return backend.to_numpy(value._data)[()] if isinstance(value, Tensor) else value
 
 
-def step_counter(value: float = 0.0, like=None) -> Tensor:
-    """The 0-d `step` state: float64 when that is the default dtype, else float32 (as torch); on the CPU, or
-    beside the parameter array `like` (capturable)."""
-    dtype = numpy.float64 if backend.get_default_dtype() is backend.float64 else numpy.float32
+def step_counter(value: float = 0.0, like=None, fused: bool = False) -> Tensor:
+    """The 0-d `step` state: float64 when that is the default dtype, else float32 (always float32 when
+    fused), as torch; on the CPU, or beside the parameter array `like` (capturable, fused)."""
+    default = backend.get_default_dtype() is backend.float64 and not fused
+    dtype = numpy.float64 if default else numpy.float32
     if like is None:
         return wrap(numpy.array(value, dtype=dtype))
     return wrap(backend.xp_of(like).full((), value, dtype=dtype))
@@ -178,6 +179,11 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None):
         """One update of every parameter that has a grad; `closure` re-evaluates the loss first."""
+        if any(group.get("differentiable") for group in self.param_groups):
+            raise NotImplementedError(
+                "differentiable=True is not supported: engine.optim updates parameters in place without "
+                "recording the step for autograd"
+            )
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
