@@ -13,6 +13,10 @@ The language of a row
 - `saves`: the tensors the backward reads: inputs by name, and `result` for the output
   (`_saved_<name>` too). An input is saved only when the formula of an input that requires
   grad reads it, as PyTorch saves conditionally.
+- `outputs`: the outputs' names, when PyTorch names them (`("U", "S", "Vh")`; `("result",)`
+  by default), so `saves` can name them. A row of several outputs returns a tuple from its
+  forward, is applied with `apply_multi`, and its formulas get `g` as a tuple, one gradient
+  per output (None where none arrived).
 - `frees`: attrs that PyTorch's node keeps as saved tensors (an index, a mask): freed with
   the saved values after backward, so a second backward through the node raises PyTorch's
   error, and so does reading `_saved_<name>` afterwards.
@@ -63,10 +67,11 @@ def row(
     variadic=False,
     joint=None,
     frees=(),
+    outputs=("result",),
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
-    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees)
+    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs)
     return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
 
 
