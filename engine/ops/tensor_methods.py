@@ -13,6 +13,7 @@ from . import api, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
+from . import linalg_ops as _linalg_ops  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
 from .op import apply_op, check_same_device
