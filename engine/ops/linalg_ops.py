@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import inspect
 import math
 import string
 import warnings
@@ -119,11 +120,11 @@ def _expand_to(x: Tensor, shape: tuple) -> None:
 
 @public
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    _check_addmm(input, mat1, mat2)
+    _check_addmm(input, mat1, mat2, beta, alpha)
     return apply_op(D.ADDMM_SCALED, (input, mat1, mat2), (beta, alpha))
 
 
-def _check_addmm(input, mat1, mat2) -> None:
+def _check_addmm(input, mat1, mat2, beta, alpha) -> None:
     for first, name in ((input, "self"), (mat1, "mat1")):
         if first.dtype is not mat2.dtype:
             raise RuntimeError(
@@ -139,11 +140,11 @@ def _check_addmm(input, mat1, mat2) -> None:
 
 @public
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    _check_addmv(input, mat, vec)
+    _check_addmv(input, mat, vec, beta, alpha)
     return apply_op(D.ADDMV, (input, mat, vec), (beta, alpha))
 
 
-def _check_addmv(input, mat, vec) -> None:
+def _check_addmv(input, mat, vec, beta, alpha) -> None:
     if mat.dim() != 2 or vec.dim() != 1 or input.dim() > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
     rows = input.shape[0] if input.dim() else mat.shape[0]
@@ -202,11 +203,11 @@ def bmm(input, mat2):
 
 @public
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    _check_baddbmm(input, batch1, batch2)
+    _check_baddbmm(input, batch1, batch2, beta, alpha)
     return apply_op(D.BADDBMM, (input, batch1, batch2), (beta, alpha))
 
 
-def _check_baddbmm(input, batch1, batch2) -> None:
+def _check_baddbmm(input, batch1, batch2, beta, alpha) -> None:
     _check_batches(batch1, batch2)
     if not input.dtype is batch1.dtype is batch2.dtype:
         raise RuntimeError(
@@ -218,11 +219,11 @@ def _check_baddbmm(input, batch1, batch2) -> None:
 
 @public
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    _check_addbmm(input, batch1, batch2)
+    _check_addbmm(input, batch1, batch2, beta, alpha)
     return apply_op(D.ADDBMM, (input, batch1, batch2), (beta, alpha))
 
 
-def _check_addbmm(input, batch1, batch2) -> None:
+def _check_addbmm(input, batch1, batch2, beta, alpha) -> None:
     for t, name in ((batch1, "batch1"), (batch2, "batch2")):
         if t.dim() != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
@@ -244,34 +245,26 @@ def _check_addbmm(input, batch1, batch2) -> None:
     _expand_to(input, (batch1.shape[1], batch2.shape[2]))
 
 
-@public(function=False)
-def addmm_(t, mat1, mat2, *, beta=1, alpha=1):
-    _check_addmm(t, mat1, mat2)
-    return I.apply_inplace(t, D.ADDMM_SCALED, (mat1, mat2), (beta, alpha))
+def _in_place(product, op, check):
+    """`Tensor.<product>_`: the product written into the tensor, with the product's argument names."""
+    signature = inspect.signature(product)
+
+    def method(t, *args, **kwargs):
+        bound = signature.bind(t, *args, **kwargs)
+        bound.apply_defaults()
+        _, a, b, beta, alpha = bound.arguments.values()
+        check(t, a, b, beta, alpha)
+        return I.apply_inplace(t, op, (a, b), (beta, alpha))
+
+    method.__name__ = method.__qualname__ = product.__name__ + "_"
+    return public(method, function=False)
 
 
-@public(function=False)
-def addmv_(t, mat, vec, *, beta=1, alpha=1):
-    _check_addmv(t, mat, vec)
-    return I.apply_inplace(t, D.ADDMV, (mat, vec), (beta, alpha))
-
-
-@public(function=False)
-def addr_(t, vec1, vec2, *, beta=1, alpha=1):
-    _check_addr(t, vec1, vec2, beta, alpha)
-    return I.apply_inplace(t, D.ADDR, (vec1, vec2), (beta, alpha))
-
-
-@public(function=False)
-def baddbmm_(t, batch1, batch2, *, beta=1, alpha=1):
-    _check_baddbmm(t, batch1, batch2)
-    return I.apply_inplace(t, D.BADDBMM, (batch1, batch2), (beta, alpha))
-
-
-@public(function=False)
-def addbmm_(t, batch1, batch2, *, beta=1, alpha=1):
-    _check_addbmm(t, batch1, batch2)
-    return I.apply_inplace(t, D.ADDBMM, (batch1, batch2), (beta, alpha))
+addmm_ = _in_place(addmm, D.ADDMM_SCALED, _check_addmm)
+addmv_ = _in_place(addmv, D.ADDMV, _check_addmv)
+addr_ = _in_place(addr, D.ADDR, _check_addr)
+baddbmm_ = _in_place(baddbmm, D.BADDBMM, _check_baddbmm)
+addbmm_ = _in_place(addbmm, D.ADDBMM, _check_addbmm)
 
 
 # ------------------------------------------------------------ products built from rows

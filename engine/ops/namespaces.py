@@ -153,9 +153,6 @@ class ArrayMath:
     def eye(self, n, like):
         return self.xp.eye(n, dtype=like.dtype)
 
-    def diagonal(self, x):
-        return self.xp.diagonal(x, 0, -2, -1)
-
     def tril(self, x, k=0):
         return self.xp.tril(x, k)
 
@@ -304,11 +301,6 @@ class TensorMath:
     @staticmethod
     def eye(n, like):
         return wrap(array_math(like._data).eye(n, like._data))
-
-    @staticmethod
-    def diagonal(x):
-        n = x.shape[-1]
-        return x.where(array_math(x._data).xp.eye(x.shape[-2], n, dtype=bool), 0.0).sum(-1)
 
     @staticmethod
     def tril(x, k=0):
