@@ -791,3 +791,43 @@ def test_deprecated_forms_compute_what_torch_does():
         check_op(
             lambda lib, a, b: lib.cross(a, b), [("r", (2, 3)), ("r", (2, 3))], node="LinalgCrossBackward0"
         )
+
+
+# fmt: off
+SECOND_ORDER = [
+    case("det", lambda lib, x: lib.linalg.det(x), None, (3, 3)),
+    case("slogdet", lambda lib, x: lib.linalg.slogdet(x)[1], None, (2, 3, 3)),
+    case("inv", lambda lib, x: lib.linalg.inv(x), None, (3, 3)),
+    case("solve", lambda lib, a, b: lib.linalg.solve(a, b), None, (3, 3), (3, 2)),
+    case("solve-right", lambda lib, a, b: lib.linalg.solve(a, b, left=False), None, (3, 3), (2, 3)),
+    case("cholesky-upper", lambda lib, x: lib.linalg.cholesky(spd(lib, x), upper=True), None, (2, 3, 3)),
+    case("qr-Q", lambda lib, x: lib.linalg.qr(x)[0] ** 2, None, (4, 3)),
+    case("qr-wide-R", lambda lib, x: lib.linalg.qr(x)[1] ** 2, None, (3, 5)),
+    case("svd-U", lambda lib, x: lib.linalg.svd(x, full_matrices=False)[0] ** 2, None, (4, 3)),
+    case("svd-Vh", lambda lib, x: lib.linalg.svd(x, full_matrices=False)[2] ** 2, None, (3, 4)),
+    case("eigh-vectors", lambda lib, x: lib.linalg.eigh(sym(lib, x))[1] ** 2, None, (3, 3)),
+    case("matrix_norm-2", lambda lib, x: lib.linalg.matrix_norm(x, 2), None, (3, 4)),
+    case("addmm", lambda lib, s, a, b: lib.addmm(s, a, b, beta=0.5, alpha=2) ** 2, None, (2, 3), (2, 4), (4, 3)),
+    case("einsum", lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b) ** 2, None, (2, 2, 3), (2, 3, 4)),
+]
+# fmt: on
+
+
+def _hessian_vector(lib, fn, arrays):
+    """d(<w, f(x)>)/dx with create_graph, then the derivative of its product with v: a Hessian-vector product."""
+    xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lib, *xs)
+    w = lib.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)))
+    grads = lib.autograd.grad((out * w).sum(), xs, create_graph=True)
+    vs = [lib.tensor(np.random.default_rng(2 + i).standard_normal(tuple(x.shape))) for i, x in enumerate(xs)]
+    hvp = lib.autograd.grad(sum((g * v).sum() for g, v in zip(grads, vs)), xs)
+    return [g.detach().numpy() for g in grads + hvp]
+
+
+@needs_torch
+@pytest.mark.parametrize("fn, kinds, node", SECOND_ORDER)
+def test_second_derivatives_are_torchs(fn, kinds, node):
+    """Under create_graph the formulas run on Tensors: their own derivatives are torch's too."""
+    arrays = make_arrays(kinds, seed=4)
+    for ours, theirs in zip(_hessian_vector(engine, fn, arrays), _hessian_vector(torch, fn, arrays)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-11)
