@@ -84,6 +84,7 @@ PRODUCTS = [
     case("addr", lambda lib, s, a, b: lib.addr(s, a, b, beta=0.5, alpha=2),
          "AddrBackward0", (2, 3), (2,), (3,)),
     case("addr-broadcast", lambda lib, s, a, b: s.addr(a, b), "AddrBackward0", (3,), (2,), (3,)),
+    case("addr-0d-self", lambda lib, s, a, b: lib.addr(s, a, b, alpha=0.5), "AddrBackward0", (), (2,), (3,)),
     case("baddbmm", lambda lib, s, a, b: lib.baddbmm(s, a, b, beta=0.5, alpha=2),
          "BaddbmmBackward0", (2, 2, 3), (2, 2, 4), (2, 4, 3)),
     case("baddbmm-broadcast", lambda lib, s, a, b: s.baddbmm(a, b),
