@@ -694,6 +694,7 @@ ERRORS = [
     ("qr-1d", lambda lib: lib.linalg.qr(_t(lib, (3,)))),
     ("qr-int", lambda lib: lib.linalg.qr(_t(lib, (3, 2), LONG))),
     ("qr-mode", lambda lib: lib.linalg.qr(_t(lib, (3, 3)), mode="bad")),
+    ("qr-mode-int", lambda lib: lib.linalg.qr(_t(lib, (3, 3), LONG), mode="bad")),
     ("svd-0d", lambda lib: lib.linalg.svd(_t(lib, ()))),
     ("svd-int", lambda lib: lib.linalg.svd(_t(lib, (2, 3), LONG))),
     ("svdvals-bool", lambda lib: lib.linalg.svdvals(_t(lib, (2, 3), "bool"))),

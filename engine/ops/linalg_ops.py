@@ -774,11 +774,11 @@ def linalg_qr(A, mode="reduced"):
 
 
 def _qr(A, mode):
+    _check("linalg.qr", A, "geqrf", square=False)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
         )
-    _check("linalg.qr", A, "geqrf", square=False)
     return apply_multi(D.QR, (A,), (mode,))
 
 
