@@ -124,13 +124,17 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return apply_op(D.ADDMM_SCALED, (input, mat1, mat2), (beta, alpha))
 
 
-def _check_addmm(input, mat1, mat2, beta, alpha) -> None:
+def _check_dtypes_as_mat2(input, mat1, mat2) -> None:
     for first, name in ((input, "self"), (mat1, "mat1")):
         if first.dtype is not mat2.dtype:
             raise RuntimeError(
                 f"{name} and mat2 must have the same dtype, but got {first.dtype.scalar_type} and "
                 f"{mat2.dtype.scalar_type}"
             )
+
+
+def _check_addmm(input, mat1, mat2, beta, alpha) -> None:
+    _check_dtypes_as_mat2(input, mat1, mat2)
     for t, name in ((mat1, "mat1"), (mat2, "mat2")):
         if t.dim() != 2:
             raise RuntimeError(f"{name} must be a matrix, got {t.dim()}-D tensor")
@@ -180,10 +184,14 @@ def _check_addr(input, vec1, vec2, beta, alpha) -> None:
     _expand_to(input, (vec1.shape[0], vec2.shape[0]))
 
 
-def _check_batches(batch1, batch2) -> None:
+def _check_3d(batch1, batch2) -> None:
     for t, name in ((batch1, "batch1"), (batch2, "batch2")):
         if t.dim() != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
+
+
+def _check_batches(batch1, batch2) -> None:
+    _check_3d(batch1, batch2)
     if batch2.shape[:2] != (batch1.shape[0], batch1.shape[2]):
         raise RuntimeError(
             "Expected size for first two dimensions of batch2 tensor to be: "
@@ -224,9 +232,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def _check_addbmm(input, batch1, batch2, beta, alpha) -> None:
-    for t, name in ((batch1, "batch1"), (batch2, "batch2")):
-        if t.dim() != 3:
-            raise RuntimeError(f"{name} must be a 3D tensor")
+    _check_3d(batch1, batch2)
     if batch1.shape[0] != batch2.shape[0]:
         raise RuntimeError(
             f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and {batch2.shape[0]}"
@@ -236,12 +242,7 @@ def _check_addbmm(input, batch1, batch2, beta, alpha) -> None:
             f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
             f"{batch2.shape[1]}x{batch2.shape[2]})"
         )
-    for t, name in ((input, "self"), (batch1, "mat1")):
-        if t.dtype is not batch2.dtype:
-            raise RuntimeError(
-                f"{name} and mat2 must have the same dtype, but got {t.dtype.scalar_type} and "
-                f"{batch2.dtype.scalar_type}"
-            )
+    _check_dtypes_as_mat2(input, batch1, batch2)
     _expand_to(input, (batch1.shape[1], batch2.shape[2]))
 
 
