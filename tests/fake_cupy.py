@@ -16,7 +16,7 @@ that such code trips over:
 - reductions and integer indexing give 0-d arrays, not numpy scalars;
 - `reshape(..., copy=...)` is refused and `random.default_rng` has no `permutation`;
 - `.get()`, `.device.id`, `.data.ptr`, `cuda.Device`, `cuda.runtime.getDeviceCount`,
-  `lib.stride_tricks.as_strided` and `cupyx.scatter_add` exist.
+  `lib.stride_tricks.as_strided`, `linalg` (numpy's) and `cupyx.scatter_add` exist.
 
 Not modelled: asynchrony and streams, several GPUs (every array is on device 0), CuPy's
 own kernels and numerics (the values are numpy's, so results equal the CPU's exactly),
@@ -259,6 +259,11 @@ class _CudaDevice:
         return None
 
 
+# cupy.linalg's functions the engine calls (numpy's values; CuPy answers a singular matrix with inf / nan
+# rather than raising, which is not modelled)
+LINALG = ("cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet", "solve", "svd")
+
+
 class FakeCupy:
     """The stand-in `cupy` module: named functions below, any other numpy function wrapped on demand."""
 
@@ -271,6 +276,10 @@ class FakeCupy:
             runtime=types.SimpleNamespace(getDeviceCount=lambda: self.device_count),
         )
         self.random = types.SimpleNamespace(default_rng=_Generator)
+        self.linalg = types.SimpleNamespace(
+            LinAlgError=numpy.linalg.LinAlgError,
+            **{name: _function(getattr(numpy.linalg, name)) for name in LINALG},
+        )
         self.lib = types.SimpleNamespace(
             stride_tricks=types.SimpleNamespace(
                 as_strided=lambda x, shape=None, strides=None: _wrap(
