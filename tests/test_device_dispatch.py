@@ -235,6 +235,23 @@ def test_copy_and_cpu_indices_cross_devices_as_in_torch(fake_cuda):
     assert on_fake(picked) and host(picked).tolist() == [3.0, 1.0]
 
 
+# ------------------------------------------------- numbers, narrow dtypes and storage on the device
+
+
+def test_setitem_of_a_number_on_cuda(fake_cuda):
+    t = engine.zeros(3, device="cuda")
+    t[0] = 5.0  # copy_ of a Python number: CuPy's broadcast_to takes arrays only
+    t[1:] = 2
+    assert on_fake(t) and host(t).tolist() == [5.0, 2.0, 2.0]
+
+
+def test_int8_arithmetic_wraps_around_on_cuda(fake_cuda):
+    t = (
+        engine.ones(2, dtype=engine.int8, device="cuda") + 1000
+    )  # the int wrapped to a numpy scalar, not array
+    assert on_fake(t) and t.dtype == engine.int8 and host(t).tolist() == [-23, -23]
+
+
 # ------------------------------------------------------- every op and layer: CPU == stand-in
 
 

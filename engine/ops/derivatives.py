@@ -334,7 +334,7 @@ STACK = row("StackBackward0", lambda xp, tensors, dim, n: K.stack(xp, tensors, d
             joint=lambda m, g, dim, n: [g[(slice(None),) * dim + (i,)] for i in range(n)])
 
 # --- in-place building blocks (applied through ops.inplace) ------------------------------------
-COPY = row("CopyBackwards", lambda xp, self, src: xp.broadcast_to(src, self.shape).astype(self.dtype, copy=True),
+COPY = row("CopyBackwards", lambda xp, self, src: K.copied_into(xp, self, src),
            inputs=("self", "src"), broadcasts=True,
            self=lambda m, g: g * 0.0,
            src=lambda m, g: g)

@@ -338,9 +338,10 @@ def _xp_of_inputs(datas):
 
 
 def _wrapped_numbers(datas) -> list:
-    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000)."""
+    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000): numpy
+    scalars, which numpy's and CuPy's arrays both take as operands (CuPy refuses numpy arrays)."""
     dtype = next(d.dtype for d in datas if hasattr(d, "dtype"))
-    return [numpy.array(d).astype(dtype) if d.__class__ is int else d for d in datas]
+    return [numpy.array(d).astype(dtype)[()] if d.__class__ is int else d for d in datas]
 
 
 def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
