@@ -127,9 +127,16 @@ def bfloat16_like(array, inputs):
     return array.view(BFLOAT16_STORAGE)
 
 
-def as_result_array(value, like):
-    """A 0-d array for an op's scalar result, bfloat16 again when the op's first input was."""
-    array = numpy.asarray(value)
+def as_result_array(value, like, keep_bfloat16: bool = True):
+    """An op's result as an array (a 0-d one for a scalar), bfloat16 again when the op's first input
+    was: numpy's scalars (reductions, ops on 0-d arrays) and CuPy's 0-d results drop the tag.
+    `keep_bfloat16=False` for a cast, whose result has the dtype it was asked for."""
+    if _device_module(value) is None:
+        array = numpy.asarray(value)
+    elif value.ndim == 0 and keep_bfloat16:
+        array = value
+    else:
+        return value
     dtype_of_like = getattr(like, "dtype", None)
     if dtype_of_like is not None and array.dtype == numpy.float32 and is_bfloat16(dtype_of_like):
         return array.view(BFLOAT16_STORAGE)

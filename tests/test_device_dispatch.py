@@ -252,6 +252,23 @@ def test_int8_arithmetic_wraps_around_on_cuda(fake_cuda):
     assert on_fake(t) and t.dtype == engine.int8 and host(t).tolist() == [-23, -23]
 
 
+def test_bfloat16_reductions_stay_bfloat16_on_cuda_and_casts_do_not(fake_cuda):
+    x = engine.tensor([[1.5, -2.25], [0.5, 1.0]], dtype=engine.bfloat16, device="cuda", requires_grad=True)
+    results = {
+        "sum": x.sum(),
+        "max": x.max(),
+        "var": x.var(),
+        "index": x[0, 1],
+        "0-d product": x.sum() * x.max(),
+    }
+    assert {name: y.dtype for name, y in results.items()} == dict.fromkeys(results, engine.bfloat16)
+    results["sum"].backward()
+    assert x.grad.dtype == engine.bfloat16
+    s = x.detach().sum()
+    assert s.float().dtype == s.to(engine.float32).dtype == engine.float32  # a cast keeps what it asked for
+    assert on_fake(s.float()) and s.float().item() == 0.75
+
+
 # ------------------------------------------------------- every op and layer: CPU == stand-in
 
 

@@ -25,6 +25,9 @@ The language of a row
 - `broadcasts=True`: the inputs broadcast against each other, so each input's gradient is
   summed back to its shape and cast back to its dtype (in FormulaNode.apply, one place).
   `promotes=True`: the operands' dtypes are promoted as torch does (promotion.py).
+- `casts=True`: the forward converts to a dtype it is given (`.to()`), so a result that is not
+  bfloat16 stays so; otherwise a 0-d result that lost its first input's bfloat16 tag (numpy's
+  scalars, CuPy's reductions) gets it back (op.apply_op).
 
 Every name is checked when the row is built: forward and formulas must take exactly these
 parameters, by name, with no `*args`, so a malformed row fails at import, not in a user's
@@ -61,13 +64,14 @@ def row(
     broadcasts=False,
     promotes=False,
     variadic=False,
+    casts=False,
     joint=None,
     frees=(),
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
     node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees)
-    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
+    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic, casts=casts)
 
 
 ELEMENTWISE = {"broadcasts": True, "promotes": True}
@@ -316,7 +320,7 @@ AS_STRIDED = row("AsStridedBackward0", lambda xp, self, self_sym_sizes, view_fn:
 CLONE = row("CloneBackward0", lambda xp, self: self.copy(), self=lambda m, g: g)
 TO_COPY = row("ToCopyBackward0",
               lambda xp, self, dtype, device, self_dtype, self_device: K.to_copy(self, dtype, device),
-              attrs=("dtype", "device", "self_dtype", "self_device"),
+              attrs=("dtype", "device", "self_dtype", "self_device"), casts=True,
               self=lambda m, g, dtype, device, self_dtype, self_device: m.to(g, self_dtype, self_device))
 INDEX = row("IndexBackward0", lambda xp, self, self_sym_sizes, indices: self[indices],
             attrs=("self_sym_sizes", "indices"), frees=("indices",),
