@@ -72,12 +72,12 @@ def _host_numpy(self, *, force: bool = False):
         return _NUMPY(self, force=force)
     if self.requires_grad and not force:
         return _NUMPY(self.cpu(), force=False)  # torch's requires-grad error
-    return backend.to_numpy(self._data)
+    return _NUMPY(self, force=True)  # the host copy of torch's force=True, after the engine's dtype check
 
 
 def _host_array(self, dtype=None, copy=None):
     """Session shim: numpy.asarray(t) of a GPU tensor, through an explicit host copy."""
-    array = backend.to_numpy(self._data)
+    array = _NUMPY(self, force=True)
     return array if dtype is None else array.astype(dtype)
 
 

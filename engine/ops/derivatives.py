@@ -29,6 +29,9 @@ The language of a row
 - `broadcasts=True`: the inputs broadcast against each other, so each input's gradient is
   summed back to its shape and cast back to its dtype (in FormulaNode.apply, one place).
   `promotes=True`: the operands' dtypes are promoted as torch does (promotion.py).
+- `casts=True`: the forward converts to a dtype it is given (`.to()`), so a result that is not
+  bfloat16 stays so; otherwise a 0-d result that lost its first input's bfloat16 tag (numpy's
+  scalars, CuPy's reductions) gets it back (op.apply_op).
 
 Every name is checked when the row is built: forward and formulas must take exactly these
 parameters, by name, with no `*args`, so a malformed row fails at import, not in a user's
@@ -65,6 +68,7 @@ def row(
     broadcasts=False,
     promotes=False,
     variadic=False,
+    casts=False,
     joint=None,
     frees=(),
     outputs=("result",),
@@ -72,7 +76,7 @@ def row(
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
     node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs)
-    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
+    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic, casts=casts)
 
 
 ELEMENTWISE = {"broadcasts": True, "promotes": True}
@@ -318,7 +322,7 @@ AS_STRIDED = row("AsStridedBackward0", lambda xp, self, self_sym_sizes, view_fn:
 CLONE = row("CloneBackward0", lambda xp, self: self.copy(), self=lambda m, g: g)
 TO_COPY = row("ToCopyBackward0",
               lambda xp, self, dtype, device, self_dtype, self_device: K.to_copy(self, dtype, device),
-              attrs=("dtype", "device", "self_dtype", "self_device"),
+              attrs=("dtype", "device", "self_dtype", "self_device"), casts=True,
               self=lambda m, g, dtype, device, self_dtype, self_device: m.to(g, self_dtype, self_device))
 INDEX = row("IndexBackward0", lambda xp, self, self_sym_sizes, indices: self[indices],
             attrs=("self_sym_sizes", "indices"), frees=("indices",),
@@ -336,7 +340,7 @@ STACK = row("StackBackward0", lambda xp, tensors, dim, n: K.stack(xp, tensors, d
             joint=lambda m, g, dim, n: [g[(slice(None),) * dim + (i,)] for i in range(n)])
 
 # --- in-place building blocks (applied through ops.inplace) ------------------------------------
-COPY = row("CopyBackwards", lambda xp, self, src: xp.broadcast_to(src, self.shape).astype(self.dtype, copy=True),
+COPY = row("CopyBackwards", lambda xp, self, src: K.copied_into(xp, self, src),
            inputs=("self", "src"), broadcasts=True,
            self=lambda m, g: g * 0.0,
            src=lambda m, g: g)

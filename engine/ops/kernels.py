@@ -344,6 +344,12 @@ def to_copy(a, dtype, device):
     return backend.cast(backend.to_device(a, device), dtype, copy=False)
 
 
+def copied_into(xp, target, src):
+    """copy_'s values: `src` (an array or a Python number) in `target`'s shape and dtype. A number becomes
+    an array first: CuPy's broadcast_to takes arrays only."""
+    return xp.broadcast_to(xp.asarray(src), target.shape).astype(target.dtype, copy=True)
+
+
 def softmax(xp, a, dim):
     e = xp.exp(a - a.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)

@@ -281,13 +281,14 @@ class Op:
     saved); `conditional` says whether any value depends on which inputs require grad.
     """
 
-    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes")
+    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes", "casts")
 
-    def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False):
+    def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False, casts=False):
         self.forward = _variadic(forward, len(node.attr_names)) if variadic else forward
         self.node = node
         self.broadcasts = broadcasts  # input gradients summed and cast back to each input (FormulaNode.apply)
         self.promotes = promotes  # operands' dtypes promoted as torch does (promotion.py)
+        self.casts = casts  # the result has the dtype asked for, not its input's (no bfloat16 tag restored)
         formulas, saves = node.formulas, node.saved_names
         self.conditional = not (node.joint is not None or len(formulas) < 2 or None in formulas)
         if self.conditional:
@@ -350,9 +351,10 @@ def _xp_of_inputs(datas):
 
 
 def _wrapped_numbers(datas) -> list:
-    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000)."""
+    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000): numpy
+    scalars, which numpy's and CuPy's arrays both take as operands (CuPy refuses numpy arrays)."""
     dtype = next(d.dtype for d in datas if hasattr(d, "dtype"))
-    return [numpy.array(d).astype(dtype) if d.__class__ is int else d for d in datas]
+    return [numpy.array(d).astype(dtype)[()] if d.__class__ is int else d for d in datas]
 
 
 def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
@@ -431,8 +433,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         raise error from None
     except OverflowError:  # a Python int beyond a narrow int dtype: torch wraps it around
         array = op.forward(xp, *_wrapped_numbers(datas), *attrs)
-    if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
-        array = backend.as_result_array(array, d0)  # a reduction's scalar: bfloat16 kept
+    if array.__class__ is not ndarray:  # a scalar, or a device array: bfloat16 kept where it was lost
+        array = backend.as_result_array(array, d0, not op.casts)
     out = Tensor.__new__(Tensor)  # wrap(array), inlined
     out._data = array
     out._grad = out._base = out._view_fn = out._hooks = out._post_acc_hooks = out._acc = None
