@@ -463,4 +463,38 @@ BCE_WITH_LOGITS = row("BinaryCrossEntropyWithLogitsBackward0",
                       attrs=("weight", "pos_weight", "reduction"), broadcasts=True,
                       self=F.binary_cross_entropy_with_logits_backward,
                       target=F.binary_cross_entropy_with_logits_target_backward)
+
+# =================================================================================================
+# --- nn: activations, distances, losses, norms, pooling, upsampling, attention (issue 14) ------
+# Rows behind the rest of engine.nn.functional, in the same way: PyTorch's node where it has a
+# dedicated one; compositions (softsign, softmin, normalize, kl_div, ...) stay in nn/functional.
+# =================================================================================================
+SILU = row("SiluBackward0", lambda xp, self: K.silu(xp, self), saves=("self",), self=F.silu_backward)
+MISH = row("MishBackward0", lambda xp, self: K.mish(xp, self), saves=("self",), self=F.mish_backward)
+HARDSIGMOID = row("HardsigmoidBackward0", lambda xp, self: K.hardsigmoid(xp, self), saves=("self",),
+                  self=lambda m, g, self: m.where((self > -3) & (self < 3), g / 6, 0.0))
+HARDSWISH = row("HardswishBackward0", lambda xp, self: self * K.hardsigmoid(xp, self), saves=("self",),
+                self=lambda m, g, self: m.where(self < -3, 0.0, m.where(self <= 3, g * (self / 3 + 0.5), g)))
+HARDTANH = row("HardtanhBackward0",
+               lambda xp, self, min_val, max_val: xp.clip(self, min_val, max_val).astype(self.dtype, copy=False),
+               saves=("self",), attrs=("min_val", "max_val"),
+               self=lambda m, g, self, min_val, max_val: m.where((self > min_val) & (self < max_val), g, 0.0))
+ELU = row("EluBackward0", lambda xp, self, alpha, scale, input_scale: K.elu(xp, self, alpha, scale, input_scale),
+          saves=("self",), attrs=("alpha", "scale", "input_scale"), self=F.elu_backward)
+ELU_ = row("EluBackward1", lambda xp, self, alpha, scale, input_scale: K.elu(xp, self, alpha, scale, input_scale),
+           saves=("result",), attrs=("alpha", "scale", "input_scale"), self=F.elu_result_backward)
+CELU = row("CeluBackward0", lambda xp, self, alpha: K.elu(xp, self, alpha, 1.0, 1.0 / alpha),
+           saves=("self",), attrs=("alpha",),
+           self=lambda m, g, self, alpha: F.elu_backward(m, g, self, alpha, 1.0, 1.0 / alpha))
+CELU_ = row("CeluBackward1", lambda xp, self, alpha: K.elu(xp, self, alpha, 1.0, 1.0 / alpha),
+            saves=("result",), attrs=("alpha",),
+            self=lambda m, g, result, alpha: F.elu_result_backward(m, g, result, alpha, 1.0, 1.0 / alpha))
+LOG_SIGMOID = row("LogSigmoidBackward0", lambda xp, self: K.log_sigmoid(xp, self), saves=("self",),
+                  self=lambda m, g, self: g * m.sigmoid(-self))
+SOFTPLUS = row("SoftplusBackward0", lambda xp, self, beta, threshold: K.softplus(xp, self, beta, threshold),
+               saves=("self",), attrs=("beta", "threshold"),
+               self=lambda m, g, self, beta, threshold:
+                   m.where(self * beta > threshold, g, g * m.sigmoid(self * beta)))
+GLU = row("GluBackward0", lambda xp, self, dim: K.glu(xp, self, dim), saves=("self",), attrs=("dim",),
+          self=F.glu_backward)
 # fmt: on

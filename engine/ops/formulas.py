@@ -252,3 +252,49 @@ def constant_pad_backward(m, g, pad, value, result_sym_sizes, out_key, in_key, s
     if tuple(piece.shape) == self_sym_sizes:
         return piece
     return m.index_grad(piece, self_sym_sizes, in_key, True)
+
+
+# =============================================================================================
+# -- nn: activations, distances, losses, norms, pooling, upsampling, attention (issue 14) ----
+# =============================================================================================
+
+
+def softplus(m, x):
+    """log(1 + exp(x)) without overflow, smooth everywhere: max(x, 0) + log1p(exp(-|x|))."""
+    return m.where(x > 0, x, 0.0) + m.log1p(m.exp(-abs(x)))
+
+
+def silu_backward(m, g, self):
+    s = m.sigmoid(self)
+    return g * (s * (1 + self * (1 - s)))
+
+
+def mish_backward(m, g, self):
+    t = m.tanh(softplus(m, self))
+    return g * (t + self * m.sigmoid(self) * (1 - t * t))
+
+
+def elu_backward(m, g, self, alpha, scale, input_scale):
+    """PyTorch's elu_backward on the input; exp sees only the non-positive side (no inf * 0)."""
+    negative = m.where(self <= 0, self, 0.0)
+    return m.where(self <= 0, g * (input_scale * alpha * scale) * m.exp(negative * input_scale), g * scale)
+
+
+def elu_result_backward(m, g, result, alpha, scale, input_scale):
+    """On the output, for the in-place forms (EluBackward1, CeluBackward1)."""
+    if alpha * scale < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not supported. "
+            "This is caused by calling in-place forward function with a negative slope, please call "
+            "out-of-place version instead."
+        )
+    return m.where(result <= 0, g * input_scale * (result + alpha * scale), g * scale)
+
+
+def glu_backward(m, g, self, dim):
+    half = self.shape[dim] // 2
+    lead = (slice(None),) * dim
+    first, second = lead + (slice(0, half),), lead + (slice(half, 2 * half),)
+    a, s = self[first], m.sigmoid(self[second])
+    shape = tuple(self.shape)
+    return m.index_grad(g * s, shape, first, True) + m.index_grad(g * a * s * (1 - s), shape, second, True)

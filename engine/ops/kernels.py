@@ -400,3 +400,32 @@ def binary_cross_entropy_with_logits(xp, x, t, weight, pos_weight, reduction):
     else:
         loss = (1 - t) * x - ((pos_weight - 1) * t + 1) * log_sig
     return reduce(loss if weight is None else loss * weight, reduction)
+
+
+# ----------------------------------------- nn: activations and the rest of issue 14's nn rows
+
+
+def silu(xp, x):
+    return x / (1 + xp.exp(-x))
+
+
+def mish(xp, x):
+    return x * xp.tanh(xp.log1p(xp.exp(x)))
+
+
+def hardsigmoid(xp, x):
+    return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+def elu(xp, x, alpha, scale, input_scale):
+    return xp.where(x <= 0, xp.expm1(x * input_scale) * (alpha * scale), x * scale)
+
+
+def softplus(xp, x, beta, threshold):
+    z = x * beta
+    return xp.where(z > threshold, x, xp.log1p(xp.exp(z)) / beta)
+
+
+def glu(xp, x, dim):
+    a, b = xp.split(x, 2, axis=dim)
+    return a / (1 + xp.exp(-b))

@@ -58,6 +58,9 @@ class ArrayMath:
     def log(self, x):
         return self.xp.log(x)
 
+    def log1p(self, x):
+        return self.xp.log1p(x)
+
     def sin(self, x):
         return self.xp.sin(x)
 
@@ -162,6 +165,10 @@ class TensorMath:
     @staticmethod
     def log(x):
         return x.log()
+
+    @staticmethod
+    def log1p(x):
+        return x.log1p()
 
     @staticmethod
     def sin(x):
