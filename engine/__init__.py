@@ -24,6 +24,7 @@ from .backend import (
     set_default_dtype,
     uint8,
 )
+from .nn.functional.torch_level import *  # torch.cdist, torch.selu, ...: nn ops in the top namespace
 from .ops import tensor_methods as _tensor_methods  # noqa: F401  (installs the Tensor methods)
 from .ops.creation import (
     arange,
@@ -49,6 +50,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
+from .ops.nn_support import *
 from .tensor import Size, Tensor
 
 float = float32

@@ -8,7 +8,7 @@ exception and message, `torch` read as `engine`.
 
 import numpy as np
 import pytest
-from opcheck import check_error, check_op, compare_with_torch, make_arrays
+from opcheck import _tensors, check_error, check_op, compare_with_torch, make_arrays
 
 import engine
 
@@ -20,6 +20,46 @@ except ImportError:
 
 def F(lib):
     return lib.nn.functional
+
+
+def graph(t):
+    """The node names of t's graph, depth first, as nested tuples (`torch::autograd::` prefixes dropped)."""
+
+    def walk(fn):
+        if fn is None:
+            return None
+        name = fn.name().split("::")[-1]
+        if name == "AccumulateGrad":
+            return name
+        return (name, tuple(walk(child) for child, _ in fn.next_functions))
+
+    return walk(t.grad_fn)
+
+
+def check_graph(fn, kinds) -> None:
+    """The whole graph of `fn(lib, *tensors)` reads node for node like torch's (when torch is installed)."""
+    if torch is None:
+        return
+    arrays = make_arrays(kinds)
+    out_e, out_t = fn(engine, *_tensors(engine, arrays)), fn(torch, *_tensors(torch, arrays))
+    assert graph(out_e) == graph(out_t)
+
+
+def check_op_and_graph(fn, kinds, node) -> None:
+    check_op(fn, kinds, node=node)
+    check_graph(fn, kinds)
+
+
+def sign(rng, n):
+    return rng.choice([-1.0, 1.0], n)
+
+
+def prob(rng, n):
+    return rng.uniform(0.05, 0.95, n)
+
+
+def counts(rng, n):
+    return rng.integers(0, 5, n).astype(float)
 
 
 def off_integers(rng, n):
@@ -202,3 +242,477 @@ def test_in_place_activation_writes_into_its_input():
     y.sum().backward()
     scale, alpha = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
     np.testing.assert_allclose(x.grad.numpy(), [scale * alpha * np.exp(-1.0), scale, scale])
+
+
+# ------------------------------------------------------------------------------------ distances
+
+
+def cdist(lib):
+    return lib.cdist
+
+
+DISTANCES = {
+    "normalize": (lambda lib, x: F(lib).normalize(x), [("r", (3, 4))], "DivBackward0"),
+    "normalize_p1_dim0": (lambda lib, x: F(lib).normalize(x, p=1, dim=0), [("r", (3, 4))], "DivBackward0"),
+    "normalize_p3_neg": (
+        lambda lib, x: F(lib).normalize(x, 3, -1, eps=0.1),
+        [("r", (2, 3, 4))],
+        "DivBackward0",
+    ),
+    "cosine_similarity": (
+        lambda lib, x, y: F(lib).cosine_similarity(x, y),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "SumBackward1",
+    ),
+    "cosine_similarity_broadcast": (
+        lambda lib, x, y: F(lib).cosine_similarity(x, y, dim=-1),
+        [("r", (3, 4)), ("r", (4,))],
+        "SumBackward1",
+    ),
+    "cosine_similarity_1d": (
+        lambda lib, x, y: F(lib).cosine_similarity(x, y, 0),
+        [("r", (4,)), ("r", (4,))],
+        "SumBackward1",
+    ),
+    "pairwise_distance": (
+        lambda lib, x, y: F(lib).pairwise_distance(x, y),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "NormBackward1",
+    ),
+    "pairwise_distance_p1_keepdim": (
+        lambda lib, x, y: F(lib).pairwise_distance(x, y, p=1, keepdim=True),
+        [("r", (3, 4)), ("r", (4,))],
+        "NormBackward1",
+    ),
+    "pairwise_distance_p3.5": (
+        lambda lib, x, y: F(lib).pairwise_distance(x, y, p=3.5),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "NormBackward1",
+    ),
+    "pairwise_distance_p0.5": (
+        lambda lib, x, y: F(lib).pairwise_distance(x, y, 0.5),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "NormBackward1",
+    ),
+    "pairwise_distance_p1.5": (
+        lambda lib, x, y: F(lib).pairwise_distance(x, y, 1.5),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "NormBackward1",
+    ),
+    "pairwise_distance_inf": (
+        lambda lib, x, y: F(lib).pairwise_distance(x, y, float("inf")),
+        [("d", (3, 4)), ("r", (3, 4))],
+        "NormBackward1",
+    ),
+    "pairwise_distance_1d": (
+        lambda lib, x, y: F(lib).pairwise_distance(x, y),
+        [("r", (4,)), ("r", (4,))],
+        "NormBackward1",
+    ),
+    "torch.pairwise_distance": (
+        lambda lib, x, y: lib.pairwise_distance(x, y),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "NormBackward1",
+    ),
+    "torch.cosine_similarity": (
+        lambda lib, x, y: lib.cosine_similarity(x, y),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "SumBackward1",
+    ),
+    "cdist": (lambda lib, x, y: lib.cdist(x, y), [("r", (4, 3)), ("r", (5, 3))], "CdistBackward0"),
+    "cdist_p1": (lambda lib, x, y: lib.cdist(x, y, p=1), [("r", (4, 3)), ("r", (5, 3))], "CdistBackward0"),
+    "cdist_p0": (lambda lib, x, y: lib.cdist(x, y, p=0), [("r", (4, 3)), ("r", (5, 3))], "CdistBackward0"),
+    "cdist_p3_batch": (
+        lambda lib, x, y: lib.cdist(x, y, p=3),
+        [("r", (2, 4, 3)), ("r", (5, 3))],
+        "CdistBackward0",
+    ),
+    "cdist_p0.7": (lambda lib, x, y: lib.cdist(x, y, 0.7), [("r", (4, 3)), ("r", (5, 3))], "CdistBackward0"),
+    "cdist_inf": (
+        lambda lib, x, y: lib.cdist(x, y, float("inf")),
+        [("d", (4, 3)), ("r", (5, 3))],
+        "CdistBackward0",
+    ),
+    "cdist_mm": (
+        lambda lib, x, y: lib.cdist(x, y, compute_mode="use_mm_for_euclid_dist"),
+        [("r", (4, 3)), ("r", (5, 3))],
+        "ViewBackward0",
+    ),
+    "cdist_mm_if_necessary": (
+        lambda lib, x, y: lib.cdist(x, y),
+        [("r", (27, 2)), ("r", (3, 2))],
+        "ViewBackward0",
+    ),
+    "cdist_mm_batch_broadcast": (
+        lambda lib, x, y: lib.cdist(x, y),
+        [("r", (2, 27, 2)), ("r", (3, 2))],
+        "ViewBackward0",
+    ),
+    "cdist_mm_batches": (
+        lambda lib, x, y: lib.cdist(x, y, compute_mode="use_mm_for_euclid_dist"),
+        [("r", (2, 1, 4, 2)), ("r", (3, 5, 2))],
+        "ViewBackward0",
+    ),
+    "cdist_no_mm": (
+        lambda lib, x, y: lib.cdist(x, y, compute_mode="donot_use_mm_for_euclid_dist"),
+        [("r", (27, 2)), ("r", (3, 2))],
+        "CdistBackward0",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISTANCES))
+def test_distance(name):
+    check_op_and_graph(*DISTANCES[name])
+
+
+def test_cosine_similarity_promotes_to_the_common_float_dtype():
+    fn = lambda lib, x, y: F(lib).cosine_similarity(x.float(), y)  # noqa: E731
+    compare_with_torch(fn, make_arrays([("r", (3, 4)), ("r", (3, 4))]), rtol=1e-6, atol=1e-7)
+    check_graph(fn, [("r", (3, 4)), ("r", (3, 4))])
+
+
+def test_integer_pairwise_distance_is_float32():
+    compare_with_torch(
+        lambda lib, x, y: F(lib).pairwise_distance(x, y), [np.ones((3, 4), int), np.zeros((3, 4), int)]
+    )
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (
+            lambda lib: lib.cdist(lib.ones(3), lib.ones(2, 3)),
+            "cdist only supports at least 2D tensors",
+            RuntimeError,
+        ),
+        (
+            lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 2)),
+            "must have the same number of columns",
+            RuntimeError,
+        ),
+        (
+            lambda lib: lib.cdist(lib.ones(2, 3, dtype=lib.int64), lib.ones(2, 3)),
+            "floating-point dtypes",
+            RuntimeError,
+        ),
+        (lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3), p=-1), "non-negative p values", RuntimeError),
+        (
+            lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3, dtype=lib.float64)),
+            "expected scalar type",
+            RuntimeError,
+        ),
+        (lambda lib: lib.cdist(lib.ones(2, 4, 3), lib.ones(3, 5, 3)), "must match the size", RuntimeError),
+        (
+            lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3), compute_mode="x"),
+            "not a valid value",
+            ValueError,
+        ),
+        (
+            lambda lib: F(lib).cosine_similarity(lib.ones(3, 4), lib.ones(2, 4)),
+            "must match the size",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).cosine_similarity(
+                lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64), 0
+            ),
+            "expected common dtype to be floating point",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).cosine_similarity(lib.ones(3, 4), lib.ones(3, 4), dim=2),
+            "Dimension out of range",
+            IndexError,
+        ),
+        (
+            lambda lib: F(lib).normalize(lib.ones(3, 4, dtype=lib.int64)),
+            "Expected a floating point",
+            RuntimeError,
+        ),
+    ],
+    ids=[
+        "cdist-1d",
+        "cdist-columns",
+        "cdist-int",
+        "cdist-p",
+        "cdist-dtypes",
+        "cdist-batch",
+        "cdist-mode",
+        "cosine-shapes",
+        "cosine-int",
+        "cosine-dim",
+        "normalize-int",
+    ],  # fmt: skip
+)
+def test_distance_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+def test_cosine_similarity_clamps_tiny_norms_to_eps():
+    x = engine.zeros(2, 3, requires_grad=True)
+    out = engine.nn.functional.cosine_similarity(x, engine.ones(2, 3))
+    assert out.tolist() == [0.0, 0.0]
+    out.sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+# --------------------------------------------------------------------------------------- losses
+
+LOSSES = {
+    "huber": (
+        lambda lib, x, t: F(lib).huber_loss(x, t),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "HuberLossBackward0",
+    ),
+    "huber_none_delta": (
+        lambda lib, x, t: F(lib).huber_loss(x, t, reduction="none", delta=0.5),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "HuberLossBackward0",
+    ),
+    "huber_sum_broadcast": (
+        lambda lib, x, t: F(lib).huber_loss(x, t, "sum", 2.0),
+        [("r", (3, 4)), ("r", (4,))],
+        "HuberLossBackward0",
+    ),
+    "huber_weight": (
+        lambda lib, x, t, w: F(lib).huber_loss(x, t, weight=w),
+        [("r", (3, 4)), ("r", (3, 4)), ("p", (3, 4))],
+        "MeanBackward0",
+    ),
+    "huber_0d": (lambda lib, x, t: F(lib).huber_loss(x, t), [("r", ()), ("r", ())], "HuberLossBackward0"),
+    "soft_margin": (
+        lambda lib, x: F(lib).soft_margin_loss(x, lib.tensor(np.sign(np.arange(12.0) - 5.5).reshape(3, 4))),
+        [("r", (3, 4))],
+        "SoftMarginLossBackward0",
+    ),
+    "soft_margin_none_broadcast": (
+        lambda lib, x: F(lib).soft_margin_loss(x, lib.tensor([1.0, -1, 1, 1]), reduction="none"),
+        [("r", (3, 4))],
+        "SoftMarginLossBackward0",
+    ),
+    "kl_div_batchmean": (
+        lambda lib, x, t: F(lib).kl_div(x, t, reduction="batchmean"),
+        [("r", (3, 4)), (prob, (3, 4))],
+        "DivBackward0",
+    ),
+    "kl_div_log_target": (
+        lambda lib, x, t: F(lib).kl_div(x, t, reduction="sum", log_target=True),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "SumBackward0",
+    ),
+    "kl_div_none": (
+        lambda lib, x, t: F(lib).kl_div(x, t, reduction="none"),
+        [("r", (3, 4)), (prob, (3, 4))],
+        "SubBackward0",
+    ),
+    "kl_div_batchmean_0d": (
+        lambda lib, x, t: F(lib).kl_div(x, t, reduction="batchmean"),
+        [("r", ()), (prob, ())],
+        "SumBackward0",
+    ),
+    "poisson_nll": (
+        lambda lib, x, t: F(lib).poisson_nll_loss(x, t),
+        [("r", (3, 4)), (counts, (3, 4))],
+        "MeanBackward0",
+    ),
+    "poisson_nll_full": (
+        lambda lib, x, t: F(lib).poisson_nll_loss(x, t, log_input=False, full=True, reduction="sum"),
+        [("p", (3, 4)), ("p", (3, 4))],
+        "SumBackward0",
+    ),
+    "poisson_nll_eps_none": (
+        lambda lib, x, t: F(lib).poisson_nll_loss(x, t, False, eps=0.1, reduction="none"),
+        [("p", (3, 4)), (counts, (3, 4))],
+        "SubBackward0",
+    ),
+    "margin_ranking": (
+        lambda lib, x, y: F(lib).margin_ranking_loss(x, y, lib.tensor([1.0, -1, 1])),
+        [("r", (3,)), ("r", (3,))],
+        "MeanBackward0",
+    ),
+    "margin_ranking_target_grad": (
+        lambda lib, x, y, t: F(lib).margin_ranking_loss(x, y, t, margin=0.3, reduction="none"),
+        [("r", (3,)), ("r", (3,)), (sign, (3,))],
+        "ClampMinBackward0",
+    ),
+    "triplet": (
+        lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n),
+        [("r", (3, 4)), ("r", (3, 4)), ("r", (3, 4))],
+        "MeanBackward0",
+    ),
+    "triplet_swap_p1": (
+        lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=2, p=1, swap=True, reduction="sum"),
+        [("r", (3, 4)), ("r", (3, 4)), ("r", (3, 4))],
+        "SumBackward0",
+    ),
+    "multilabel_soft_margin": (
+        lambda lib, x, t: F(lib).multilabel_soft_margin_loss(x, t),
+        [("r", (3, 4)), (prob, (3, 4))],
+        "MeanBackward0",
+    ),
+    "multilabel_soft_margin_weight": (
+        lambda lib, x, t, w: F(lib).multilabel_soft_margin_loss(x, t, weight=w, reduction="none"),
+        [("r", (3, 4)), (prob, (3, 4)), ("p", (4,))],
+        "DivBackward0",
+    ),
+    "cosine_embedding": (
+        lambda lib, x, y: F(lib).cosine_embedding_loss(x, y, lib.tensor([1.0, -1, 1])),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "MeanBackward0",
+    ),
+    "cosine_embedding_int_target": (
+        lambda lib, x, y: F(lib).cosine_embedding_loss(
+            x, y, lib.tensor([1, -1, -1]), margin=-0.5, reduction="none"
+        ),
+        [("r", (3, 4)), ("r", (3, 4))],
+        "AddBackward0",
+    ),
+    "cosine_embedding_0d_target": (
+        lambda lib, x, y: F(lib).cosine_embedding_loss(x, y, lib.tensor(-1.0), margin=-0.9, reduction="sum"),
+        [("r", (4,)), ("r", (4,))],
+        "SumBackward0",
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size")
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_loss(name):
+    check_op_and_graph(*LOSSES[name])
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (
+            lambda lib: F(lib).huber_loss(lib.ones(3), lib.ones(3), delta=0),
+            "non-positive values for delta",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).huber_loss(lib.ones(3), lib.ones(3), "x"),
+            "x is not a valid value for reduction",
+            ValueError,
+        ),
+        (lambda lib: F(lib).kl_div(lib.ones(3), lib.ones(3), reduction="x"), "not a valid value", ValueError),
+        (
+            lambda lib: F(lib).kl_div(lib.ones(3), lib.ones(3, dtype=lib.int64), reduction="sum"),
+            "kl_div: Integral inputs not supported.",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).poisson_nll_loss(lib.ones(3), lib.ones(3), reduction="x"),
+            "not a valid value",
+            ValueError,
+        ),
+        (
+            lambda lib: F(lib).margin_ranking_loss(lib.ones(3), lib.ones(3), lib.ones(3, 1)),
+            "All input tensors should have same dimension",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).triplet_margin_loss(lib.ones(3, 4), lib.ones(3, 4), lib.ones(4)),
+            "expected to have the same number of dimensions",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).triplet_margin_loss(lib.ones(3, 4), lib.ones(3, 4), lib.ones(3, 4), margin=0),
+            "margin must be greater than 0",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).cosine_embedding_loss(lib.ones(3, 4), lib.ones(3, 4), lib.ones(3, 1)),
+            "0D or 1D target tensor expected",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).cosine_embedding_loss(lib.ones(3, 4), lib.ones(3, 4), lib.tensor(1.0)),
+            "0D target tensor expects 1D input tensors",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).cosine_embedding_loss(lib.ones(4), lib.ones(4), lib.ones(3)),
+            "1D target tensor expects 2D input tensors",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).multilabel_soft_margin_loss(lib.ones(3, 4), lib.ones(3, 4), reduction="x"),
+            "x is not valid",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).soft_margin_loss(lib.ones(3), lib.ones(3), reduction="x"),
+            "not a valid value",
+            ValueError,
+        ),
+        (
+            lambda lib: F(lib).soft_margin_loss(lib.ones(3), lib.ones(3, requires_grad=True)),
+            "not differentiable with respect to argument 'target'",
+            RuntimeError,
+        ),  # fmt: skip
+        (lambda lib: lib.nn.TripletMarginLoss(margin=-1), "expected margin to be greater than 0", ValueError),
+    ],
+    ids=[
+        "huber-delta",
+        "huber-reduction",
+        "kl-reduction",
+        "kl-int",
+        "poisson-reduction",
+        "ranking-dims",
+        "triplet-dims",
+        "triplet-margin",
+        "cosine-target-dim",
+        "cosine-0d-target",
+        "cosine-1d-target",
+        "multilabel-reduction",
+        "soft-margin-reduction",
+        "soft-margin-target-grad",
+        "triplet-module-margin",
+    ],  # fmt: skip
+)
+def test_loss_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+def test_kl_div_mean_warns_as_torch():
+    with pytest.warns(UserWarning, match="reduction: 'mean' divides the total loss by both the batch size"):
+        engine.nn.functional.kl_div(engine.zeros(2, 3), engine.full((2, 3), 0.5))
+
+
+def test_huber_loss_size_mismatch_warns_as_torch():
+    with pytest.warns(UserWarning, match="Using a target size"):
+        engine.nn.functional.huber_loss(engine.zeros(2, 3), engine.zeros(3))
+
+
+TWO = [("r", (3, 4)), (prob, (3, 4))]
+THREE = [("r", (3,)), ("r", (3,)), (sign, (3,))]
+LOSS_MODULES = [
+    ("KLDivLoss", dict(reduction="batchmean", log_target=True), "KLDivLoss()", TWO),
+    ("HuberLoss", dict(delta=0.5), "HuberLoss()", TWO),
+    ("PoissonNLLLoss", dict(log_input=False, full=True), "PoissonNLLLoss()", [("p", (3, 4)), ("p", (3, 4))]),
+    ("MarginRankingLoss", dict(margin=0.2), "MarginRankingLoss()", THREE),
+    (
+        "CosineEmbeddingLoss",
+        dict(margin=-0.2, reduction="sum"),
+        "CosineEmbeddingLoss()",
+        [TWO[0], TWO[1], THREE[2]],
+    ),
+    ("TripletMarginLoss", dict(margin=0.5, p=1.0, swap=True), "TripletMarginLoss()", [("r", (3, 4))] * 3),
+    ("SoftMarginLoss", dict(reduction="none"), "SoftMarginLoss()", [("r", (3, 4))]),
+    ("MultiLabelSoftMarginLoss", dict(), "MultiLabelSoftMarginLoss()", TWO),
+    ("CosineSimilarity", dict(dim=0, eps=1e-3), "CosineSimilarity()", TWO),
+    ("PairwiseDistance", dict(p=3.0, keepdim=True), "PairwiseDistance()", TWO),
+]
+
+
+@pytest.mark.parametrize("name, kwargs, text, kinds", LOSS_MODULES, ids=[c[0] for c in LOSS_MODULES])
+def test_loss_module(name, kwargs, text, kinds):
+    module = getattr(engine.nn, name)(**kwargs)
+    assert repr(module) == text
+    for key, value in kwargs.items():
+        assert getattr(module, "norm" if key == "p" and name == "PairwiseDistance" else key) == value
+    extra = (
+        (lambda lib: (lib.tensor([1.0, -1.0, 1.0, 1.0]),)) if name == "SoftMarginLoss" else (lambda lib: ())
+    )
+    check_op(lambda lib, *xs: getattr(lib.nn, name)(**kwargs)(*xs, *extra(lib)), kinds)

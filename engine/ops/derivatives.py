@@ -497,4 +497,38 @@ SOFTPLUS = row("SoftplusBackward0", lambda xp, self, beta, threshold: K.softplus
                    m.where(self * beta > threshold, g, g * m.sigmoid(self * beta)))
 GLU = row("GluBackward0", lambda xp, self, dim: K.glu(xp, self, dim), saves=("self",), attrs=("dim",),
           self=F.glu_backward)
+
+# ATen's own compositions record these where a Python-level expression would not (`x + eps` inside
+# pairwise_distance is add.Scalar, AddBackward1; a C++ clamp_min is ClampMinBackward0).
+ADD_SCALAR = row("AddBackward1", lambda xp, self, other: self + other, attrs=("other",),
+                 self=lambda m, g, other: g)
+SUB_SCALAR = row("SubBackward1", lambda xp, self, other: self - other, attrs=("other",),
+                 self=lambda m, g, other: g)
+CLAMP_MIN = row("ClampMinBackward0", lambda xp, self, min: xp.maximum(self, min), saves=("self",), attrs=("min",),
+                self=lambda m, g, self, min: m.where(self >= min, g, 0.0))
+CLAMP_MIN_TENSOR = row("ClampMinBackward1", lambda xp, self, min: xp.maximum(self, min), inputs=("self", "min"),
+                       saves=("self", "min"), **ELEMENTWISE,
+                       self=lambda m, g, self, min: m.where(self >= min, g, 0.0),
+                       min=lambda m, g, self, min: m.where(self < min, g, 0.0))
+XLOGY = row("XlogyBackward0", lambda xp, self, other: K.xlogy(xp, self, other), inputs=("self", "other"),
+            saves=("self", "other"), **ELEMENTWISE,
+            self=lambda m, g, self, other: g * m.where(self != 0, m.log(other), 0.0),
+            other=lambda m, g, self, other: g * self / other)
+P_NORM = row("NormBackward1", lambda xp, self, p, dim, keepdim: K.p_norm(xp, self, p, dim, keepdim),
+             saves=("self", "result"), attrs=("p", "dim", "keepdim"), self=F.p_norm_backward)
+CDIST = row("CdistBackward0", lambda xp, x1, x2, p: K.cdist(xp, x1, x2, p), inputs=("x1", "x2"),
+            saves=("x1", "x2", "result"), attrs=("p",), broadcasts=True, joint=F.cdist_backward)
+EUCLIDEAN_DIST = row("EuclideanDistBackward0", lambda xp, x1, x2: K.euclidean_dist(xp, x1, x2), inputs=("x1", "x2"),
+                     saves=("x1", "x2", "result"), joint=F.euclidean_dist_backward)
+HUBER_LOSS = row("HuberLossBackward0",
+                 lambda xp, self, target, reduction, delta: K.huber_loss(xp, self, target, reduction, delta),
+                 inputs=("self", "target"), saves=("self", "target"), attrs=("reduction", "delta"), broadcasts=True,
+                 self=F.huber_backward,
+                 target=lambda m, g, self, target, reduction, delta: -F.huber_backward(m, g, self, target, reduction,
+                                                                                       delta))
+SOFT_MARGIN_LOSS = row("SoftMarginLossBackward0",
+                       lambda xp, self, target, reduction: K.reduce(xp.log1p(xp.exp(-self * target)), reduction),
+                       saves=("self",), attrs=("target", "reduction"),
+                       self=lambda m, g, self, target, reduction:
+                           m.sigmoid(self * -target) * (F.reduced_grad(g, self, reduction) * -target))
 # fmt: on

@@ -298,3 +298,63 @@ def glu_backward(m, g, self, dim):
     a, s = self[first], m.sigmoid(self[second])
     shape = tuple(self.shape)
     return m.index_grad(g * s, shape, first, True) + m.index_grad(g * a * s * (1 - s), shape, second, True)
+
+
+def _safe(m, x):
+    """x with its zeros made ones: a divisor or a base whose zeros a `where` masks out anyway, so that
+    the masked side stays finite and a second derivative through the `where` is 0, not nan."""
+    return m.where(x == 0, 1.0, x)
+
+
+def p_norm_backward(m, g, self, result, p, dim, keepdim):
+    """torch.norm(self, p, dim)'s gradient as PyTorch's norm_backward writes it, case by case."""
+    if p == 0:
+        return m.zeros(tuple(self.shape), self)
+    gk = unreduce(g, self.shape, dim, keepdim)
+    rk = unreduce(result, self.shape, dim, keepdim)
+    if p == 1:
+        return m.sign(self) * gk
+    if math.isinf(p):  # the gradient is shared by the elements at the extreme (and NaNs)
+        magnitude = abs(self)
+        hit = m.cast((magnitude == rk) | (magnitude != magnitude), raw(self).dtype)
+        return m.sign(self) * (gk / m.sum(hit, dim, True)) * hit
+    scale = m.where(rk == 0, 0.0, gk / _safe(m, rk) ** (p - 1))
+    if p == 2:
+        return self * scale
+    if p < 1:
+        return m.sign(self) * _safe(m, abs(self)) ** (p - 1) * gk * rk ** (1 - p)
+    if p < 2:
+        return m.sign(self) * _safe(m, abs(self)) ** (p - 1) * scale
+    return self * abs(self) ** (p - 2) * scale
+
+
+def cdist_backward(m, g, x1, x2, result, p):
+    """Both inputs' gradients of the p-norm distances (..., R1, R2) between rows, per PyTorch's kernels."""
+    if p == 0:
+        return m.zeros(tuple(x1.shape), x1), m.zeros(tuple(x2.shape), x2)
+    diff = x1.reshape(tuple(x1.shape[:-1]) + (1, x1.shape[-1])) - x2.reshape(
+        tuple(x2.shape[:-2]) + (1,) + tuple(x2.shape[-2:])
+    )  # (..., R1, R2, M)
+    gk = g.reshape(tuple(g.shape) + (1,))
+    dist = result.reshape(tuple(result.shape) + (1,))
+    if p == 1:
+        term = m.sign(diff) * gk
+    elif math.isinf(p):
+        term = m.sign(diff) * m.where(abs(diff) == dist, gk, 0.0)
+    else:
+        scale = m.where(dist == 0, 0.0, gk / _safe(m, dist) ** (p - 1))
+        term = (diff if p == 2 else m.sign(diff) * _safe(m, abs(diff)) ** (p - 1)) * scale
+    return m.sum(term, (-2,), False), -m.sum(term, (-3,), False)
+
+
+def euclidean_dist_backward(m, g, x1, x2, result):
+    """_euclidean_dist (cdist's matrix-product form): a subgradient 0 where a distance is 0."""
+    ratio = m.where(result == 0, 0.0, g / _safe(m, result))
+    gx1 = x1 * m.sum(ratio, (-1,), True) - ratio @ x2
+    gx2 = x2 * m.transpose(m.sum(ratio, (-2,), True), -1, -2) - m.transpose(ratio, -1, -2) @ x1
+    return gx1, gx2
+
+
+def huber_backward(m, g, self, target, reduction, delta):
+    d = self - target
+    return m.where(d < -delta, -delta, m.where(d > delta, delta, d)) * reduced_grad(g, d, reduction)

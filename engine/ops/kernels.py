@@ -429,3 +429,46 @@ def softplus(xp, x, beta, threshold):
 def glu(xp, x, dim):
     a, b = xp.split(x, 2, axis=dim)
     return a / (1 + xp.exp(-b))
+
+
+def xlogy(xp, x, y):
+    """x * log(y), 0 where x == 0, NaN where y is (PyTorch's rules)."""
+    out = xp.where(x == 0, 0, x * xp.log(y))
+    return xp.where(y != y, y, out)
+
+
+def p_norm(xp, x, p, dim, keepdim):
+    a = xp.abs(x)
+    if p == math.inf:
+        return a.max(axis=dim, keepdims=keepdim)
+    if p == -math.inf:
+        return a.min(axis=dim, keepdims=keepdim)
+    if p == 0:
+        return (a != 0).sum(axis=dim, keepdims=keepdim).astype(x.dtype)
+    if p == 1:
+        return a.sum(axis=dim, keepdims=keepdim)
+    if p == 2:
+        return xp.sqrt((x * x).sum(axis=dim, keepdims=keepdim))
+    return (a**p).sum(axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+def cdist(xp, x1, x2, p):
+    """p-norm distances between the rows of x1 (..., R1, M) and x2 (..., R2, M), batch dims broadcast."""
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    if diff.shape[-1] == 0:
+        return xp.zeros(diff.shape[:-1], dtype=x1.dtype)
+    return p_norm(xp, diff, p, -1, False)
+
+
+def euclidean_dist(xp, x1, x2):
+    """Distances as one matrix product, [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, as ATen's _euclidean_dist."""
+    n1 = (x1 * x1).sum(axis=-1, keepdims=True)
+    n2 = (x2 * x2).sum(axis=-1, keepdims=True)
+    left = xp.concatenate([x1 * -2, n1, xp.ones_like(n1)], axis=-1)
+    right = xp.concatenate([x2, xp.ones_like(n2), n2], axis=-1)
+    return xp.sqrt(xp.maximum(left @ xp.swapaxes(right, -1, -2), 0))
+
+
+def huber_loss(xp, a, b, reduction, delta):
+    z = xp.abs(a - b)
+    return reduce(xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)

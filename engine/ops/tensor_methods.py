@@ -13,6 +13,7 @@ from . import api, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
+from . import nn_support as _nn_support  # noqa: F401  (its methods are installed below)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
 from .op import apply_op, check_same_device

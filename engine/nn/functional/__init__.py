@@ -30,21 +30,30 @@ from .activation import (
     tanhshrink,
 )
 from .conv import conv1d, conv2d, fold, unfold
+from .distance import cosine_similarity, normalize, pairwise_distance
 from .dropout import dropout
 from .linear import linear
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
     cross_entropy,
+    huber_loss,
+    kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
+    multilabel_soft_margin_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from .normalization import batch_norm, layer_norm
 from .padding import pad
 from .pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
-from .sparse import embedding
+from .sparse import embedding, one_hot
 
 __all__ = [
     "avg_pool1d",
@@ -56,6 +65,8 @@ __all__ = [
     "celu_",
     "conv1d",
     "conv2d",
+    "cosine_embedding_loss",
+    "cosine_similarity",
     "cross_entropy",
     "dropout",
     "elu",
@@ -68,18 +79,26 @@ __all__ = [
     "hardswish",
     "hardtanh",
     "hardtanh_",
+    "huber_loss",
+    "kl_div",
     "l1_loss",
     "layer_norm",
     "leaky_relu",
     "linear",
     "log_softmax",
     "logsigmoid",
+    "margin_ranking_loss",
     "max_pool1d",
     "max_pool2d",
     "mish",
     "mse_loss",
+    "multilabel_soft_margin_loss",
     "nll_loss",
+    "normalize",
+    "one_hot",
     "pad",
+    "pairwise_distance",
+    "poisson_nll_loss",
     "relu",
     "relu6",
     "relu_",
@@ -88,11 +107,13 @@ __all__ = [
     "sigmoid",
     "silu",
     "smooth_l1_loss",
+    "soft_margin_loss",
     "softmax",
     "softmin",
     "softplus",
     "softsign",
     "tanh",
     "tanhshrink",
+    "triplet_margin_loss",
     "unfold",
 ]

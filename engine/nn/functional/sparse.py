@@ -6,7 +6,7 @@ from ... import backend
 from ...backend import tensor_type_name
 from ...ops import derivatives as D
 from ...ops.op import apply_op
-from ...tensor import Tensor
+from ...tensor import Tensor, wrap
 
 
 def _renorm_(weight: Tensor, idx, max_norm: float, norm_type: float) -> None:
@@ -58,3 +58,22 @@ def embedding(
         scale = scale.astype(weight._data.dtype)[..., None]
     attrs = (num, idx, -1 if padding_idx is None else padding_idx, scale_grad_by_freq, scale)
     return apply_op(D.EMBEDDING, (weight,), attrs)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 indices (*) -> (*, num_classes) of 0/1, forward only as in PyTorch."""
+    idx = tensor._data
+    if idx.dtype != backend.int64.np:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    xp = backend.xp_of(idx)
+    if idx.size == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return wrap(xp.zeros(idx.shape + (num_classes,), dtype=idx.dtype))
+    if int(idx.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(idx.max()) + 1
+    elif num_classes <= int(idx.max()):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return wrap((idx[..., None] == xp.arange(num_classes)).astype(idx.dtype))

@@ -26,10 +26,27 @@ from .activation import (
 )
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelSoftMarginLoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .sparse import Embedding
@@ -44,6 +61,8 @@ __all__ = [
     "CELU",
     "Conv1d",
     "Conv2d",
+    "CosineEmbeddingLoss",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
     "ELU",
@@ -54,7 +73,9 @@ __all__ = [
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
+    "HuberLoss",
     "Identity",
+    "KLDivLoss",
     "L1Loss",
     "LayerNorm",
     "LeakyReLU",
@@ -62,12 +83,16 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
+    "MarginRankingLoss",
     "MaxPool1d",
     "MaxPool2d",
     "Mish",
     "ModuleDict",
     "ModuleList",
+    "MultiLabelSoftMarginLoss",
     "NLLLoss",
+    "PairwiseDistance",
+    "PoissonNLLLoss",
     "ReLU",
     "ReLU6",
     "SELU",
@@ -75,11 +100,13 @@ __all__ = [
     "SiLU",
     "Sigmoid",
     "SmoothL1Loss",
+    "SoftMarginLoss",
     "Softmax",
     "Softmin",
     "Softplus",
     "Softsign",
     "Tanh",
     "Tanhshrink",
+    "TripletMarginLoss",
     "Unflatten",
 ]

@@ -1,0 +1,20 @@
+"""The nn ops PyTorch also has in its top namespace (torch.cdist, torch.selu, ...), as engine.<name>.
+
+Only those whose torch.<name> takes the functional form's arguments; engine/__init__.py
+star-imports this module.
+"""
+
+from __future__ import annotations
+
+from ...ops.api import public
+from . import activation, distance
+
+cdist = public(distance.cdist, method=False)
+cosine_similarity = public(distance.cosine_similarity, method=False)
+pairwise_distance = public(distance.pairwise_distance, method=False)
+selu = public(activation.selu, method=False)
+selu_ = public(activation.selu_, method=False)
+celu = public(activation.celu, method=False)
+celu_ = public(activation.celu_, method=False)
+
+__all__ = ["cdist", "celu", "celu_", "cosine_similarity", "pairwise_distance", "selu", "selu_"]
