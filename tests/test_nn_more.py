@@ -716,3 +716,233 @@ def test_loss_module(name, kwargs, text, kinds):
         (lambda lib: (lib.tensor([1.0, -1.0, 1.0, 1.0]),)) if name == "SoftMarginLoss" else (lambda lib: ())
     )
     check_op(lambda lib, *xs: getattr(lib.nn, name)(**kwargs)(*xs, *extra(lib)), kinds)
+
+
+# ---------------------------------------------------------------------------------------- norms
+
+NORMS = {
+    "group_norm": (
+        lambda lib, x, w, b: F(lib).group_norm(x, 3, w, b),
+        [("r", (2, 6, 3)), ("r", (6,)), ("r", (6,))],
+        "NativeGroupNormBackward0",
+    ),  # fmt: skip
+    "group_norm_2d_no_affine": (
+        lambda lib, x: F(lib).group_norm(x, 2, eps=0.1),
+        [("r", (3, 4))],
+        "NativeGroupNormBackward0",
+    ),
+    "group_norm_4d_weight": (
+        lambda lib, x, w: F(lib).group_norm(x, 1, w),
+        [("r", (2, 2, 3, 2)), ("r", (2,))],
+        "NativeGroupNormBackward0",
+    ),
+    "torch.group_norm": (lambda lib, x: lib.group_norm(x, 2), [("r", (2, 4, 3))], "NativeGroupNormBackward0"),
+    "instance_norm": (
+        lambda lib, x, w, b: F(lib).instance_norm(x, weight=w, bias=b),
+        [("r", (2, 3, 4)), ("r", (3,)), ("r", (3,))],
+        "ViewBackward0",
+    ),
+    "instance_norm_2d": (
+        lambda lib, x: F(lib).instance_norm(x, eps=0.1),
+        [("r", (2, 2, 3, 2))],
+        "ViewBackward0",
+    ),
+    "instance_norm_running_stats": (
+        lambda lib, x: F(lib).instance_norm(
+            x, lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        ),
+        [("r", (2, 3, 4))],
+        "ViewBackward0",
+    ),
+    "instance_norm_eval": (
+        lambda lib, x, w: F(lib).instance_norm(
+            x,
+            lib.full((3,), 0.1, dtype=lib.float64),
+            lib.full((3,), 2.0, dtype=lib.float64),
+            w,
+            use_input_stats=False,
+        ),
+        [("r", (2, 3, 4)), ("r", (3,))],
+        "ViewBackward0",
+    ),
+    "local_response_norm_3d": (
+        lambda lib, x: F(lib).local_response_norm(x, 3),
+        [("r", (2, 5, 4))],
+        "DivBackward0",
+    ),
+    "local_response_norm_4d": (
+        lambda lib, x: F(lib).local_response_norm(x, 2, alpha=0.1, beta=0.5, k=2.0),
+        [("r", (2, 5, 3, 2))],
+        "DivBackward0",
+    ),
+    "local_response_norm_5d": (
+        lambda lib, x: F(lib).local_response_norm(x, 4, 0.3),
+        [("r", (1, 5, 2, 2, 2))],
+        "DivBackward0",
+    ),
+    "avg_pool3d": (lambda lib, x: F(lib).avg_pool3d(x, 2), [("r", (1, 2, 2, 4, 4))], "AvgPool3DBackward0"),
+    "avg_pool3d_options": (
+        lambda lib, x: F(lib).avg_pool3d(
+            x, (2, 3, 2), stride=1, padding=1, ceil_mode=True, count_include_pad=False
+        ),
+        [("r", (2, 3, 4, 3))],
+        "AvgPool3DBackward0",
+    ),
+    "avg_pool3d_divisor": (
+        lambda lib, x: F(lib).avg_pool3d(x, (1, 2, 2), (1, 1, 2), divisor_override=3),
+        [("r", (1, 2, 2, 3, 4))],
+        "AvgPool3DBackward0",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORMS))
+def test_norm(name):
+    check_op_and_graph(*NORMS[name])
+
+
+def test_instance_norm_updates_the_running_statistics_as_torch():
+    data = np.random.default_rng(3).standard_normal((2, 3, 5))
+    for lib in [engine] + ([torch] if torch is not None else []):
+        mean, var = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        F(lib).instance_norm(lib.tensor(data), mean, var, momentum=0.3)
+        if lib is engine:
+            ours = mean.numpy(), var.numpy()
+        else:
+            np.testing.assert_allclose(ours[0], mean.numpy())
+            np.testing.assert_allclose(ours[1], var.numpy())
+    expected_mean = 0.3 * data.mean(axis=2).mean(axis=0)
+    np.testing.assert_allclose(ours[0], expected_mean)
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (lambda lib: F(lib).group_norm(lib.ones(2, 5, 3), 3), "divisible by num_groups", RuntimeError),
+        (lambda lib: F(lib).group_norm(lib.ones(6), 3), "Expected at least 2 dimensions", RuntimeError),
+        (
+            lambda lib: F(lib).group_norm(lib.ones(2, 6, 3), 3, lib.ones(5)),
+            "Expected weight to be a vector",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).group_norm(lib.ones(2, 6, 3), 3, None, lib.ones(3, 2)),
+            "Expected bias",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).group_norm(lib.ones(1, 3, 1), 3),
+            "Expected more than 1 value per channel",
+            ValueError,
+        ),
+        (
+            lambda lib: F(lib).group_norm(lib.ones(2, 6, 3, dtype=lib.int64), 3),
+            "GroupNormKernelImpl",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).instance_norm(lib.ones(2, 3, 4), use_input_stats=False),
+            "Expected running_mean",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).instance_norm(lib.ones(2, 3, 1)),
+            "Expected more than 1 spatial element",
+            ValueError,
+        ),
+        (
+            lambda lib: F(lib).instance_norm(lib.ones(2, 3, 4), weight=lib.ones(4)),
+            "weight should contain 6 elements",
+            RuntimeError,
+        ),  # fmt: skip
+        (lambda lib: F(lib).local_response_norm(lib.ones(2, 5), 3), "Expected 3D or higher", ValueError),
+        (
+            lambda lib: lib.nn.GroupNorm(4, 6),
+            "num_channels (6) must be divisible by num_groups (4)",
+            ValueError,
+        ),
+        (
+            lambda lib: lib.nn.InstanceNorm2d(3)(lib.ones(2, 3, 4, 4, 1)),
+            "expected 3D or 4D input (got 5D input)",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: lib.nn.InstanceNorm1d(3, affine=True)(lib.ones(2, 4, 4)),
+            "expected input's size at dim=1",
+            ValueError,
+        ),  # fmt: skip
+        (lambda lib: F(lib).avg_pool3d(lib.ones(2, 3, 4), 2), "non-empty 4D or 5D", RuntimeError),
+        (
+            lambda lib: F(lib).avg_pool3d(lib.ones(1, 1, 4, 6, 6), 2, padding=2),
+            "pad should be at most half",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).avg_pool3d(lib.ones(1, 1, 4, 6, 6), 2, padding=(1, 1)),
+            "tuple of three ints",
+            RuntimeError,
+        ),
+        (lambda lib: F(lib).avg_pool3d(lib.ones(1, 1, 4, 6, 6), 7), "smaller than kernel size", RuntimeError),
+        (
+            lambda lib: F(lib).avg_pool3d(lib.ones(1, 1, 4, 6, 6), 2, divisor_override=0),
+            "divisor must be not zero",
+            RuntimeError,
+        ),  # fmt: skip
+    ],
+    ids=[
+        "gn-groups",
+        "gn-1d",
+        "gn-weight",
+        "gn-bias",
+        "gn-one-value",
+        "gn-int",
+        "in-no-stats",
+        "in-spatial",
+        "in-weight",
+        "lrn-2d",
+        "GroupNorm-groups",
+        "InstanceNorm2d-dims",
+        "InstanceNorm1d-features",
+        "avg3d-dims",
+        "avg3d-pad",
+        "avg3d-pad-tuple",
+        "avg3d-small",
+        "avg3d-divisor",
+    ],  # fmt: skip
+)
+def test_norm_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+def test_instance_norm_with_unmatched_features_warns_when_not_affine():
+    with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+        engine.nn.InstanceNorm1d(3)(engine.ones(2, 4, 5))
+
+
+NORM_MODULES = [
+    ("GroupNorm", (3, 6), {}, "GroupNorm(3, 6, eps=1e-05, affine=True, bias=True)", (2, 6, 4)),
+    ("GroupNorm", (2, 4), dict(affine=False, eps=1e-3), "GroupNorm(2, 4, eps=0.001, affine=False, bias=False)", (2, 4)),
+    ("InstanceNorm1d", (3,), {},
+     "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)", (2, 3, 5)),
+    ("InstanceNorm1d", (3,), dict(affine=True),
+     "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=False)", (3, 5)),
+    ("InstanceNorm2d", (3,), dict(affine=True, track_running_stats=True),
+     "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)", (2, 3, 4, 4)),
+    ("InstanceNorm3d", (2,), dict(momentum=None),
+     "InstanceNorm3d(2, eps=1e-05, momentum=None, affine=False, bias=False, track_running_stats=False)", (2, 2, 2, 3)),
+    ("LocalResponseNorm", (2, 1e-3, 0.5, 2), {}, "LocalResponseNorm(2, alpha=0.001, beta=0.5, k=2)", (2, 4, 3)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, args, kwargs, text, shape", NORM_MODULES, ids=[m[3] for m in NORM_MODULES])
+def test_norm_module(name, args, kwargs, text, shape):
+    module = getattr(engine.nn, name)(*args, **kwargs).double()
+    assert repr(module) == text
+    for p in module.parameters():
+        expected = 1.0 if p is module.weight else 0.0
+        assert p.tolist() == [expected] * p.numel()
+    if torch is not None:
+        theirs = getattr(torch.nn, name)(*args, **kwargs).double()
+        assert list(module.state_dict()) == list(theirs.state_dict())
+        module.train(), theirs.train()
+    check_op(lambda lib, x: (module if lib is engine else theirs)(x), [("r", shape)])

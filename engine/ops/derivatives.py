@@ -374,8 +374,10 @@ MAX_POOL = row("MaxPool2DWithIndicesBackward0",
                self=lambda m, g, self, self_sym_sizes, kernel_size, stride, padding, dilation, ceil_mode, result1,
                            unique:
                    m.tie(F.scatter_flat(m, g, self_sym_sizes, result1, unique), self, MAX_POOL_TIE))
-AVG_POOL_TIE = tied_to_self("AvgPool2DBackward0")
-AVG_POOL = row("AvgPool2DBackward0",
+def avg_pool(name: str) -> Op:
+    """An average pooling of any dimension (AvgPool2DBackward0, AvgPool3DBackward0), tied to self as in torch."""
+    tie = tied_to_self(name)
+    return row(name,
                lambda xp, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                       count_include_pad, divisor_override:
                    K.window_sum(xp, self, kernel_size, stride, pads, output_size) / divisor,
@@ -384,8 +386,10 @@ AVG_POOL = row("AvgPool2DBackward0",
                       "count_include_pad", "divisor_override"),
                self=lambda m, g, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                            count_include_pad, divisor_override:
-                   m.tie(F.avg_pool_backward(m, g, self_sym_sizes, kernel_size, stride, pads, divisor), self,
-                         AVG_POOL_TIE))
+                   m.tie(F.avg_pool_backward(m, g, self_sym_sizes, kernel_size, stride, pads, divisor), self, tie))
+
+
+AVG_POOL = avg_pool("AvgPool2DBackward0")
 NATIVE_BATCH_NORM = row("NativeBatchNormBackward0",
                         lambda xp, input, weight, bias, training, eps, result1, result2:
                             K.batch_norm(input, weight, bias, result1, result2),
@@ -531,4 +535,14 @@ SOFT_MARGIN_LOSS = row("SoftMarginLossBackward0",
                        saves=("self",), attrs=("target", "reduction"),
                        self=lambda m, g, self, target, reduction:
                            m.sigmoid(self * -target) * (F.reduced_grad(g, self, reduction) * -target))
+
+AVG_POOL3D = avg_pool("AvgPool3DBackward0")
+NATIVE_GROUP_NORM = row("NativeGroupNormBackward0",
+                        lambda xp, input, weight, bias, N, C, HxW, group, eps, result1, result2:
+                            K.group_norm(input, weight, bias, group, result1, result2),
+                        inputs=("input", "weight", "bias"), saves=("input", "weight"),
+                        attrs=("N", "C", "HxW", "group", "eps", "result1", "result2"),
+                        joint=F.group_norm_backward)
+REPEAT = row("RepeatBackward0", lambda xp, self, self_sym_sizes, repeats: xp.tile(self, repeats),
+             attrs=("self_sym_sizes", "repeats"), self=F.repeat_backward)
 # fmt: on

@@ -358,3 +358,28 @@ def euclidean_dist_backward(m, g, x1, x2, result):
 def huber_backward(m, g, self, target, reduction, delta):
     d = self - target
     return m.where(d < -delta, -delta, m.where(d > delta, delta, d)) * reduced_grad(g, d, reduction)
+
+
+def group_norm_backward(m, g, input, weight, N, C, HxW, group, eps, result1, result2):
+    """layer_norm's backward within each (sample, group); statistics recomputed when recorded."""
+    shape = tuple(input.shape)
+    grouped = (N, group, -1)
+    x = input.reshape(grouped)
+    if isinstance(input, Tensor):
+        centred = x - m.mean(x, (2,), True)
+        rstd = (m.mean(centred * centred, (2,), True) + eps) ** -0.5
+    else:
+        centred, rstd = x - result1.reshape((N, group, 1)), result2.reshape((N, group, 1))
+    xhat = centred * rstd
+    gw = (g if weight is None else g * weight.reshape((1, C) + (1,) * (len(shape) - 2))).reshape(grouped)
+    gx = (gw - m.mean(gw, (2,), True) - xhat * m.mean(gw * xhat, (2,), True)) * rstd
+    dims = channel_dims(g)
+    gweight = None if weight is None else m.sum(g * xhat.reshape(shape), dims, False)
+    return gx.reshape(shape), gweight, m.sum(g, dims, False)
+
+
+def repeat_backward(m, g, self_sym_sizes, repeats):
+    """Each copy's gradient summed back: g as (r0, s0, r1, s1, ...), summed over the r axes."""
+    shape = (1,) * (len(repeats) - len(self_sym_sizes)) + tuple(self_sym_sizes)
+    split = tuple(n for r, s in zip(repeats, shape) for n in (r, s))
+    return m.sum(g.reshape(split), tuple(range(0, len(split), 2)), False).reshape(tuple(self_sym_sizes))

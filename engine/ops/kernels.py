@@ -472,3 +472,14 @@ def euclidean_dist(xp, x1, x2):
 def huber_loss(xp, a, b, reduction, delta):
     z = xp.abs(a - b)
     return reduce(xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def group_norm(x, weight, bias, group, mean, rstd):
+    n, c = x.shape[:2]
+    out = ((x.reshape(n, group, -1) - mean[..., None]) * rstd[..., None]).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        out *= weight.reshape(shape)
+    if bias is not None:
+        out += bias.reshape(shape)
+    return out

@@ -50,14 +50,15 @@ from .loss import (
     soft_margin_loss,
     triplet_margin_loss,
 )
-from .normalization import batch_norm, layer_norm
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
 from .padding import pad
-from .pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from .pooling import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d
 from .sparse import embedding, one_hot
 
 __all__ = [
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
@@ -75,16 +76,19 @@ __all__ = [
     "fold",
     "gelu",
     "glu",
+    "group_norm",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
     "hardtanh_",
     "huber_loss",
+    "instance_norm",
     "kl_div",
     "l1_loss",
     "layer_norm",
     "leaky_relu",
     "linear",
+    "local_response_norm",
     "log_softmax",
     "logsigmoid",
     "margin_ranking_loss",

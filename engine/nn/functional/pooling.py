@@ -1,4 +1,4 @@
-"""max_pool1d/2d and avg_pool1d/2d; the 1-D forms run the 2-D op on an unsqueezed input, as torch."""
+"""max_pool1d/2d and avg_pool1d/2d/3d; the 1-D forms run the 2-D op on an unsqueezed input, as torch."""
 
 from __future__ import annotations
 
@@ -10,13 +10,36 @@ from ...ops.op import apply_op
 from ...tensor import Tensor, wrap
 from ._utils import ntuple
 
+_TUPLE_RULES = {  # what torch says when an argument has the wrong number of ints, per pooling rank
+    2: {
+        "kernel_size": "kernel_size must either be a single int, or a tuple of two ints",
+        "stride": "stride must either be omitted, a single int, or a tuple of two ints",
+        "padding": "padding must either be a single int, or a tuple of two ints",
+        "dilation": "dilation must be either a single int, or a tuple of two ints",
+    },
+    3: {
+        "kernel_size": "kernel_size must be a single int, or a tuple of three ints",
+        "stride": "stride must be omitted, a single int, or a tuple of three ints",
+        "padding": "padding must be a single int, or a tuple of three ints",
+        "dilation": "dilation must be either a single int, or a tuple of three ints",
+    },
+}
 
-def _pool_args(kernel_size, stride, padding, dilation) -> tuple:
-    kernel = ntuple(kernel_size, 2)
-    stride = (
-        kernel if stride is None or (isinstance(stride, (tuple, list)) and not stride) else ntuple(stride, 2)
-    )
-    padding, dilation = ntuple(padding, 2), ntuple(dilation, 2)
+
+def _pool_tuple(name: str, arg: str, value, nd: int) -> tuple:
+    """An int, or a tuple of 1 or `nd` ints, as `nd` ints; torch's refusal of any other length."""
+    if not isinstance(value, (tuple, list)):
+        return (int(value),) * nd
+    if len(value) not in (1, nd):
+        raise RuntimeError(f"{name}: {_TUPLE_RULES[nd][arg]}")
+    return tuple(int(v) for v in value) * (nd if len(value) == 1 else 1)
+
+
+def _pool_args(kernel_size, stride, padding, dilation, name: str = "max_pool2d", nd: int = 2) -> tuple:
+    kernel = _pool_tuple(name, "kernel_size", kernel_size, nd)
+    omitted = stride is None or (isinstance(stride, (tuple, list)) and not stride)
+    stride = kernel if omitted else _pool_tuple(name, "stride", stride, nd)
+    padding, dilation = _pool_tuple(name, "padding", padding, nd), _pool_tuple(name, "dilation", dilation, nd)
     for k, p, d in zip(kernel, padding, dilation):
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(
@@ -107,15 +130,22 @@ def avg_pool2d(
     count_include_pad: bool = True,
     divisor_override=None,
 ) -> Tensor:
-    kernel, stride, padding, _ = _pool_args(kernel_size, stride, padding, 1)
+    kernel, stride, padding, _ = _pool_args(kernel_size, stride, padding, 1, "avg_pool2d")
+    spatial, out, pads = _geometry(input, kernel, stride, padding, (1, 1), ceil_mode)
+    return _avg_pool(D.AVG_POOL, input, kernel, stride, padding, spatial, out, pads, ceil_mode, count_include_pad,
+                     divisor_override)  # fmt: skip
+
+
+def _avg_pool(
+    op, input, kernel, stride, padding, spatial, out, pads, ceil_mode, count_include_pad, divisor_override
+):
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    spatial, out, pads = _geometry(input, kernel, stride, padding, (1, 1), ceil_mode)
     divisor = K.avg_divisor(spatial, kernel, stride, padding, out, count_include_pad, divisor_override)
     if not isinstance(divisor, int):
         divisor = backend.xp_of(input._data).asarray(divisor).astype(input._data.dtype)
     return apply_op(
-        D.AVG_POOL,
+        op,
         (input,),
         (
             tuple(input.shape),
@@ -141,3 +171,27 @@ def avg_pool1d(
 ) -> Tensor:
     planes, kernel, stride, padding, _ = _lift_1d("avg_pool1d", input, kernel_size, stride, padding)
     return functions.squeeze(avg_pool2d(planes, kernel, stride, padding, ceil_mode, count_include_pad), -2)
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override=None,
+) -> Tensor:
+    """Window means over the last three dims of (N, C, D, H, W) or (C, D, H, W) (AvgPool3DBackward0)."""
+    kernel, stride, padding, _ = _pool_args(kernel_size, stride, padding, 1, "avg_pool3d", 3)
+    if input.dim() not in (4, 5) or input.numel() == 0:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    spatial = tuple(input.shape[-3:])
+    out, pads = K.pool_geometry(spatial, kernel, stride, padding, (1, 1, 1), ceil_mode)
+    if any(n + 2 * p < k for n, p, k in zip(spatial, padding, kernel)):
+        (t, h, w), (kt, kh, kw) = spatial, kernel
+        raise RuntimeError(
+            f"input image (T: {t} H: {h} W: {w}) smaller than kernel size (kT: {kt} kH: {kh} kW: {kw})"
+        )
+    return _avg_pool(D.AVG_POOL3D, input, kernel, stride, padding, spatial, out, pads, ceil_mode, count_include_pad,
+                     divisor_override)  # fmt: skip

@@ -7,7 +7,7 @@ star-imports this module.
 from __future__ import annotations
 
 from ...ops.api import public
-from . import activation, distance
+from . import activation, distance, normalization
 
 cdist = public(distance.cdist, method=False)
 cosine_similarity = public(distance.cosine_similarity, method=False)
@@ -16,5 +16,6 @@ selu = public(activation.selu, method=False)
 selu_ = public(activation.selu_, method=False)
 celu = public(activation.celu, method=False)
 celu_ = public(activation.celu_, method=False)
+group_norm = public(normalization.aten_group_norm, method=False, name="group_norm")
 
-__all__ = ["cdist", "celu", "celu_", "cosine_similarity", "pairwise_distance", "selu", "selu_"]
+__all__ = ["cdist", "celu", "celu_", "cosine_similarity", "group_norm", "pairwise_distance", "selu", "selu_"]

@@ -47,7 +47,16 @@ from .loss import (
     SoftMarginLoss,
     TripletMarginLoss,
 )
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+)
 from .pooling import AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .sparse import Embedding
 
@@ -70,16 +79,21 @@ __all__ = [
     "Flatten",
     "GELU",
     "GLU",
+    "GroupNorm",
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "LocalResponseNorm",
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
