@@ -33,7 +33,7 @@ def graph(t):
             return name
         return (name, tuple(walk(child) for child, _ in fn.next_functions))
 
-    return walk(t.grad_fn)
+    return walk((t[0] if isinstance(t, tuple) else t).grad_fn)
 
 
 def check_graph(fn, kinds) -> None:
@@ -946,3 +946,291 @@ def test_norm_module(name, args, kwargs, text, shape):
         assert list(module.state_dict()) == list(theirs.state_dict())
         module.train(), theirs.train()
     check_op(lambda lib, x: (module if lib is engine else theirs)(x), [("r", shape)])
+
+
+# ------------------------------------------------------------------------ pooling and pixel shuffles
+
+
+def _unpool(lib, x, kernel=2, stride=None, output_size=None):
+    """max_pool2d's values and indices, unpooled (the pooling is of a constant: only the unpool is checked)."""
+    values, indices = F(lib).max_pool2d(
+        lib.tensor(np.arange(32.0).reshape(1, 2, 4, 4)), kernel, stride, return_indices=True
+    )
+    return F(lib).max_unpool2d(x * values, indices, kernel, stride, output_size=output_size)
+
+
+POOLS = {
+    "adaptive_avg_pool2d": (
+        lambda lib, x: F(lib).adaptive_avg_pool2d(x, (2, 3)),
+        [("r", (2, 3, 5, 7))],
+        "AdaptiveAvgPool2DBackward0",
+    ),  # fmt: skip
+    "adaptive_avg_pool2d_none": (
+        lambda lib, x: F(lib).adaptive_avg_pool2d(x, (None, 3)),
+        [("r", (2, 5, 7))],
+        "AdaptiveAvgPool2DBackward0",
+    ),  # fmt: skip
+    "adaptive_avg_pool2d_upsizes": (
+        lambda lib, x: F(lib).adaptive_avg_pool2d(x, 4),
+        [("r", (1, 2, 3, 2))],
+        "AdaptiveAvgPool2DBackward0",
+    ),  # fmt: skip
+    "adaptive_avg_pool2d_1x1": (
+        lambda lib, x: F(lib).adaptive_avg_pool2d(x, 1),
+        [("r", (2, 3, 5, 4))],
+        "MeanBackward1",
+    ),
+    "adaptive_avg_pool1d": (
+        lambda lib, x: F(lib).adaptive_avg_pool1d(x, 3),
+        [("r", (2, 3, 7))],
+        "SqueezeBackward1",
+    ),
+    "adaptive_avg_pool1d_1": (
+        lambda lib, x: F(lib).adaptive_avg_pool1d(x, (1,)),
+        [("r", (3, 7))],
+        "SqueezeBackward1",
+    ),
+    "torch.adaptive_avg_pool1d": (
+        lambda lib, x: lib.adaptive_avg_pool1d(x, 2),
+        [("r", (3, 7))],
+        "SqueezeBackward1",
+    ),
+    "adaptive_max_pool2d": (
+        lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 3)),
+        [("d", (2, 2, 5, 7))],
+        "AdaptiveMaxPool2DBackward0",
+    ),  # fmt: skip
+    "adaptive_max_pool2d_indices": (
+        lambda lib, x: F(lib).adaptive_max_pool2d(x, (3, 2), return_indices=True),
+        [("d", (3, 5, 4))],
+        "AdaptiveMaxPool2DBackward0",
+    ),  # fmt: skip
+    "adaptive_max_pool2d_overlapping": (
+        lambda lib, x: F(lib).adaptive_max_pool2d(x, 4),
+        [("d", (1, 1, 5, 5))],
+        "AdaptiveMaxPool2DBackward0",
+    ),  # fmt: skip
+    "adaptive_max_pool1d": (
+        lambda lib, x: F(lib).adaptive_max_pool1d(x, 3, True),
+        [("d", (2, 7))],
+        "SqueezeBackward1",
+    ),
+    "max_unpool2d": (lambda lib, x: _unpool(lib, x), [("r", (1, 2, 2, 2))], "MaxUnpool2DBackward0"),
+    "max_unpool2d_output_size": (
+        lambda lib, x: _unpool(lib, x, output_size=(5, 5)),
+        [("r", (1, 2, 2, 2))],
+        "MaxUnpool2DBackward0",
+    ),  # fmt: skip
+    "max_unpool2d_stride": (
+        lambda lib, x: _unpool(lib, x, 2, 1),
+        [("r", (1, 2, 3, 3))],
+        "MaxUnpool2DBackward0",
+    ),
+    "lp_pool1d": (lambda lib, x: F(lib).lp_pool1d(x, 3, 2), [("p", (2, 3, 6))], "PowBackward0"),
+    "lp_pool2d": (
+        lambda lib, x: F(lib).lp_pool2d(x, 1.5, (2, 3), stride=1, ceil_mode=True),
+        [("p", (1, 2, 4, 5))],
+        "PowBackward0",
+    ),  # fmt: skip
+    "lp_pool3d": (lambda lib, x: F(lib).lp_pool3d(x, 2, 2), [("r", (1, 2, 2, 4, 4))], "PowBackward0"),
+    "pixel_shuffle": (
+        lambda lib, x: F(lib).pixel_shuffle(x, 2),
+        [("r", (2, 8, 2, 3))],
+        "PixelShuffleBackward0",
+    ),
+    "pixel_shuffle_3d_input": (
+        lambda lib, x: F(lib).pixel_shuffle(x, 3),
+        [("r", (9, 2, 1))],
+        "PixelShuffleBackward0",
+    ),
+    "pixel_shuffle_5d_input": (
+        lambda lib, x: lib.pixel_shuffle(x, 1),
+        [("r", (1, 2, 3, 2, 2))],
+        "PixelShuffleBackward0",
+    ),
+    "pixel_unshuffle": (
+        lambda lib, x: F(lib).pixel_unshuffle(x, 2),
+        [("r", (2, 2, 4, 6))],
+        "PixelUnshuffleBackward0",
+    ),
+    "pixel_unshuffle_3d_input": (
+        lambda lib, x: lib.pixel_unshuffle(x, 3),
+        [("r", (1, 3, 6))],
+        "PixelUnshuffleBackward0",
+    ),
+    "max_pool2d_one_element_tuples": (
+        lambda lib, x: F(lib).max_pool2d(x, (2,), padding=(1,)),
+        [("d", (1, 1, 4, 4))],
+        "MaxPool2DWithIndicesBackward0",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOLS))
+def test_pool(name):
+    check_op_and_graph(*POOLS[name])
+
+
+def test_pixel_shuffle_of_integers_is_forward_only():
+    compare_with_torch(lambda lib, x: F(lib).pixel_shuffle(x, 2), [np.arange(16).reshape(4, 2, 2)])
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        *[
+            (
+                lambda lib, name=name, arg=arg, value=value: getattr(F(lib), name)(
+                    lib.ones(1, 1, 6, 6), **{"kernel_size": 2, arg: value}
+                ),
+                f"{name}: {arg}",
+                RuntimeError,
+            )  # fmt: skip
+            for name in ("max_pool2d", "avg_pool2d")
+            for arg, value in (("kernel_size", (2, 2, 2)), ("stride", (1, 1, 1)), ("padding", (1, 1, 1)))
+        ],
+        (
+            lambda lib: F(lib).max_pool2d(lib.ones(1, 1, 6, 6), 2, dilation=(1, 1, 1)),
+            "dilation must be",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(5, 7), (2, 2)),
+            "Input dimension should be at least 3",
+            ValueError,
+        ),  # fmt: skip
+        (lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(5, 7), 2), "Expected 3D or 4D tensor", RuntimeError),
+        (
+            lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(1, 1, 5, 7), (2, 3, 4)),
+            "output_size must be 2",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(1, 5, 7), (-1, 3)),
+            "greater than or equal to 0",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(2, 3, 0, 7), 2),
+            "non-zero size for non-batch",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(1, 2, 4, 4, dtype=lib.int64), 2),
+            "not implemented for 'Long'",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).adaptive_avg_pool1d(lib.ones(2, 3, 4, 5), 3),
+            "Expected 2 to 3 dimensions",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).adaptive_avg_pool1d(lib.ones(3, 5), (3, 2)),
+            "should contain one int",
+            RuntimeError,
+        ),
+        (lambda lib: F(lib).adaptive_max_pool2d(lib.ones(5, 7), 1), "Expected 3D or 4D tensor", RuntimeError),
+        (
+            lambda lib: F(lib).adaptive_max_pool2d(lib.ones(1, 1, 5, 7), (2, 3, 4)),
+            "output_size.size() must be 2",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).adaptive_max_pool1d(lib.ones(3, 0), 2),
+            "non-zero size for non-batch",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).max_unpool2d(lib.ones(1, 2, 2, 2), lib.zeros(1, 2, 2, 2, dtype=lib.int32), 2),
+            "should be type int64",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).max_unpool2d(lib.ones(2, 2), lib.zeros(2, 2, dtype=lib.int64), 2),
+            "should be a 3d or 4d Tensor",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).max_unpool2d(lib.ones(1, 2, 2), lib.zeros(1, 1, 2, dtype=lib.int64), 2),
+            "Expected shape of indices",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).max_unpool2d(lib.ones(1, 2, 2), lib.full((1, 2, 2), 18, dtype=lib.int64), 2),
+            "Found an invalid max index: 18",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).max_unpool2d(
+                lib.ones(1, 2, 2), lib.zeros(1, 2, 2, dtype=lib.int64), 2, output_size=(7, 5)
+            ),
+            "invalid output_size",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).max_unpool2d(
+                lib.ones(1, 2, 2), lib.zeros(1, 2, 2, dtype=lib.int64), 2, output_size=(5,)
+            ),
+            "should be a sequence containing 2 or 4 elements",
+            ValueError,
+        ),  # fmt: skip
+        (lambda lib: F(lib).pixel_shuffle(lib.ones(8, 2), 2), "at least 3 dimensions", RuntimeError),
+        (lambda lib: F(lib).pixel_shuffle(lib.ones(8, 2, 3), 0), "positive upscale_factor", RuntimeError),
+        (lambda lib: F(lib).pixel_shuffle(lib.ones(6, 2, 3), 2), "is not divisible by 4", RuntimeError),
+        (lambda lib: F(lib).pixel_unshuffle(lib.ones(4, 6), 2), "at least 3 dimensions", RuntimeError),
+        (lambda lib: F(lib).pixel_unshuffle(lib.ones(1, 4, 6), 0), "positive downscale_factor", RuntimeError),
+        (lambda lib: F(lib).pixel_unshuffle(lib.ones(1, 5, 6), 2), "height to be divisible", RuntimeError),
+        (lambda lib: F(lib).pixel_unshuffle(lib.ones(1, 4, 5), 2), "width to be divisible", RuntimeError),
+        (
+            lambda lib: F(lib).lp_pool2d(lib.ones(1, 1, 4, 4), 2, (2, 2, 2)),
+            "too many values to unpack",
+            ValueError,
+        ),
+    ],
+)
+def test_pool_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+def test_adaptive_max_pool_indices_match_torch_with_ties_and_nans():
+    data = np.array(
+        [[[[1.0, 3.0, 3.0, 0.0, 2.0], [np.nan, 1.0, 3.0, 3.0, np.nan], [0.0, 0.0, 5.0, 5.0, 1.0]]]]
+    )
+    compare_with_torch(lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 3), return_indices=True), [data])
+
+
+POOL_MODULES = [
+    ("AdaptiveAvgPool2d", ((2, None),), "AdaptiveAvgPool2d(output_size=(2, None))", (2, 3, 5, 4)),
+    ("AdaptiveAvgPool1d", (3,), "AdaptiveAvgPool1d(output_size=3)", (2, 3, 7)),
+    ("AdaptiveMaxPool2d", (3,), "AdaptiveMaxPool2d(output_size=3)", (2, 5, 4)),
+    ("AdaptiveMaxPool1d", (2,), "AdaptiveMaxPool1d(output_size=2)", (3, 5)),
+    ("LPPool2d", (2, 3), "LPPool2d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)", (1, 2, 5, 6)),
+    (
+        "LPPool1d",
+        (1.5, 2, 1, True),
+        "LPPool1d(norm_type=1.5, kernel_size=2, stride=1, ceil_mode=True)",
+        (2, 5),
+    ),
+    ("LPPool3d", (2, 2), "LPPool3d(norm_type=2, kernel_size=2, stride=None, ceil_mode=False)", (1, 2, 2, 4)),
+    ("PixelShuffle", (2,), "PixelShuffle(upscale_factor=2)", (1, 8, 2, 3)),
+    ("PixelUnshuffle", (3,), "PixelUnshuffle(downscale_factor=3)", (1, 3, 6)),
+    ("AvgPool3d", (2, 1), "AvgPool3d(kernel_size=2, stride=1, padding=0)", (1, 2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("name, args, text, shape", POOL_MODULES, ids=[m[0] for m in POOL_MODULES])
+def test_pool_module(name, args, text, shape):
+    assert repr(getattr(engine.nn, name)(*args)) == text
+    check_op(lambda lib, x: getattr(lib.nn, name)(*args)(x), [("d" if "Max" in name else "p", shape)])
+
+
+def test_max_unpool_modules():
+    assert repr(engine.nn.MaxUnpool2d(2)) == "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))"
+    assert repr(engine.nn.MaxUnpool1d(3, 2, 1)) == "MaxUnpool1d(kernel_size=(3,), stride=(2,), padding=(1,))"
+
+    def fn(lib, x):
+        values, indices = lib.nn.MaxPool1d(2, return_indices=True)(x)
+        return lib.nn.MaxUnpool1d(2)(values, indices, output_size=[7])
+
+    check_op(fn, [("d", (2, 3, 6))], node="SqueezeBackward1")

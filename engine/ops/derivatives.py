@@ -545,4 +545,30 @@ NATIVE_GROUP_NORM = row("NativeGroupNormBackward0",
                         joint=F.group_norm_backward)
 REPEAT = row("RepeatBackward0", lambda xp, self, self_sym_sizes, repeats: xp.tile(self, repeats),
              attrs=("self_sym_sizes", "repeats"), self=F.repeat_backward)
+
+ADAPTIVE_AVG_POOL_TIE = tied_to_self("AdaptiveAvgPool2DBackward0")
+ADAPTIVE_AVG_POOL2D = row("AdaptiveAvgPool2DBackward0",
+                          lambda xp, self, matrices: K.along_trailing_dims(xp, self, matrices),
+                          saves=("self",), attrs=("matrices",),
+                          self=lambda m, g, self, matrices:
+                              m.tie(F.along_trailing_dims_transposed(m, g, matrices), self, ADAPTIVE_AVG_POOL_TIE))
+ADAPTIVE_MAX_POOL_TIE = tied_to_self("AdaptiveMaxPool2DBackward0")
+ADAPTIVE_MAX_POOL2D = row("AdaptiveMaxPool2DBackward0", lambda xp, self, self_sym_sizes, result1: xp.take(self, result1),
+                          saves=("self",), attrs=("self_sym_sizes", "result1"), frees=("result1",),
+                          self=lambda m, g, self, self_sym_sizes, result1: m.tie(
+                              F.scatter_flat(m, g, self_sym_sizes, result1, False), self, ADAPTIVE_MAX_POOL_TIE))
+MAX_UNPOOL2D = row("MaxUnpool2DBackward0",
+                   lambda xp, self, indices, output_size: K.max_unpool(xp, self, indices, output_size),
+                   attrs=("indices", "output_size"), frees=("indices",),
+                   self=lambda m, g, indices, output_size: g.reshape((-1,))[indices])
+PIXEL_SHUFFLE = row("PixelShuffleBackward0",
+                    lambda xp, self, upscale_factor: K.fresh(xp, F.pixel_shuffle(array_math(self), self, upscale_factor),
+                                                             self),
+                    attrs=("upscale_factor",),
+                    self=lambda m, g, upscale_factor: F.pixel_unshuffle(m, g, upscale_factor))
+PIXEL_UNSHUFFLE = row("PixelUnshuffleBackward0",
+                      lambda xp, self, downscale_factor:
+                          K.fresh(xp, F.pixel_unshuffle(array_math(self), self, downscale_factor), self),
+                      attrs=("downscale_factor",),
+                      self=lambda m, g, downscale_factor: F.pixel_shuffle(m, g, downscale_factor))
 # fmt: on

@@ -383,3 +383,31 @@ def repeat_backward(m, g, self_sym_sizes, repeats):
     shape = (1,) * (len(repeats) - len(self_sym_sizes)) + tuple(self_sym_sizes)
     split = tuple(n for r, s in zip(repeats, shape) for n in (r, s))
     return m.sum(g.reshape(split), tuple(range(0, len(split), 2)), False).reshape(tuple(self_sym_sizes))
+
+
+def along_trailing_dims_transposed(m, g, matrices):
+    """The adjoint of kernels.along_trailing_dims: each (out, in) matrix's transpose applied along its dim."""
+    for k, matrix in enumerate(matrices):
+        axis = k - len(matrices)
+        g = g @ matrix if axis == -1 else m.transpose(m.transpose(g, axis, -1) @ matrix, axis, -1)
+    return g
+
+
+def pixel_shuffle(m, x, r):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): channel c r^2 + i r + j lands at row h r + i, column w r + j."""
+    lead, (c, h, w) = tuple(x.shape[:-3]), tuple(x.shape[-3:])
+    n = len(lead)
+    y = m.permute(
+        x.reshape(lead + (c // (r * r), r, r, h, w)), tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
+    )
+    return y.reshape(lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(m, x, r):
+    """pixel_shuffle's inverse: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    lead, (c, h, w) = tuple(x.shape[:-3]), tuple(x.shape[-3:])
+    n = len(lead)
+    y = m.permute(
+        x.reshape(lead + (c, h // r, r, w // r, r)), tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
+    )
+    return y.reshape(lead + (c * r * r, h // r, w // r))

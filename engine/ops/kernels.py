@@ -483,3 +483,61 @@ def group_norm(x, weight, bias, group, mean, rstd):
     if bias is not None:
         out += bias.reshape(shape)
     return out
+
+
+def fresh(xp, out, source):
+    """`out` as an array of its own: a copy where a reshape left it a view of the input."""
+    return out.copy() if xp.may_share_memory(out, source) else out
+
+
+def along_trailing_dims(xp, x, matrices):
+    """A linear map of the trailing len(matrices) dims: each (out, in) matrix applied along its dim."""
+    for k, matrix in enumerate(matrices):
+        axis = k - len(matrices)
+        if axis == -1:
+            x = x @ matrix.T
+        else:
+            x = xp.swapaxes(xp.swapaxes(x, axis, -1) @ matrix.T, axis, -1)
+    return x
+
+
+def adaptive_bounds(n_in: int, n_out: int):
+    """Each adaptive window's [start, end) along one dim, as PyTorch's adaptive pools cut them (host arrays)."""
+    i = numpy.arange(n_out)
+    return (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+
+
+def adaptive_average_matrix(xp, n_in: int, n_out: int, dtype):
+    """The (n_out, n_in) matrix that averages each adaptive window."""
+    start, end = adaptive_bounds(n_in, n_out)
+    j = numpy.arange(n_in)
+    inside = (j >= start[:, None]) & (j < end[:, None])
+    return xp.asarray(inside / (end - start)[:, None]).astype(dtype)
+
+
+def adaptive_max_pool(xp, x, out_size):
+    """Per adaptive window of (P, H, W) planes, the in-plane flat index of its maximum (ties: the first;
+    a NaN wins, the last one, as PyTorch's CPU kernel scans)."""
+    planes, (h, w) = x.shape[0], x.shape[1:]
+    tables = []  # per dim, (out, widest window) input positions; a narrower window repeats its last one
+    for n, o in zip((h, w), out_size):
+        start, end = adaptive_bounds(n, o)
+        tables.append(
+            numpy.minimum(start[:, None] + numpy.arange(int((end - start).max())), end[:, None] - 1)
+        )
+    rows, cols = tables
+    pos = xp.asarray((rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(out_size + (-1,)))
+    values = x.reshape(planes, h * w)[:, pos]  # (P, oh, ow, window)
+    best = values.argmax(axis=-1)
+    nan = values != values
+    if nan.any():
+        last_nan = nan.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+        best = xp.where(nan.any(axis=-1), last_nan, best)
+    return xp.take_along_axis(xp.broadcast_to(pos, values.shape), best[..., None], axis=-1)[..., 0]
+
+
+def max_unpool(xp, x, indices, output_size):
+    """Zeros of `output_size` with x's values written at flat `indices` into it."""
+    out = xp.zeros(math.prod(output_size), dtype=x.dtype)
+    out[indices.reshape(-1)] = x.reshape(-1)
+    return out.reshape(output_size)

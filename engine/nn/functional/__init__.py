@@ -52,10 +52,30 @@ from .loss import (
 )
 from .normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
 from .padding import pad
-from .pooling import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d
+from .pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_unpool1d,
+    max_unpool2d,
+)
 from .sparse import embedding, one_hot
+from .vision import pixel_shuffle, pixel_unshuffle
 
 __all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
@@ -91,9 +111,14 @@ __all__ = [
     "local_response_norm",
     "log_softmax",
     "logsigmoid",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
     "margin_ranking_loss",
     "max_pool1d",
     "max_pool2d",
+    "max_unpool1d",
+    "max_unpool2d",
     "mish",
     "mse_loss",
     "multilabel_soft_margin_loss",
@@ -102,6 +127,8 @@ __all__ = [
     "one_hot",
     "pad",
     "pairwise_distance",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "poisson_nll_loss",
     "relu",
     "relu6",

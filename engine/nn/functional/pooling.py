@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ... import backend
 from ...ops import derivatives as D
 from ...ops import functions
@@ -195,3 +197,198 @@ def avg_pool3d(
         )
     return _avg_pool(D.AVG_POOL3D, input, kernel, stride, padding, spatial, out, pads, ceil_mode, count_include_pad,
                      divisor_override)  # fmt: skip
+
+
+# ---------------------------------------------------------------- adaptive pools, unpooling, lp pools
+
+
+def _list_with_default(out_size, defaults):
+    """An output size whose None entries take the input's size (torch's _list_with_default)."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [d if v is None else v for v, d in zip(out_size, defaults[-len(out_size) :])]
+
+
+def _adaptive_checks(name: str, input: Tensor, output_size) -> tuple:
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    for i in range(1, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes "
+                f"{list(input.shape)} with dimension {i} being empty"
+            )
+    if not input.dtype.is_floating_point:
+        kernel = "adaptive_avg_pool2d" if name.startswith("adaptive_avg") else "adaptive_max_pool2d"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_type}'")
+    return tuple(int(o) for o in output_size)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Means over adaptive windows (AdaptiveAvgPool2DBackward0); a 1 x 1 output is a mean (MeanBackward1)."""
+    size = _list_with_default(output_size, list(input.shape))
+    size = _pool_tuple_any("adaptive_avg_pool2d: output_size must be 2", size, 2)
+    if any(o < 0 for o in size):
+        raise RuntimeError(
+            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received "
+            f"{{{size[0]}, {size[1]}}}"
+        )
+    if size == (1, 1):  # ATen's shortcut, taken before any check of the input
+        return functions.mean(input, (-1, -2), keepdim=True)
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    size = _adaptive_checks("adaptive_avg_pool2d", input, size)
+    xp, dtype = backend.xp_of(input._data), input._data.dtype
+    matrices = tuple(K.adaptive_average_matrix(xp, n, o, dtype) for n, o in zip(input.shape[-2:], size))
+    return apply_op(D.ADAPTIVE_AVG_POOL2D, (input,), (matrices,))
+
+
+def _pool_tuple_any(message: str, value, n: int) -> tuple:
+    if isinstance(value, int):
+        return (value,) * n
+    if len(value) != n:
+        raise RuntimeError(message)
+    return tuple(int(v) for v in value)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Maxima over adaptive windows (AdaptiveMaxPool2DBackward0); indices are flat within each plane."""
+    size = _list_with_default(output_size, list(input.shape))
+    size = _pool_tuple_any("adaptive_max_pool2d(): internal error: output_size.size() must be 2", size, 2)
+    size = _adaptive_checks("adaptive_max_pool2d", input, size)
+    data = input._data
+    xp = backend.xp_of(data)
+    spatial = tuple(input.shape[-2:])
+    lead = tuple(input.shape[:-2])
+    if 0 in size:
+        in_plane = xp.zeros(lead + size, dtype=backend.int64.np)
+    else:
+        in_plane = K.adaptive_max_pool(xp, data.reshape((-1,) + spatial), size).reshape(lead + size)
+    planes = xp.arange(math.prod(lead), dtype=backend.int64.np).reshape(lead + (1, 1)) * math.prod(spatial)
+    result = apply_op(D.ADAPTIVE_MAX_POOL2D, (input,), (tuple(input.shape), in_plane + planes))
+    return (result, wrap(in_plane)) if return_indices else result
+
+
+def _check_1d(name: str, input: Tensor, output_size) -> int:
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 'self' "
+            f"(while checking arguments for {name})"
+        )
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 1:
+            raise RuntimeError(
+                f"{name}() argument 'output_size' should contain one int (got {len(output_size)})"
+            )
+        output_size = output_size[0]
+    return int(output_size)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    size = _check_1d("adaptive_avg_pool1d", input, output_size)
+    return functions.squeeze(adaptive_avg_pool2d(functions.unsqueeze(input, -2), (1, size)), -2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    size = _check_1d("adaptive_max_pool1d", input, output_size)
+    for i in range(1, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                "adaptive_max_pool1d(): Expected input to have non-zero size for non-batch dimensions, but input "
+                f"has sizes {list(input.shape)} with dimension {i} being empty"
+            )
+    values, indices = adaptive_max_pool2d(functions.unsqueeze(input, -2), (1, size), True)
+    values = functions.squeeze(values, -2)
+    return (values, wrap(indices._data.squeeze(-2))) if return_indices else values
+
+
+def _unpool_output_size(input: Tensor, kernel, stride, padding, output_size) -> list:
+    """The unpooled size: the pooling's input size by default, else `output_size` within a stride of it."""
+    nd = len(kernel)
+    default = [(input.shape[-nd + d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(nd)]
+    if output_size is None:
+        return default
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(
+            f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a length of "
+            f"'{len(output_size)}'"
+        )
+    for d in range(nd):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(
+                f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})'
+            )
+    return list(output_size)
+
+
+def _max_unpool2d(input: Tensor, indices: Tensor, output_size) -> Tensor:
+    """ATen's max_unpool2d: each plane's values written at their in-plane indices (MaxUnpool2DBackward0)."""
+    if indices.dtype is not backend.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {indices.dtype.scalar_type}")
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with {input.dim()} dimensions."
+        )
+    if input.shape != indices.shape:
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) but got "
+            f"indices tensor with shape: {list(indices.shape)}"
+        )
+    oh, ow = output_size
+    idx = indices._data
+    bad = (idx < 0) | (idx >= oh * ow)
+    if bad.any():
+        raise RuntimeError(
+            f"Found an invalid max index: {int(idx[bad].reshape(-1)[0])} (output volumes are of size {oh}x{ow})"
+        )
+    lead = tuple(input.shape[:-2])
+    planes = backend.xp_of(idx).arange(math.prod(lead), dtype=idx.dtype).reshape(lead + (1, 1))
+    return apply_op(D.MAX_UNPOOL2D, (input,), (idx + planes * (oh * ow), lead + (oh, ow)))
+
+
+def max_unpool2d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    kernel = ntuple(kernel_size, 2)
+    stride = kernel if stride is None else ntuple(stride, 2)
+    size = _unpool_output_size(input, kernel, stride, ntuple(padding, 2), output_size)
+    return _max_unpool2d(input, indices, size)
+
+
+def max_unpool1d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    kernel = ntuple(kernel_size, 1)
+    stride = kernel if stride is None else ntuple(stride, 1)
+    size = _unpool_output_size(input, kernel, stride, ntuple(padding, 1), output_size) + [1]
+    out = _max_unpool2d(functions.unsqueeze(input, -1), wrap(indices._data[..., None]), size)
+    return functions.squeeze(out, -1)
+
+
+def _lp(out: Tensor, norm_type: float, window: int) -> Tensor:
+    """(sign(out) * relu(|out|) * window) ** (1 / p): the mean of |x|^p back to a p-norm, as torch writes it."""
+    return ((functions.sign(out) * functions.relu(functions.abs(out))) * window) ** (1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False
+) -> Tensor:
+    out = avg_pool1d(input**norm_type, kernel_size, kernel_size if stride is None else stride, 0, ceil_mode)
+    return _lp(out, norm_type, kernel_size)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    kw, kh = ntuple(kernel_size, 2)
+    out = avg_pool2d(input**norm_type, kernel_size, stride, 0, ceil_mode)
+    return _lp(out, norm_type, kw * kh)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    kd, kw, kh = ntuple(kernel_size, 3)
+    out = avg_pool3d(input**norm_type, kernel_size, stride, 0, ceil_mode)
+    return _lp(out, norm_type, kd * kw * kh)

@@ -7,7 +7,7 @@ star-imports this module.
 from __future__ import annotations
 
 from ...ops.api import public
-from . import activation, distance, normalization
+from . import activation, distance, normalization, pooling, vision
 
 cdist = public(distance.cdist, method=False)
 cosine_similarity = public(distance.cosine_similarity, method=False)
@@ -16,6 +16,21 @@ selu = public(activation.selu, method=False)
 selu_ = public(activation.selu_, method=False)
 celu = public(activation.celu, method=False)
 celu_ = public(activation.celu_, method=False)
+pixel_shuffle = public(vision.pixel_shuffle, method=False)
+pixel_unshuffle = public(vision.pixel_unshuffle, method=False)
+adaptive_avg_pool1d = public(pooling.adaptive_avg_pool1d, method=False)
 group_norm = public(normalization.aten_group_norm, method=False, name="group_norm")
 
-__all__ = ["cdist", "celu", "celu_", "cosine_similarity", "group_norm", "pairwise_distance", "selu", "selu_"]
+__all__ = [
+    "adaptive_avg_pool1d",
+    "cdist",
+    "celu",
+    "celu_",
+    "cosine_similarity",
+    "group_norm",
+    "pairwise_distance",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "selu",
+    "selu_",
+]

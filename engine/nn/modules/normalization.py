@@ -17,9 +17,13 @@ from ..parameter import Parameter
 
 def _affine_parameters(module: Module, affine: bool, bias: bool, shape, device, dtype) -> None:
     """A norm's weight and bias Parameters of `shape` (bias only with `bias`), or both None."""
-    module.register_parameter("weight", Parameter(empty(shape, device=device, dtype=dtype)) if affine else None)
+    module.register_parameter(
+        "weight", Parameter(empty(shape, device=device, dtype=dtype)) if affine else None
+    )
     with_bias = affine and bias
-    module.register_parameter("bias", Parameter(empty(shape, device=device, dtype=dtype)) if with_bias else None)
+    module.register_parameter(
+        "bias", Parameter(empty(shape, device=device, dtype=dtype)) if with_bias else None
+    )
 
 
 def _reset_affine(module: Module) -> None:
