@@ -1234,3 +1234,240 @@ def test_max_unpool_modules():
         return lib.nn.MaxUnpool1d(2)(values, indices, output_size=[7])
 
     check_op(fn, [("d", (2, 3, 6))], node="SqueezeBackward1")
+
+
+# ------------------------------------------------------------------------- padding and embedding bags
+
+CIRCULAR = [
+    ((1, 2), (3, 5)),
+    ((0, 2), (3, 5)),
+    ((-1, 2), (3, 5)),
+    ((2, -1), (2, 3, 5)),
+    ((5, 5), (3, 5)),
+    ((1, 1, 1, 1), (1, 2, 3, 4)),
+    ((1, 0, 0, 1), (2, 3, 4)),
+    ((0, 0, 0, 0), (1, 2, 3, 4)),
+    ((1, 2, 0, 1, 2, 1), (1, 1, 3, 4, 3)),
+    ((-1, 1, 1, 1), (2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("pad, shape", CIRCULAR, ids=[str(p) for p, _ in CIRCULAR])
+def test_circular_pad(pad, shape):
+    check_op_and_graph(
+        lambda lib, x: F(lib).pad(x, pad, mode="circular"), [("r", shape)], "engine::autograd::CopySlices"
+    )
+
+
+def test_circular_pad_wraps_around():
+    out = engine.nn.functional.pad(engine.arange(6.0).reshape(1, 2, 3), (1, 2), mode="circular")
+    assert out.tolist() == [[[2.0, 0.0, 1.0, 2.0, 0.0, 1.0], [5.0, 3.0, 4.0, 5.0, 3.0, 4.0]]]
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (
+            lambda lib: F(lib).pad(lib.ones(3, 5), (6, 0), mode="circular"),
+            "wrapping around more than once",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).pad(lib.ones(3, 5), (1, 1, 1, 1), mode="circular"),
+            "Padding size 4 is not supported",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).pad(lib.ones(1, 2, 3, 4), (1, 1), mode="circular"),
+            "Padding size 2 is not supported",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 1), mode="reflect", value=1.0),
+            "doesn't take in value",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 1), mode="circular", value=0.5),
+            "doesn't take in value",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 1), mode="wrap"),
+            "Unrecognised padding mode wrap",
+            NotImplementedError,
+        ),  # fmt: skip
+    ],
+    ids=["wraps-twice", "too-many-pads", "too-few-pads", "reflect-value", "circular-value", "unknown-mode"],
+)
+def test_pad_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+def test_conv_with_circular_padding_mode_matches_torch():
+    if torch is None:
+        return
+    torch.manual_seed(0)
+    theirs = torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular").double()
+    ours = engine.nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular").double()
+    ours.load_state_dict({k: engine.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    check_op(
+        lambda lib, x: (ours if lib is engine else theirs)(x),
+        [("r", (1, 2, 4, 5))],
+        node="ConvolutionBackward0",
+    )
+
+
+def _bag(mode="mean", offsets=(0, 4), **kwargs):
+    def fn(lib, weight, *psw):
+        indices = lib.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+        offs = None if offsets is None else lib.tensor(list(offsets))
+        if offsets is None:
+            indices = indices.reshape(2, 4)
+        return F(lib).embedding_bag(
+            indices, weight, offs, mode=mode, per_sample_weights=psw[0] if psw else None, **kwargs
+        )
+
+    return fn
+
+
+BAGS = {
+    "mean": (_bag(), [("r", (10, 3))]),
+    "sum": (_bag("sum"), [("r", (10, 3))]),
+    "max": (_bag("max"), [("d", (10, 3))]),
+    "2d_input": (_bag("sum", None), [("r", (10, 3))]),
+    "empty_bags": (_bag("mean", (0, 4, 4, 8)), [("r", (10, 3))]),
+    "empty_bags_max": (_bag("max", (0, 4, 4, 8)), [("d", (10, 3))]),
+    "include_last_offset": (_bag("mean", (0, 4, 8), include_last_offset=True), [("r", (10, 3))]),
+    "padding_idx": (_bag("mean", padding_idx=4), [("r", (10, 3))]),
+    "padding_idx_negative_max": (_bag("max", (0, 2, 3), padding_idx=-6), [("d", (10, 3))]),
+    "per_sample_weights": (_bag("sum"), [("r", (10, 3)), ("r", (8,))]),
+    "per_sample_weights_padding": (_bag("sum", padding_idx=2), [("r", (10, 3)), ("r", (8,))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAGS))
+def test_embedding_bag(name):
+    fn, kinds = BAGS[name]
+    check_op(fn, kinds, node="EmbeddingBagBackward0")
+
+
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count():
+    """Each row's gradient over how often its index occurs in the batch, as documented (and as F.embedding
+    does). PyTorch 2.13's CPU kernel looks the counts up by position in the sorted indices instead, so its
+    numbers differ where a row's rank and its count disagree; the engine keeps the documented rule."""
+    weight = engine.ones(10, 1, dtype=engine.float64, requires_grad=True)
+    indices, offsets = engine.tensor([1, 2, 4, 5, 4, 3, 2, 9]), engine.tensor([0, 4])
+    out = engine.nn.functional.embedding_bag(indices, weight, offsets, mode="sum", scale_grad_by_freq=True)
+    out.backward(engine.tensor([[1.0], [10.0]], dtype=engine.float64))
+    assert weight.grad.flatten().tolist() == [0, 1, 11 / 2, 10, 11 / 2, 1, 0, 0, 0, 10]
+
+
+def test_embedding_bag_int32_indices():
+    def fn(lib, weight):
+        idx = lib.tensor([1, 2, 4, 5], dtype=lib.int32)
+        return F(lib).embedding_bag(idx, weight, lib.tensor([0, 1], dtype=lib.int32), mode="sum")
+
+    check_op(fn, [("r", (10, 3))], node="EmbeddingBagBackward0")
+
+
+def _bag_error(**kwargs):
+    def fn(lib):
+        args = dict(input=lib.tensor([1, 2, 4, 5]), weight=lib.ones(10, 3), offsets=lib.tensor([0, 2]))
+        args.update({k: v(lib) if callable(v) else v for k, v in kwargs.items()})
+        return F(lib).embedding_bag(**args)
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (_bag_error(offsets=lambda lib: lib.tensor([1, 2])), "offsets[0] has to be 0", RuntimeError),
+        (
+            _bag_error(offsets=lambda lib: lib.tensor([0, 9])),
+            "can not be greater than input's length",
+            RuntimeError,
+        ),
+        (
+            _bag_error(input=lambda lib: lib.tensor([1, 10])),
+            "Index 1 of input takes value 10",
+            RuntimeError,
+        ),
+        (
+            _bag_error(
+                input=lambda lib: lib.tensor([-1, 3]), weight=lambda lib: lib.ones(10, 3, dtype=lib.float64)
+            ),
+            "Expected idx >= 0 && idx < num_embeddings but found idx to be -1",
+            RuntimeError,
+        ),
+        (
+            _bag_error(input=lambda lib: lib.tensor([1.0, 2.0])),
+            "'indices' to have one of the following",
+            RuntimeError,
+        ),
+        (_bag_error(offsets=None), "offsets has to be a 1D Tensor but got None", ValueError),
+        (
+            _bag_error(input=lambda lib: lib.ones(2, 2, dtype=lib.int64)),
+            "if input is 2D, then offsets has to be None",
+            ValueError,
+        ),  # fmt: skip
+        (_bag_error(offsets=lambda lib: lib.tensor([[0, 2]])), "offsets has to be a 1D Tensor", ValueError),
+        (
+            _bag_error(input=lambda lib: lib.ones(2, 2, 2, dtype=lib.int64), offsets=None),
+            "input has to be 1D or 2D",
+            ValueError,
+        ),  # fmt: skip
+        (_bag_error(mode="min"), "mode has to be one of sum, mean or max", ValueError),
+        (
+            _bag_error(per_sample_weights=lambda lib: lib.ones(4)),
+            "only supported for mode='sum'",
+            NotImplementedError,
+        ),
+        (
+            _bag_error(mode="sum", per_sample_weights=lambda lib: lib.ones(3)),
+            "must have the same shape",
+            ValueError,
+        ),
+        (_bag_error(weight=lambda lib: lib.ones(10)), "weight has to be a 2D Tensor", ValueError),
+        (
+            _bag_error(mode="max", scale_grad_by_freq=True),
+            "does not support scaling the gradient",
+            ValueError,
+        ),
+        (_bag_error(padding_idx=10), "padding_idx must be within the number of embeddings", RuntimeError),
+    ],
+    ids=[
+        "offsets-start",
+        "offsets-end",
+        "index-range",
+        "index-range-double",
+        "float-indices",
+        "no-offsets",
+        "2d-offsets",
+        "offsets-2d",
+        "3d-input",
+        "mode",
+        "psw-mode",
+        "psw-shape",
+        "weight-1d",
+        "max-freq",
+        "padding-idx",
+    ],  # fmt: skip
+)
+def test_embedding_bag_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+def test_embedding_bag_module():
+    bag = engine.nn.EmbeddingBag(10, 3, mode="max", padding_idx=2, max_norm=1.0, include_last_offset=True)
+    assert repr(bag) == "EmbeddingBag(10, 3, max_norm=1.0, mode='max', padding_idx=2)"
+    assert repr(engine.nn.EmbeddingBag(10, 3)) == "EmbeddingBag(10, 3, mode='mean')"
+    assert bag.weight[2].tolist() == [0.0, 0.0, 0.0] and bag.weight.shape == (10, 3)
+    big = engine.nn.EmbeddingBag(200, 50).weight.detach().numpy()
+    assert abs(big.mean()) < 0.05 and abs(big.std() - 1) < 0.05  # N(0, 1), as torch initialises it
+    out = bag(engine.tensor([1, 2, 3, 4]), engine.tensor([0, 2, 4]))
+    assert out.shape == (2, 3) and out.grad_fn.name() == "EmbeddingBagBackward0"
+    pretrained = engine.nn.EmbeddingBag.from_pretrained(engine.ones(4, 2), mode="sum")
+    assert not pretrained.weight.requires_grad
+    assert pretrained(engine.tensor([[0, 1], [2, 3]])).tolist() == [[2.0, 2.0], [2.0, 2.0]]

@@ -571,4 +571,12 @@ PIXEL_UNSHUFFLE = row("PixelUnshuffleBackward0",
                           K.fresh(xp, F.pixel_unshuffle(array_math(self), self, downscale_factor), self),
                       attrs=("downscale_factor",),
                       self=lambda m, g, downscale_factor: F.pixel_shuffle(m, g, downscale_factor))
+
+EMBEDDING_BAG = row("EmbeddingBagBackward0",
+                    lambda xp, weight, per_sample_weights, indices, bags, coef, num_bags, mode, max_indices,
+                           grad_scale: K.embedding_bag(xp, weight, per_sample_weights, indices, bags, coef, num_bags,
+                                                       mode, max_indices),
+                    inputs=("weight", "per_sample_weights"), saves=("weight", "per_sample_weights"),
+                    attrs=("indices", "bags", "coef", "num_bags", "mode", "max_indices", "grad_scale"),
+                    frees=("indices", "max_indices"), joint=F.embedding_bag_backward)
 # fmt: on

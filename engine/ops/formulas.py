@@ -411,3 +411,23 @@ def pixel_unshuffle(m, x, r):
         x.reshape(lead + (c, h // r, r, w // r, r)), tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
     )
     return y.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def embedding_bag_backward(m, g, weight, per_sample_weights, indices, bags, coef, num_bags, mode, max_indices,
+                           grad_scale):  # fmt: skip
+    """The weight's gradient: each bag's gradient, scaled as its rows were, added back at their indices
+    (max: at each dimension's chosen row); per_sample_weights': each row's dot with its bag's gradient."""
+    shape = tuple(weight.shape)
+    if mode == "max":  # (rows, columns): each output element's source in weight; valid: 0 for an empty bag
+        rows, columns, valid = max_indices
+        return m.index_grad(g * valid, shape, (rows, columns), False), None
+    per_row = g[bags]  # (n, D): each index's bag gradient
+    scale = coef if grad_scale is None else coef * grad_scale
+    weighted = per_row * scale.reshape((-1, 1))
+    if per_sample_weights is not None:
+        weighted = weighted * per_sample_weights.reshape((-1, 1))
+    gweight = m.index_grad(weighted, shape, indices, False)
+    gpsw = None
+    if per_sample_weights is not None:
+        gpsw = m.sum(per_row * weight[indices], (1,), False) * coef
+    return gweight, gpsw

@@ -541,3 +541,14 @@ def max_unpool(xp, x, indices, output_size):
     out = xp.zeros(math.prod(output_size), dtype=x.dtype)
     out[indices.reshape(-1)] = x.reshape(-1)
     return out.reshape(output_size)
+
+
+def embedding_bag(xp, weight, per_sample_weights, indices, bags, coef, num_bags, mode, max_indices):
+    """Each bag's rows of `weight`, summed with weights `coef` (and per_sample_weights), or their maxima."""
+    if mode == "max":
+        rows, columns, valid = max_indices
+        return weight[rows, columns] * valid
+    scale = coef if per_sample_weights is None else coef * per_sample_weights
+    out = xp.zeros((num_bags, weight.shape[1]), dtype=weight.dtype)
+    backend.scatter_add(out, bags, weight[indices] * scale[:, None])
+    return out

@@ -68,7 +68,7 @@ from .pooling import (
     max_unpool1d,
     max_unpool2d,
 )
-from .sparse import embedding, one_hot
+from .sparse import embedding, embedding_bag, one_hot
 from .vision import pixel_shuffle, pixel_unshuffle
 
 __all__ = [
@@ -93,6 +93,7 @@ __all__ = [
     "elu",
     "elu_",
     "embedding",
+    "embedding_bag",
     "fold",
     "gelu",
     "glu",

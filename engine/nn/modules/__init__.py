@@ -74,7 +74,7 @@ from .pooling import (
     MaxUnpool1d,
     MaxUnpool2d,
 )
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -97,6 +97,7 @@ __all__ = [
     "Dropout",
     "ELU",
     "Embedding",
+    "EmbeddingBag",
     "Flatten",
     "GELU",
     "GLU",
