@@ -1471,3 +1471,201 @@ def test_embedding_bag_module():
     pretrained = engine.nn.EmbeddingBag.from_pretrained(engine.ones(4, 2), mode="sum")
     assert not pretrained.weight.requires_grad
     assert pretrained(engine.tensor([[0, 1], [2, 3]])).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+# --------------------------------------------------------------------------------- convolutions
+
+CONVS = {
+    "conv3d": (
+        lambda lib, x, w, b: F(lib).conv3d(x, w, b),
+        [("r", (2, 2, 3, 4, 3)), ("r", (3, 2, 2, 2, 2)), ("r", (3,))],
+    ),
+    "conv3d_options": (
+        lambda lib, x, w: F(lib).conv3d(x, w, stride=(1, 2, 1), padding=1, dilation=(1, 1, 2), groups=2),
+        [("r", (1, 4, 3, 4, 5)), ("r", (2, 2, 2, 2, 2))],
+    ),
+    "conv3d_unbatched": (
+        lambda lib, x, w: lib.conv3d(x, w, padding="same"),
+        [("r", (2, 3, 3, 3)), ("r", (2, 2, 2, 1, 3))],
+    ),
+    "conv_transpose1d": (
+        lambda lib, x, w, b: F(lib).conv_transpose1d(x, w, b),
+        [("r", (2, 4, 5)), ("r", (4, 2, 3)), ("r", (2,))],
+    ),
+    "conv_transpose1d_stride_groups": (
+        lambda lib, x, w: F(lib).conv_transpose1d(x, w, stride=2, padding=1, output_padding=1, groups=2),
+        [("r", (1, 4, 5)), ("r", (4, 3, 3))],
+    ),
+    "conv_transpose1d_dilation_output_padding": (
+        lambda lib, x, w: F(lib).conv_transpose1d(x, w, output_padding=1, dilation=2),
+        [("r", (1, 4, 6)), ("r", (4, 2, 3))],
+    ),
+    "conv_transpose2d": (
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=(2, 1), padding=(1, 0)),
+        [("r", (2, 3, 4, 3)), ("r", (3, 2, 3, 2)), ("r", (2,))],
+    ),
+    "conv_transpose2d_unbatched": (
+        lambda lib, x, w: lib.conv_transpose2d(x, w, stride=3, output_padding=(2, 1), dilation=2),
+        [("r", (2, 3, 2)), ("r", (2, 2, 2, 2))],
+    ),
+    "conv_transpose2d_padding_past_output_padding": (
+        lambda lib, x, w: F(lib).conv_transpose2d(x, w, stride=2, padding=2, output_padding=1),
+        [("r", (1, 2, 4, 4)), ("r", (2, 1, 5, 5))],
+    ),
+    "conv_transpose3d": (
+        lambda lib, x, w, b: F(lib).conv_transpose3d(x, w, b, stride=2, output_padding=(1, 0, 1)),
+        [("r", (1, 2, 2, 3, 2)), ("r", (2, 2, 2, 2, 2)), ("r", (2,))],
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
+@pytest.mark.parametrize("name", sorted(CONVS))
+def test_convolution(name):
+    fn, kinds = CONVS[name]
+    check_op_and_graph(fn, kinds, "SqueezeBackward1" if "unbatched" in name else "ConvolutionBackward0")
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (
+            lambda lib: F(lib).conv_transpose1d(lib.ones(1, 3, 6), lib.ones(4, 2, 3)),
+            "Given transposed=1",
+            RuntimeError,
+        ),
+        (
+            lambda lib: F(lib).conv_transpose1d(lib.ones(1, 4, 6), lib.ones(4, 2)),
+            "at least three dimensions",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose1d(lib.ones(1, 1, 4, 6), lib.ones(4, 2, 3)),
+            "Expected 2D (unbatched) or 3D",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose1d(lib.ones(1, 4, 6), lib.ones(4, 2, 3), output_padding=1),
+            "output padding must be smaller than either stride or dilation",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose2d(lib.ones(1, 4, 6, 6), lib.ones(4, 2, 3, 3), output_padding=1),
+            "output_padding_height: 1",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose3d(
+                lib.ones(1, 4, 3, 3, 3), lib.ones(4, 2, 2, 2, 2), output_padding=1
+            ),
+            "output_padding_depth: 1",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose1d(lib.ones(1, 4, 6), lib.ones(4, 2, 3), groups=3),
+            "divisible by 3",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose2d(lib.ones(1, 4, 5, 5), lib.ones(4, 2, 3, 3), lib.ones(3)),
+            "expected bias to be 1-dimensional with 2 elements",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose2d(
+                lib.ones(1, 4, 5, 5), lib.ones(4, 2, 3, 3, dtype=lib.float64)
+            ),
+            "expected scalar type Float but found Double",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose2d(lib.ones(1, 4, 1, 1), lib.ones(4, 2, 1, 1), padding=2),
+            "Output size is too small",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv_transpose2d(lib.ones(1, 4, 5, 5), lib.ones(4, 2, 3, 3), groups=0),
+            "non-positive groups is not supported",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).conv3d(lib.ones(1, 2, 3, 4), lib.ones(2, 2, 2, 2, 2)),
+            "expected input[1, 1, 2, 3, 4]",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: lib.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect"),
+            'Only "zeros" padding mode',
+            ValueError,
+        ),
+        (
+            lambda lib: lib.nn.ConvTranspose2d(4, 6, 3, stride=2)(lib.ones(1, 4, 5, 5), output_size=(13, 13)),
+            "requested an output size of (13, 13)",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: lib.nn.ConvTranspose2d(4, 6, 3, stride=2)(lib.ones(1, 4, 5, 5), output_size=(12,)),
+            "output_size must have 2 or 4 elements (got 1)",
+            ValueError,
+        ),  # fmt: skip
+    ],
+)
+def test_convolution_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+CONV_MODULES = [
+    ("Conv3d", (2, 4, 3), dict(padding=1, dilation=2),
+     "Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1), dilation=(2, 2, 2))", (4, 2, 3, 3, 3)),
+    ("ConvTranspose1d", (2, 3, 2), {}, "ConvTranspose1d(2, 3, kernel_size=(2,), stride=(1,))", (2, 3, 2)),
+    ("ConvTranspose2d", (4, 6, 3), dict(stride=2, output_padding=1, groups=2, bias=False),
+     "ConvTranspose2d(4, 6, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1), groups=2, bias=False)",
+     (4, 3, 3, 3)),
+    ("ConvTranspose3d", (2, 2, (1, 2, 3)), {}, "ConvTranspose3d(2, 2, kernel_size=(1, 2, 3), stride=(1, 1, 1))",
+     (2, 2, 1, 2, 3)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, args, kwargs, text, weight_shape", CONV_MODULES, ids=[m[0] for m in CONV_MODULES]
+)
+def test_convolution_module(name, args, kwargs, text, weight_shape):
+    module = getattr(engine.nn, name)(*args, **kwargs)
+    assert repr(module) == text
+    assert module.weight.shape == weight_shape
+    # kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = weight.shape[1] * kernel elements
+    bound = 1 / np.sqrt(weight_shape[1] * np.prod(weight_shape[2:]))
+    assert np.abs(module.weight.detach().numpy()).max() <= bound
+    if module.bias is not None:
+        assert module.bias.shape == (args[1],) and np.abs(module.bias.detach().numpy()).max() <= bound
+    if torch is not None:
+        theirs = getattr(torch.nn, name)(*args, **kwargs)
+        assert repr(theirs) == text and tuple(theirs.weight.shape) == weight_shape
+
+
+def test_conv_transpose_module_output_size():
+    if torch is None:
+        return
+    theirs = torch.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1).double()
+    ours = engine.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1).double()
+    ours.load_state_dict({k: engine.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    check_op(
+        lambda lib, x: (ours if lib is engine else theirs)(x, output_size=[1, 3, 8, 7]), [("r", (1, 2, 4, 4))]
+    )
+
+
+def test_conv_transpose_is_the_adjoint_of_conv():
+    rng = np.random.default_rng(5)
+    x, w, y = (
+        rng.standard_normal((2, 4, 5, 6)),
+        rng.standard_normal((4, 3, 3, 2)),
+        rng.standard_normal((2, 3, 9, 14)),
+    )
+    conv = engine.nn.functional.conv2d(
+        engine.tensor(y), engine.tensor(w), stride=2, padding=(1, 0), dilation=(1, 2)
+    )
+    transposed = engine.nn.functional.conv_transpose2d(
+        engine.tensor(x), engine.tensor(w), stride=2, padding=(1, 0), output_padding=(0, 1), dilation=(1, 2)
+    )
+    assert transposed.shape == (2, 3, 9, 14) and conv.shape == (2, 4, 5, 6)
+    np.testing.assert_allclose((conv.numpy() * x).sum(), (transposed.numpy() * y).sum())

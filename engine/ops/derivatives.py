@@ -579,4 +579,13 @@ EMBEDDING_BAG = row("EmbeddingBagBackward0",
                     inputs=("weight", "per_sample_weights"), saves=("weight", "per_sample_weights"),
                     attrs=("indices", "bags", "coef", "num_bags", "mode", "max_indices", "grad_scale"),
                     frees=("indices", "max_indices"), joint=F.embedding_bag_backward)
+
+CONV_TRANSPOSE = row("ConvolutionBackward0",
+                     lambda xp, input, weight, bias, stride, padding, dilation, groups, output_padding:
+                         K.conv_transpose(xp, input, weight, bias, stride, padding, dilation, groups, output_padding),
+                     inputs=("input", "weight", "bias"), saves=("input", "weight"),
+                     attrs=("stride", "padding", "dilation", "groups", "output_padding"),
+                     input=F.conv_transpose_input_backward, weight=F.conv_transpose_weight_backward,
+                     bias=lambda m, g, input, weight, stride, padding, dilation, groups, output_padding:
+                         m.sum(g, F.channel_dims(g), False))
 # fmt: on

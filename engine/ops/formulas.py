@@ -107,7 +107,7 @@ def _conv_parts(g, weight, groups):
 
 
 def conv_input_backward(m, g, input, weight, stride, padding, dilation, groups, columns):
-    if not isinstance(g, Tensor) and all(s == 1 for s in stride):  # raw and unstrided: the fast kernel
+    if not isinstance(g, Tensor) and all(s == 1 for s in stride) and len(stride) <= 2:  # the fast kernel
         return K.conv_input_grad(m.xp, g, weight, input.shape, padding, dilation, groups)
     n, length, g4, w3 = _conv_parts(g, weight, groups)
     cols = m.transpose(w3, 1, 2) @ g4  # (N, G, C/G * K, L)
@@ -431,3 +431,36 @@ def embedding_bag_backward(m, g, weight, per_sample_weights, indices, bags, coef
     if per_sample_weights is not None:
         gpsw = m.sum(per_row * weight[indices], (1,), False) * coef
     return gweight, gpsw
+
+
+# -- transposed convolution: the adjoint of a convolution; its input gradient is that convolution ----
+
+
+def _windows_of(m, g, input_shape, stride, padding, dilation, kernel):
+    """g's im2col columns, one window per input position: (N, C_out * K, L_in)."""
+    n, spatial = g.shape[0], tuple(input_shape[2:])
+    cols = m.unfold(g, kernel, stride, K.symmetric(padding), dilation)
+    found = K.out_shape(tuple(g.shape[2:]), kernel, stride, K.symmetric(padding), dilation)
+    if found != spatial:  # an output_padding past the stride adds windows no input position had
+        cols = cols.reshape((n, -1) + found)[(slice(None), slice(None)) + tuple(slice(0, s) for s in spatial)]
+        cols = cols.reshape((n, cols.shape[1], math.prod(spatial)))
+    return cols
+
+
+def conv_transpose_input_backward(m, g, input, weight, stride, padding, dilation, groups, output_padding):
+    """The convolution of g by the same weight (weight (C_in, C_out / G, *K) is a C_out -> C_in kernel)."""
+    n, c_in = input.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    cols = _windows_of(m, g, input.shape, stride, padding, dilation, kernel)
+    grouped = cols.reshape((n, groups, -1, cols.shape[-1]))
+    out = weight.reshape((groups, c_in // groups, -1)) @ grouped  # (N, G, C_in / G, L_in)
+    return out.reshape(tuple(input.shape))
+
+
+def conv_transpose_weight_backward(m, g, input, weight, stride, padding, dilation, groups, output_padding):
+    n, c_in = input.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    cols = _windows_of(m, g, input.shape, stride, padding, dilation, kernel)
+    grouped = cols.reshape((n, groups, -1, cols.shape[-1]))  # (N, G, C_out / G * K, L_in)
+    x = input.reshape((n, groups, c_in // groups, -1))
+    return m.sum(x @ m.transpose(grouped, 2, 3), (0,), False).reshape(tuple(weight.shape))

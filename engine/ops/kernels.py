@@ -552,3 +552,26 @@ def embedding_bag(xp, weight, per_sample_weights, indices, bags, coef, num_bags,
     out = xp.zeros((num_bags, weight.shape[1]), dtype=weight.dtype)
     backend.scatter_add(out, bags, weight[indices] * scale[:, None])
     return out
+
+
+def conv_transpose(xp, x, w, b, stride, padding, dilation, groups, output_padding):
+    """Transposed convolution: W^T x per group as columns, added back into the image (col2im), then cut to
+    (i - 1) s - 2 p + d (k - 1) + output_padding + 1 per dim (zeros past the last window)."""
+    n, c_in = x.shape[:2]
+    spatial = x.shape[2:]
+    kernel = w.shape[2:]
+    c_out = w.shape[1] * groups
+    length = math.prod(spatial)
+    cols = xp.matmul(
+        xp.swapaxes(w.reshape(groups, c_in // groups, -1), 1, 2), x.reshape(n, groups, c_in // groups, length)
+    ).reshape(n, -1, length)
+    full = tuple((i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(spatial, stride, dilation, kernel))
+    image = col2im(xp, cols, (n, c_out) + full, kernel, stride, ((0, 0),) * len(kernel), dilation)
+    out_size = tuple(f - 2 * p + op for f, p, op in zip(full, padding, output_padding))
+    out = xp.zeros((n, c_out) + out_size, dtype=image.dtype)
+    src = tuple(slice(p, min(p + o, f)) for p, o, f in zip(padding, out_size, full))
+    dst = tuple(slice(0, min(o, f - p)) for p, o, f in zip(padding, out_size, full))
+    out[(slice(None), slice(None)) + dst] = image[(slice(None), slice(None)) + src]
+    if b is not None:
+        out += b.reshape((c_out,) + (1,) * len(kernel))
+    return out

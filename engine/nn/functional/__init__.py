@@ -29,7 +29,16 @@ from .activation import (
     tanh,
     tanhshrink,
 )
-from .conv import conv1d, conv2d, fold, unfold
+from .conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
 from .distance import cosine_similarity, normalize, pairwise_distance
 from .dropout import dropout
 from .linear import linear
@@ -86,6 +95,10 @@ __all__ = [
     "celu_",
     "conv1d",
     "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_embedding_loss",
     "cosine_similarity",
     "cross_entropy",

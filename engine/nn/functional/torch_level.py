@@ -7,7 +7,7 @@ star-imports this module.
 from __future__ import annotations
 
 from ...ops.api import public
-from . import activation, distance, normalization, pooling, vision
+from . import activation, conv, distance, normalization, pooling, vision
 
 cdist = public(distance.cdist, method=False)
 cosine_similarity = public(distance.cosine_similarity, method=False)
@@ -19,6 +19,10 @@ celu_ = public(activation.celu_, method=False)
 pixel_shuffle = public(vision.pixel_shuffle, method=False)
 pixel_unshuffle = public(vision.pixel_unshuffle, method=False)
 adaptive_avg_pool1d = public(pooling.adaptive_avg_pool1d, method=False)
+conv3d = public(conv.conv3d, method=False)
+conv_transpose1d = public(conv.conv_transpose1d, method=False)
+conv_transpose2d = public(conv.conv_transpose2d, method=False)
+conv_transpose3d = public(conv.conv_transpose3d, method=False)
 group_norm = public(normalization.aten_group_norm, method=False, name="group_norm")
 
 __all__ = [
@@ -26,6 +30,10 @@ __all__ = [
     "cdist",
     "celu",
     "celu_",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_similarity",
     "group_norm",
     "pairwise_distance",
