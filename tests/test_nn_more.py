@@ -1669,3 +1669,239 @@ def test_conv_transpose_is_the_adjoint_of_conv():
     )
     assert transposed.shape == (2, 3, 9, 14) and conv.shape == (2, 4, 5, 6)
     np.testing.assert_allclose((conv.numpy() * x).sum(), (transposed.numpy() * y).sum())
+
+
+# ---------------------------------------------------------------------------------- upsampling
+
+_UPSAMPLING_SHAPES = {
+    "nearest": [(1, 2, 5), (2, 1, 4, 5), (1, 1, 3, 4, 2)],
+    "nearest-exact": [(1, 2, 5), (1, 1, 4, 5), (1, 1, 3, 2, 4)],
+    "linear": [(1, 2, 5)],
+    "bilinear": [(2, 1, 4, 5)],
+    "trilinear": [(1, 1, 3, 4, 2)],
+    "bicubic": [(1, 2, 4, 5)],
+    "area": [(1, 2, 5), (1, 1, 4, 5), (1, 1, 3, 4, 5)],
+}
+_UPSAMPLING_ARGS = [
+    dict(scale_factor=2),
+    dict(scale_factor=1.7),
+    dict(scale_factor=0.6),
+    dict(size=7),
+    dict(size=3),
+    dict(scale_factor=1.7, recompute_scale_factor=True),
+]
+UPSAMPLING = [
+    (mode, shape, kwargs, align_corners)
+    for mode, shapes in _UPSAMPLING_SHAPES.items()
+    for shape in shapes
+    for kwargs in _UPSAMPLING_ARGS + [dict(scale_factor=(2.5, 0.6, 1.7)[: len(shape) - 2])]
+    for align_corners in ([None] if mode in ("nearest", "nearest-exact", "area") else [False, True])
+]
+
+
+@pytest.mark.parametrize(
+    "mode, shape, kwargs, align_corners",
+    UPSAMPLING,
+    ids=[f"{m}-{len(s) - 2}d-{k}-{a}" for m, s, k, a in UPSAMPLING],
+)
+def test_interpolate(mode, shape, kwargs, align_corners):
+    def fn(lib, x):
+        return F(lib).interpolate(x, mode=mode, align_corners=align_corners, **kwargs)
+
+    check_op(fn, [("r", shape)])
+    compare_with_torch(lambda lib, x: fn(lib, x.float()), make_arrays([("r", shape)]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "mode, shape, node",
+    [
+        ("nearest", (1, 2, 5), "UpsampleNearest1DBackward0"),
+        ("nearest", (1, 2, 3, 4), "UpsampleNearest2DBackward0"),
+        ("nearest", (1, 1, 2, 3, 2), "UpsampleNearest3DBackward0"),
+        ("nearest-exact", (1, 2, 3, 4), "UpsampleNearestExact2DBackward0"),
+        ("linear", (1, 2, 5), "UpsampleLinear1DBackward0"),
+        ("bilinear", (1, 2, 3, 4), "UpsampleBilinear2DBackward0"),
+        ("trilinear", (1, 1, 2, 3, 2), "UpsampleTrilinear3DBackward0"),
+        ("bicubic", (1, 2, 3, 4), "UpsampleBicubic2DBackward0"),
+        ("area", (1, 2, 3, 4), "AdaptiveAvgPool2DBackward0"),
+        ("area", (1, 1, 2, 3, 4), "AdaptiveAvgPool3DBackward0"),
+    ],  # fmt: skip
+)
+def test_interpolate_node(mode, shape, node):
+    check_op_and_graph(lambda lib, x: F(lib).interpolate(x, scale_factor=(1.5, 0.7, 2)[: len(shape) - 2], mode=mode),
+                       [("r", shape)], node)  # fmt: skip
+
+
+def test_nearest_3d_gradient_is_the_adjoint_of_its_forward():
+    """A dim that keeps its size under a scale factor != 1 is resampled by PyTorch's nearest3d forward but
+    treated as a copy by its backward (torch's gradient is then not the forward's); the engine's is."""
+    x = engine.arange(24.0, dtype=engine.float64).reshape(1, 1, 3, 4, 2).requires_grad_()
+    y = engine.nn.functional.interpolate(x, scale_factor=(1.0, 1.0, 1.3))
+    (grad,) = engine.autograd.grad(y.sum(), x)
+    counts = np.bincount(y.detach().numpy().reshape(-1).astype(int), minlength=24)
+    assert grad.numpy().reshape(-1).tolist() == counts.tolist()
+
+
+def test_interpolate_of_uint8_nearest_stays_uint8():
+    compare_with_torch(
+        lambda lib, x: F(lib).interpolate(x, scale_factor=1.5),
+        [np.arange(16, dtype=np.uint8).reshape(1, 1, 4, 4)],
+    )
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=3, scale_factor=2),
+            "only one of size",
+            ValueError,
+        ),
+        (lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5)), "either size or scale_factor", ValueError),
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=(3,)),
+            "same number of spatial dimensions",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), scale_factor=(2,)),
+            "scale_factor of shape (2,)",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=(3.0, 4)),
+            "expected size to be one of int",
+            TypeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=3, align_corners=True),
+            "align_corners option",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=3, recompute_scale_factor=True),
+            "recompute_scale_factor is not meaningful",
+            ValueError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(2, 4, 5), size=3, mode="bilinear"),
+            "Got 3D input, but bilinear",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=3, mode="linear"),
+            "Got 4D input, but linear",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(4, 5), size=3),
+            "Only 3D, 4D and 5D input",
+            NotImplementedError,
+        ),
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=3, mode="cubic"),
+            "(got cubic)",
+            NotImplementedError,
+        ),
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=3, antialias=True),
+            "Anti-alias option",
+            ValueError,
+        ),
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4, 5), size=(0, 3)),
+            "(H: 4, W: 5) output (H: 0, W: 3)",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 2, 4), size=0, mode="linear"),
+            "input (W: 4) and output (W: 0)",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 1, 2, 2, 2), scale_factor=0.3),
+            "(D: 2, H: 2, W: 2) output",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 1, 4, 4, dtype=lib.int64), scale_factor=2),
+            "upsample_nearest2d_channels_last",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(lib.ones(1, 1, 4, dtype=lib.uint8), scale_factor=2, mode="linear"),
+            "compute_indices_weights_linear",
+            NotImplementedError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).interpolate(
+                lib.ones(1, 1, 4, 4, dtype=lib.int32), scale_factor=2, mode="bicubic"
+            ),
+            "compute_indices_weights_cubic",
+            NotImplementedError,
+        ),  # fmt: skip
+        (lambda lib: F(lib).adaptive_avg_pool3d(lib.ones(2, 3), 2), "Expected 4D or 5D tensor", RuntimeError),
+        (
+            lambda lib: F(lib).adaptive_avg_pool3d(lib.ones(1, 1, 2, 2, 2), (2, -1, 1)),
+            "but received {2, -1,1}",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).adaptive_avg_pool3d(lib.ones(1, 1, 2, 2, 2, dtype=lib.int64), 2),
+            "adaptive_avg_pool3d_cpu",
+            NotImplementedError,
+        ),  # fmt: skip
+    ],
+)
+def test_interpolate_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (lambda F, x: F.upsample(x, scale_factor=2), "upsample"),
+        (lambda F, x: F.upsample_nearest(x, size=5), "upsample_nearest"),
+        (lambda F, x: F.upsample_bilinear(x, scale_factor=1.5), "upsample_bilinear"),
+    ],  # fmt: skip
+)
+def test_deprecated_upsample_functions_warn(fn, name):
+    with pytest.warns(UserWarning, match=f"`nn.functional.{name}` is deprecated"):
+        out = fn(engine.nn.functional, engine.ones(1, 1, 2, 2))
+    assert out.grad_fn is None and out.dim() == 4
+
+
+UPSAMPLE_MODULES = [
+    ("Upsample", dict(scale_factor=2), "Upsample(scale_factor=2.0, mode='nearest')", (1, 2, 3, 4)),
+    (
+        "Upsample",
+        dict(size=(5, 3), mode="bilinear", align_corners=True),
+        "Upsample(size=(5, 3), mode='bilinear')",
+        (1, 2, 3, 4),
+    ),  # fmt: skip
+    (
+        "Upsample",
+        dict(scale_factor=(2, 1.5), mode="bicubic"),
+        "Upsample(scale_factor=(2.0, 1.5), mode='bicubic')",
+        (1, 1, 3, 4),
+    ),  # fmt: skip
+    ("UpsamplingNearest2d", dict(size=5), "UpsamplingNearest2d(size=5, mode='nearest')", (1, 2, 3, 4)),
+    (
+        "UpsamplingBilinear2d",
+        dict(scale_factor=1.5),
+        "UpsamplingBilinear2d(scale_factor=1.5, mode='bilinear')",
+        (1, 2, 3, 4),
+    ),  # fmt: skip
+    (
+        "AdaptiveAvgPool3d",
+        dict(output_size=(2, 1, 3)),
+        "AdaptiveAvgPool3d(output_size=(2, 1, 3))",
+        (1, 2, 3, 4, 5),
+    ),
+]
+
+
+@pytest.mark.parametrize("name, kwargs, text, shape", UPSAMPLE_MODULES, ids=[m[2] for m in UPSAMPLE_MODULES])
+def test_upsample_module(name, kwargs, text, shape):
+    assert repr(getattr(engine.nn, name)(**kwargs)) == text
+    check_op(lambda lib, x: getattr(lib.nn, name)(**kwargs)(x), [("r", shape)])

@@ -546,12 +546,16 @@ NATIVE_GROUP_NORM = row("NativeGroupNormBackward0",
 REPEAT = row("RepeatBackward0", lambda xp, self, self_sym_sizes, repeats: xp.tile(self, repeats),
              attrs=("self_sym_sizes", "repeats"), self=F.repeat_backward)
 
-ADAPTIVE_AVG_POOL_TIE = tied_to_self("AdaptiveAvgPool2DBackward0")
-ADAPTIVE_AVG_POOL2D = row("AdaptiveAvgPool2DBackward0",
-                          lambda xp, self, matrices: K.along_trailing_dims(xp, self, matrices),
-                          saves=("self",), attrs=("matrices",),
-                          self=lambda m, g, self, matrices:
-                              m.tie(F.along_trailing_dims_transposed(m, g, matrices), self, ADAPTIVE_AVG_POOL_TIE))
+def adaptive_avg_pool(name: str) -> Op:
+    """An adaptive average pooling: one averaging matrix per pooled dim, tied to self as in torch."""
+    tie = tied_to_self(name)
+    return row(name, lambda xp, self, matrices: K.along_trailing_dims(xp, self, matrices),
+               saves=("self",), attrs=("matrices",),
+               self=lambda m, g, self, matrices: m.tie(F.along_trailing_dims_transposed(m, g, matrices), self, tie))
+
+
+ADAPTIVE_AVG_POOL = {name: adaptive_avg_pool(name)
+                     for name in ("AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0")}
 ADAPTIVE_MAX_POOL_TIE = tied_to_self("AdaptiveMaxPool2DBackward0")
 ADAPTIVE_MAX_POOL2D = row("AdaptiveMaxPool2DBackward0", lambda xp, self, self_sym_sizes, result1: xp.take(self, result1),
                           saves=("self",), attrs=("self_sym_sizes", "result1"), frees=("result1",),
@@ -588,4 +592,21 @@ CONV_TRANSPOSE = row("ConvolutionBackward0",
                      input=F.conv_transpose_input_backward, weight=F.conv_transpose_weight_backward,
                      bias=lambda m, g, input, weight, stride, padding, dilation, groups, output_padding:
                          m.sum(g, F.channel_dims(g), False))
+
+def upsample(name: str) -> Op:
+    """An upsampling: a gather along the trailing dims (nearest), or one interpolation matrix per dim."""
+    if "Nearest" in name:
+        return row(name, lambda xp, self, self_sym_sizes, output_size, key: self[key],
+                   attrs=("self_sym_sizes", "output_size", "key"),
+                   self=lambda m, g, self_sym_sizes, output_size, key: m.index_grad(g, self_sym_sizes, key, False))
+    return row(name, lambda xp, self, output_size, matrices: K.along_trailing_dims(xp, self, matrices),
+               attrs=("output_size", "matrices"),
+               self=lambda m, g, output_size, matrices: F.along_trailing_dims_transposed(m, g, matrices))
+
+
+UPSAMPLE = {name: upsample(name) for name in (
+    "UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0", "UpsampleNearest3DBackward0",
+    "UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0", "UpsampleNearestExact3DBackward0",
+    "UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0", "UpsampleTrilinear3DBackward0",
+    "UpsampleBicubic2DBackward0")}
 # fmt: on

@@ -575,3 +575,74 @@ def conv_transpose(xp, x, w, b, stride, padding, dilation, groups, output_paddin
     if b is not None:
         out += b.reshape((c_out,) + (1,) * len(kernel))
     return out
+
+
+# ------------------------------------------------------------------- upsampling (PyTorch's CPU rules)
+
+
+def _source_scale(n_in: int, n_out: int, scale, opmath):
+    """compute_scales_value: 1 / scale_factor when one was given, else n_in / n_out, in `opmath`."""
+    if scale is not None and scale > 0:
+        return opmath(1.0 / scale)
+    return opmath(n_in) / opmath(n_out)
+
+
+def nearest_indices(n_in: int, n_out: int, scale, exact: bool, shortcuts: bool):
+    """Each output position's source along one dim: floor(dst * s) (exact: floor((dst + 0.5) * s)), in float32.
+
+    `shortcuts`: PyTorch's 2-D nearest kernel copies a dim whose size is kept, and halves the index of a
+    dim doubled, whatever the scale factor says.
+    """
+    if shortcuts and n_out == n_in:
+        return numpy.arange(n_out)
+    if shortcuts and n_out == 2 * n_in:
+        return numpy.arange(n_out) >> 1
+    s = _source_scale(n_in, n_out, scale, numpy.float32)
+    dst = numpy.arange(n_out, dtype=numpy.float32)
+    src = numpy.floor(((dst + numpy.float32(0.5)) if exact else dst) * s).astype(numpy.int64)
+    return numpy.minimum(src, n_in - 1)
+
+
+def _source_positions(n_in: int, n_out: int, align_corners: bool, scale, cubic: bool, opmath):
+    """area_pixel_compute_source_index for every output position (and its scale), in `opmath`."""
+    dst = numpy.arange(n_out, dtype=opmath)
+    if align_corners:
+        s = opmath(n_in - 1) / opmath(n_out - 1) if n_out > 1 else opmath(0)
+        return s * dst
+    src = _source_scale(n_in, n_out, scale, opmath) * (dst + opmath(0.5)) - opmath(0.5)
+    return src if cubic else numpy.maximum(src, opmath(0))
+
+
+def _guarded(src, n_in: int):
+    """guard_index_and_lambda: the left index (at most n_in - 1) and the fraction past it, within [0, 1]."""
+    index = numpy.minimum(numpy.floor(src).astype(numpy.int64), n_in - 1)
+    return index, numpy.clip(src - index, 0, 1)
+
+
+def _cubic_coefficients(t, a=-0.75):
+    """The 4 cubic-convolution weights of the taps at -1, 0, 1, 2 around a fraction t (PyTorch's A = -0.75)."""
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def interpolation_matrix(xp, n_in: int, n_out: int, align_corners: bool, scale, cubic: bool, dtype):
+    """The (n_out, n_in) matrix of linear (or cubic) interpolation along one dim; taps past the ends clamp."""
+    if n_in == n_out and not cubic:  # PyTorch's linear kernels copy a dim whose size is kept
+        return xp.eye(n_in, dtype=dtype)
+    opmath = numpy.float64 if numpy.dtype(dtype) == numpy.float64 else numpy.float32
+    index, t = _guarded(_source_positions(n_in, n_out, align_corners, scale, cubic, opmath), n_in)
+    rows = numpy.arange(n_out)
+    matrix = numpy.zeros((n_out, n_in), dtype=opmath)
+    if cubic:
+        for offset, weight in zip((-1, 0, 1, 2), _cubic_coefficients(t)):
+            numpy.add.at(matrix, (rows, numpy.clip(index + offset, 0, n_in - 1)), weight)
+    else:
+        numpy.add.at(matrix, (rows, index), 1 - t)
+        numpy.add.at(matrix, (rows, index + (index < n_in - 1)), t)
+    return xp.asarray(matrix.astype(dtype))

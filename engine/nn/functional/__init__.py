@@ -64,6 +64,7 @@ from .padding import pad
 from .pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
@@ -78,11 +79,13 @@ from .pooling import (
     max_unpool2d,
 )
 from .sparse import embedding, embedding_bag, one_hot
+from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
 from .vision import pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "avg_pool1d",
@@ -117,6 +120,7 @@ __all__ = [
     "hardtanh_",
     "huber_loss",
     "instance_norm",
+    "interpolate",
     "kl_div",
     "l1_loss",
     "layer_norm",
@@ -161,4 +165,7 @@ __all__ = [
     "tanhshrink",
     "triplet_margin_loss",
     "unfold",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]

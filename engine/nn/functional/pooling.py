@@ -212,7 +212,7 @@ def _list_with_default(out_size, defaults):
 
 
 def _adaptive_checks(name: str, input: Tensor, output_size) -> tuple:
-    if input.dim() not in (3, 4):
+    if input.dim() not in (3, 4) and name.endswith("2d"):
         raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
     for i in range(1, input.dim()):
         if input.shape[i] == 0:
@@ -221,28 +221,41 @@ def _adaptive_checks(name: str, input: Tensor, output_size) -> tuple:
                 f"{list(input.shape)} with dimension {i} being empty"
             )
     if not input.dtype.is_floating_point:
-        kernel = "adaptive_avg_pool2d" if name.startswith("adaptive_avg") else "adaptive_max_pool2d"
+        kernel = name + "_cpu" if name.endswith("3d") else name
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_type}'")
     return tuple(int(o) for o in output_size)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Means over adaptive windows (AdaptiveAvgPool2DBackward0); a 1 x 1 output is a mean (MeanBackward1)."""
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Means over adaptive windows (AdaptiveAvgPool3DBackward0); a 1 x 1 x 1 output is a mean (MeanBackward1)."""
+    return _adaptive_avg_pool(input, output_size, 3)
+
+
+def _adaptive_avg_pool(input: Tensor, output_size, nd: int) -> Tensor:
+    name = f"adaptive_avg_pool{nd}d"
     size = _list_with_default(output_size, list(input.shape))
-    size = _pool_tuple_any("adaptive_avg_pool2d: output_size must be 2", size, 2)
+    size = _pool_tuple_any(f"{name}: output_size must be {nd}", size, nd)
     if any(o < 0 for o in size):
         raise RuntimeError(
-            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received "
-            f"{{{size[0]}, {size[1]}}}"
+            f"{name}: elements of output_size must be greater than or equal to 0 but received "
+            + "{"
+            + ", ".join(map(str, size[:2]))
+            + "".join(f",{o}" for o in size[2:])
+            + "}"  # torch's spacing
         )
-    if size == (1, 1):  # ATen's shortcut, taken before any check of the input
-        return functions.mean(input, (-1, -2), keepdim=True)
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    size = _adaptive_checks("adaptive_avg_pool2d", input, size)
+    if size == (1,) * nd:  # ATen's shortcut, taken before any check of the input
+        return functions.mean(input, tuple(range(-1, -nd - 1, -1)), keepdim=True)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    size = _adaptive_checks(name, input, size)
     xp, dtype = backend.xp_of(input._data), input._data.dtype
-    matrices = tuple(K.adaptive_average_matrix(xp, n, o, dtype) for n, o in zip(input.shape[-2:], size))
-    return apply_op(D.ADAPTIVE_AVG_POOL2D, (input,), (matrices,))
+    matrices = tuple(K.adaptive_average_matrix(xp, n, o, dtype) for n, o in zip(input.shape[-nd:], size))
+    return apply_op(D.ADAPTIVE_AVG_POOL[f"AdaptiveAvgPool{nd}DBackward0"], (input,), (matrices,))
 
 
 def _pool_tuple_any(message: str, value, n: int) -> tuple:
