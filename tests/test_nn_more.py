@@ -1905,3 +1905,341 @@ UPSAMPLE_MODULES = [
 def test_upsample_module(name, kwargs, text, shape):
     assert repr(getattr(engine.nn, name)(**kwargs)) == text
     check_op(lambda lib, x: getattr(lib.nn, name)(**kwargs)(x), [("r", shape)])
+
+
+# ----------------------------------------------------------------------------------- attention
+
+_RNG = np.random.default_rng(0)
+_FLOAT_MASK = _RNG.standard_normal((4, 6))
+_BOOL_MASK = _RNG.random((4, 6)) > 0.3
+_BOOL_MASK[1] = False  # a row attending to nothing: zeros, as PyTorch's safe softmax gives
+_QKV = [("r", (2, 3, 4, 5)), ("r", (2, 3, 6, 5)), ("r", (2, 3, 6, 5))]
+
+
+SDPA = {
+    "fused": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v),
+        _QKV,
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),
+    "fused_float_mask": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, lib.tensor(_FLOAT_MASK)),
+        _QKV,
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),  # fmt: skip
+    "fused_bool_mask": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, attn_mask=lib.tensor(_BOOL_MASK)),
+        _QKV,
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),  # fmt: skip
+    "fused_causal": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True),
+        _QKV,
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),  # fmt: skip
+    "fused_causal_and_mask": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(
+            q, k, v, lib.tensor(_FLOAT_MASK), is_causal=True
+        ),
+        _QKV,
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),  # fmt: skip
+    "fused_scale": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, scale=0.3),
+        _QKV,
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),  # fmt: skip
+    "fused_gqa": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [("r", (2, 6, 4, 5)), _QKV[1], _QKV[2]],
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),  # fmt: skip
+    "fused_4d_mask": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(
+            q, k, v, lib.tensor(_FLOAT_MASK[None, None])
+        ),
+        _QKV,
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+    ),  # fmt: skip
+    "math_mask_requires_grad": (
+        lambda lib, q, k, v, m: F(lib).scaled_dot_product_attention(q, k, v, m),
+        _QKV + [("r", (4, 6))],
+        "UnsafeViewBackward0",
+    ),  # fmt: skip
+    "math_3d": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v),
+        [(d, s[1:]) for d, s in _QKV],
+        "UnsafeViewBackward0",
+    ),  # fmt: skip
+    "math_3d_causal": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True),
+        [(d, s[1:]) for d, s in _QKV],
+        "UnsafeViewBackward0",
+    ),  # fmt: skip
+    "math_2d": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v),
+        [(d, s[2:]) for d, s in _QKV],
+        "MmBackward0",
+    ),  # fmt: skip
+    "math_value_dim": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v),
+        [_QKV[0], _QKV[1], ("r", (2, 3, 6, 7))],
+        "UnsafeViewBackward0",
+    ),  # fmt: skip
+    "math_3d_mask": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, lib.tensor(_BOOL_MASK[None])),
+        _QKV,
+        "UnsafeViewBackward0",
+    ),  # fmt: skip
+    "math_negative_scale": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, scale=-0.4),
+        [(d, s[1:]) for d, s in _QKV],
+        "UnsafeViewBackward0",
+    ),  # fmt: skip
+    "math_gqa": (
+        lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [("r", (6, 4, 5)), ("r", (3, 6, 5)), ("r", (3, 6, 5))],
+        "UnsafeViewBackward0",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", sorted(SDPA))
+def test_scaled_dot_product_attention(name):
+    fn, kinds, node = SDPA[name]
+    check_op(fn, kinds, node=node)
+    if (
+        node != "UnsafeViewBackward0"
+    ):  # the math path's matmuls are the engine's (torch's expand and view inside)
+        check_graph(fn, kinds)
+
+
+def test_scaled_dot_product_attention_dropout():
+    """Dropout is the math path's (MulBackward0 on the probabilities); seeded, the gradient is checked."""
+    from numgrad import check_grad
+
+    q, k, v = (engine.tensor(a, requires_grad=True) for a in make_arrays(_QKV))
+
+    def fn(q, k, v):
+        engine.manual_seed(3)
+        return engine.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.4)
+
+    out = fn(q, k, v)
+    assert out.grad_fn.name() == "UnsafeViewBackward0"
+    assert out.grad_fn.next_functions[0][0].next_functions[0][0].name() == "MulBackward0"
+    check_grad(fn, q, k, v)
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (
+            lambda lib: F(lib).scaled_dot_product_attention(lib.ones(5), lib.ones(5), lib.ones(5)),
+            "at least 2 dimensional",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).scaled_dot_product_attention(
+                lib.ones(2, 3), lib.ones(2, 3, dtype=lib.float64), lib.ones(2, 3)
+            ),
+            "Expected query, key, and value to have the same dtype",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).scaled_dot_product_attention(*[lib.ones(1, 1, 2, 2, dtype=lib.int64)] * 3),
+            "expected scalar type Float but found Long",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).scaled_dot_product_attention(
+                *[lib.ones(3, 2, 2)] * 3, lib.ones(2, 2, dtype=lib.int64)
+            ),
+            "Expected attn_mask dtype to be bool or float",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: F(lib).scaled_dot_product_attention(
+                *[lib.ones(3, 2, 2)] * 3, lib.ones(2, 2), is_causal=True
+            ),
+            "Explicit attn_mask should not be set when is_causal=True",
+            RuntimeError,
+        ),  # fmt: skip
+    ],
+    ids=["1d", "dtypes", "integers", "mask-dtype", "causal-and-mask"],
+)
+def test_scaled_dot_product_attention_errors(fn, message, exception):
+    check_error(fn, message, exception)
+
+
+def _module_pair(name, *args, **kwargs):
+    """The engine's module and torch's, with torch's parameters; without torch, the engine's twice.
+    A callable keyword value is given the library (`activation=lambda lib: lib.nn.GELU()`)."""
+
+    def made(lib):
+        options = {k: v(lib) if callable(v) else v for k, v in kwargs.items()}
+        return getattr(lib.nn, name)(*args, **options).double().eval()
+
+    ours = made(engine)
+    if torch is None:
+        return ours, ours
+    torch.manual_seed(0)
+    theirs = made(torch)
+    ours.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+_KPM = np.array([[False, False, True], [False, True, False]])
+_AM = np.array([[False, True, False], [True, False, False]])
+_SEQ = [("r", (2, 2, 4))]  # (target length, batch, embed)
+_CROSS = [("r", (2, 2, 4)), ("r", (3, 2, 4))]
+
+MHA = {
+    "self": ({}, lambda lib, m, x: m(x, x, x), _SEQ),
+    "self_without_weights": ({}, lambda lib, m, x: m(x, x, x, need_weights=False)[0], _SEQ),
+    "per_head_weights": ({}, lambda lib, m, x: m(x, x, x, average_attn_weights=False), _SEQ),
+    "cross": ({}, lambda lib, m, q, k, v: m(q, k, v), [_CROSS[0], _CROSS[1], _CROSS[1]]),
+    "key_is_value": ({}, lambda lib, m, q, k: m(q, k, k), _CROSS),
+    "kdim_vdim": (
+        dict(kdim=3, vdim=5),
+        lambda lib, m, q, k, v: m(q, k, v),
+        [_CROSS[0], ("r", (3, 2, 3)), ("r", (3, 2, 5))],
+    ),
+    "bias_kv_zero_attn": (
+        dict(add_bias_kv=True, add_zero_attn=True),
+        lambda lib, m, q, k: m(q, k, k),
+        _CROSS,
+    ),
+    "key_padding_mask": ({}, lambda lib, m, q, k: m(q, k, k, key_padding_mask=lib.tensor(_KPM)), _CROSS),
+    "key_padding_mask_sdpa": (
+        {},
+        lambda lib, m, q, k: m(q, k, k, key_padding_mask=lib.tensor(_KPM), need_weights=False)[0],
+        _CROSS,
+    ),
+    "attn_mask": ({}, lambda lib, m, q, k: m(q, k, k, attn_mask=lib.tensor(_AM)), _CROSS),
+    "float_attn_mask_sdpa": (
+        {},
+        lambda lib, m, q, k: m(q, k, k, attn_mask=lib.tensor(_FLOAT_MASK[:2, :3]), need_weights=False)[0],
+        _CROSS,
+    ),
+    "both_masks": (
+        {},
+        lambda lib, m, q, k: m(q, k, k, attn_mask=lib.tensor(_AM), key_padding_mask=lib.tensor(_KPM)),
+        _CROSS,
+    ),
+    "batch_first": (dict(batch_first=True), lambda lib, m, x: m(x, x, x), [("r", (2, 3, 4))]),
+    "unbatched": ({}, lambda lib, m, x: m(x, x, x), [("r", (3, 4))]),
+    "no_bias": (dict(bias=False), lambda lib, m, x: m(x, x, x), _SEQ),
+    "is_causal": (
+        {},
+        lambda lib, m, x: m(
+            x,
+            x,
+            x,
+            attn_mask=lib.tensor(np.triu(np.ones((2, 2), bool), 1)),
+            is_causal=True,
+            need_weights=False,
+        )[0],
+        _SEQ,
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", sorted(MHA))
+def test_multihead_attention(name):
+    kwargs, call, kinds = MHA[name]
+    ours, theirs = _module_pair("MultiheadAttention", 4, 2, **kwargs)
+    check_op(lambda lib, *xs: call(lib, ours if lib is engine else theirs, *xs), kinds)
+
+
+TRANSFORMER = {
+    "post_norm_relu": ({}, lambda lib, m, x: m(x), _SEQ),
+    "pre_norm_gelu": (dict(norm_first=True, activation="gelu"), lambda lib, m, x: m(x), _SEQ),
+    "gelu_module": (dict(activation=lambda lib: lib.nn.GELU()), lambda lib, m, x: m(x), _SEQ),
+    "batch_first_padding_mask": (
+        dict(batch_first=True),
+        lambda lib, m, x: m(x, src_key_padding_mask=lib.tensor(_KPM.T)),
+        [("r", (3, 2, 4))],
+    ),  # fmt: skip
+    "src_mask": ({}, lambda lib, m, x: m(x, src_mask=lib.tensor(_AM[:, :2])), _SEQ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMER))
+def test_transformer_encoder_layer(name):
+    kwargs, call, kinds = TRANSFORMER[name]
+    ours, theirs = _module_pair("TransformerEncoderLayer", 4, 2, 6, **kwargs)
+    check_op(lambda lib, *xs: call(lib, ours if lib is engine else theirs, *xs), kinds)
+
+
+def test_attention_module_parameters_reprs_and_initialisation():
+    mha = engine.nn.MultiheadAttention(8, 2, kdim=3, vdim=5, add_bias_kv=True)
+    assert [n for n, _ in mha.named_parameters()] == [
+        "q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
+        "out_proj.bias",
+    ]  # fmt: skip
+    assert repr(mha) == (
+        "MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, bias=True)\n)"
+    )
+    assert mha.in_proj_bias.tolist() == [0.0] * 24 and mha.out_proj.bias.tolist() == [0.0] * 8
+    packed = engine.nn.MultiheadAttention(40, 4).in_proj_weight.detach().numpy()
+    bound = np.sqrt(6 / (40 + 120))  # xavier_uniform_ of the (3E, E) packed weight
+    assert np.abs(packed).max() <= bound and packed.std() > bound / 2
+    layer = engine.nn.TransformerEncoderLayer(4, 2, 8)
+    assert [n for n, _ in layer.named_parameters()][:4] == [
+        "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight", "self_attn.out_proj.bias",
+    ]  # fmt: skip
+    assert repr(layer).splitlines()[1:5] == [
+        "  (self_attn): MultiheadAttention(",
+        "    (out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)",
+        "  )",
+        "  (linear1): Linear(in_features=4, out_features=8, bias=True)",
+    ]
+    if torch is not None:
+        assert repr(layer) == repr(torch.nn.TransformerEncoderLayer(4, 2, 8))
+
+
+@pytest.mark.parametrize(
+    "fn, message, exception",
+    [
+        (
+            lambda lib: lib.nn.MultiheadAttention(5, 2),
+            "embed_dim must be divisible by num_heads",
+            AssertionError,
+        ),
+        (
+            lambda lib: lib.nn.MultiheadAttention(0, 2),
+            "embed_dim and num_heads must be greater than 0",
+            ValueError,
+        ),
+        (
+            lambda lib: lib.nn.MultiheadAttention(4, 2)(lib.ones(2, 4), lib.ones(2, 1, 4), lib.ones(2, 1, 4)),
+            "expected `key` and `value` to be 2-D",
+            AssertionError,
+        ),  # fmt: skip
+        (
+            lambda lib: lib.nn.MultiheadAttention(4, 2)(*[lib.ones(2, 1, 4)] * 3, attn_mask=lib.ones(3, 3)),
+            "The shape of the 2D attn_mask is",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: lib.nn.MultiheadAttention(4, 2)(*[lib.ones(2, 1, 4)] * 3, is_causal=True),
+            "Need attn_mask if specifying the is_causal hint",
+            RuntimeError,
+        ),  # fmt: skip
+        (
+            lambda lib: lib.nn.MultiheadAttention(4, 2)(
+                *[lib.ones(2, 1, 4)] * 3, key_padding_mask=lib.ones(1, 2, dtype=lib.int64)
+            ),
+            "only bool and floating types of key_padding_mask are supported",
+            AssertionError,
+        ),  # fmt: skip
+        (
+            lambda lib: lib.nn.TransformerEncoderLayer(4, 2, activation="tanh"),
+            "activation should be relu/gelu",
+            RuntimeError,
+        ),  # fmt: skip
+    ],
+    ids=["heads", "zero", "unbatched-key", "mask-shape", "causal-without-mask", "mask-dtype", "activation"],
+)
+def test_attention_module_errors(fn, message, exception):
+    check_error(fn, message, exception)

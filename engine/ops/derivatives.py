@@ -609,4 +609,13 @@ UPSAMPLE = {name: upsample(name) for name in (
     "UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0", "UpsampleNearestExact3DBackward0",
     "UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0", "UpsampleTrilinear3DBackward0",
     "UpsampleBicubic2DBackward0")}
+
+SAFE_SOFTMAX = row("SafeSoftmaxBackward0", lambda xp, self, dim: K.safe_softmax(xp, self, dim),
+                   saves=("result",), attrs=("dim",),
+                   self=lambda m, g, result, dim: result * (g - m.sum(g * result, (dim,), True)))
+SDPA_FLASH_CPU = row("ScaledDotProductFlashAttentionForCpuBackward0",
+                     lambda xp, query, key, value, attn_mask, scale, groups:
+                         K.attention(xp, query, key, value, attn_mask, scale, groups),
+                     inputs=("query", "key", "value"), saves=("query", "key", "value"),
+                     attrs=("attn_mask", "scale", "groups"), joint=F.attention_backward)
 # fmt: on

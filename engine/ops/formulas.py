@@ -464,3 +464,36 @@ def conv_transpose_weight_backward(m, g, input, weight, stride, padding, dilatio
     grouped = cols.reshape((n, groups, -1, cols.shape[-1]))  # (N, G, C_out / G * K, L_in)
     x = input.reshape((n, groups, c_in // groups, -1))
     return m.sum(x @ m.transpose(grouped, 2, 3), (0,), False).reshape(tuple(weight.shape))
+
+
+# -- attention --------------------------------------------------------------------------------
+
+
+def _shared_heads(m, x, groups):
+    """Grouped-query attention: each of x's heads (dim -3) serves `groups` query heads in a row."""
+    if groups == 1:
+        return x
+    lead, (heads, n, e) = tuple(x.shape[:-3]), tuple(x.shape[-3:])
+    spread = m.expand(x.reshape(lead + (heads, 1, n, e)), lead + (heads, groups, n, e))
+    return spread.reshape(lead + (heads * groups, n, e))
+
+
+def _summed_heads(m, g, groups):
+    """The adjoint of _shared_heads: each group of query heads' gradients summed into its head."""
+    if groups == 1:
+        return g
+    lead, (heads, n, e) = tuple(g.shape[:-3]), tuple(g.shape[-3:])
+    return m.sum(g.reshape(lead + (heads // groups, groups, n, e)), (len(lead) + 1,), False)
+
+
+def attention_backward(m, g, query, key, value, attn_mask, scale, groups):
+    """softmax(q k^T * scale + mask) v: the probabilities recomputed, then the chain rule through each step."""
+    k, v = _shared_heads(m, key, groups), _shared_heads(m, value, groups)
+    scores = (query @ m.transpose(k, -1, -2)) * scale
+    probs = m.softmax(scores if attn_mask is None else scores + attn_mask, -1)
+    dprobs = g @ m.transpose(v, -1, -2)
+    dscores = probs * (dprobs - m.sum(dprobs * probs, (-1,), True)) * scale
+    gq = dscores @ k
+    gk = m.transpose(dscores, -1, -2) @ query
+    gv = m.transpose(probs, -1, -2) @ g
+    return gq, _summed_heads(m, gk, groups), _summed_heads(m, gv, groups)

@@ -646,3 +646,24 @@ def interpolation_matrix(xp, n_in: int, n_out: int, align_corners: bool, scale, 
         numpy.add.at(matrix, (rows, index), 1 - t)
         numpy.add.at(matrix, (rows, index + (index < n_in - 1)), t)
     return xp.asarray(matrix.astype(dtype))
+
+
+# ------------------------------------------------------------------------------------ attention
+
+
+def safe_softmax(xp, x, dim):
+    """softmax, but 0 (not NaN) along a row that is -inf throughout (ATen's _safe_softmax)."""
+    top = x.max(axis=dim, keepdims=True)
+    e = xp.exp(x - xp.where(top == -math.inf, 0, top))
+    total = e.sum(axis=dim, keepdims=True)
+    return xp.where(total == 0, 0, e / xp.where(total == 0, 1, total))
+
+
+def attention(xp, q, k, v, mask, scale, groups):
+    """softmax(q k^T * scale + mask) v over the last two dims; each of k's and v's heads serves `groups`."""
+    if groups > 1:
+        k, v = xp.repeat(k, groups, axis=-3), xp.repeat(v, groups, axis=-3)
+    scores = (q @ xp.swapaxes(k, -1, -2)) * scale
+    if mask is not None:
+        scores = scores + mask
+    return safe_softmax(xp, scores, -1) @ v

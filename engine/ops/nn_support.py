@@ -13,7 +13,7 @@ from .. import backend
 from ..tensor import Tensor
 from . import derivatives as D
 from .api import exported, public
-from .functions import as_operand, broadcast_check
+from .functions import as_operand, broadcast_check, norm_dim
 from .inplace import apply_inplace
 from .op import apply_op
 from .promotion import result_type
@@ -48,6 +48,12 @@ def add_scalar(input, other):
 def sub_scalar(input, other):
     """input - other for a number `other`, recorded as ATen's sub.Scalar (SubBackward1)."""
     return apply_op(D.SUB_SCALAR, (as_operand(input),), (other,))
+
+
+@public(function=False, name="_safe_softmax")
+def safe_softmax(input, dim):
+    """softmax that gives 0 along a row of -inf (SafeSoftmaxBackward0), as attention uses it."""
+    return apply_op(D.SAFE_SOFTMAX, (input,), (norm_dim(dim, input.dim()),))
 
 
 __all__ = exported(__name__)

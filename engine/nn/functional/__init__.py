@@ -29,6 +29,7 @@ from .activation import (
     tanh,
     tanhshrink,
 )
+from .attention import multi_head_attention_forward, scaled_dot_product_attention
 from .conv import (
     conv1d,
     conv2d,
@@ -139,6 +140,7 @@ __all__ = [
     "max_unpool2d",
     "mish",
     "mse_loss",
+    "multi_head_attention_forward",
     "multilabel_soft_margin_loss",
     "nll_loss",
     "normalize",
@@ -151,6 +153,7 @@ __all__ = [
     "relu",
     "relu6",
     "relu_",
+    "scaled_dot_product_attention",
     "selu",
     "selu_",
     "sigmoid",

@@ -24,6 +24,7 @@ from .activation import (
     Tanh,
     Tanhshrink,
 )
+from .attention import MultiheadAttention, TransformerEncoderLayer
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -138,6 +139,7 @@ __all__ = [
     "ModuleDict",
     "ModuleList",
     "MultiLabelSoftMarginLoss",
+    "MultiheadAttention",
     "NLLLoss",
     "PairwiseDistance",
     "PixelShuffle",
@@ -157,6 +159,7 @@ __all__ = [
     "Softsign",
     "Tanh",
     "Tanhshrink",
+    "TransformerEncoderLayer",
     "TripletMarginLoss",
     "Unflatten",
     "Upsample",
