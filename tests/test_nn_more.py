@@ -2243,3 +2243,201 @@ def test_attention_module_parameters_reprs_and_initialisation():
 )
 def test_attention_module_errors(fn, message, exception):
     check_error(fn, message, exception)
+
+
+# --------------------------------------------------------------------------- nn.utils and hooks
+
+
+def _grads_and_params(lib, dtype="float64"):
+    rng = np.random.default_rng(0)
+    params = [
+        lib.nn.Parameter(lib.tensor(rng.standard_normal(s)).to(getattr(lib, dtype)))
+        for s in ((3, 4), (5,), (2, 2))
+    ]
+    for p in params[:2]:  # the last has no gradient
+        p.grad = lib.tensor(rng.standard_normal(tuple(p.shape))).to(getattr(lib, dtype))
+    return params
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+@pytest.mark.parametrize("norm_type", [2, 1, 3.5, float("inf"), 0, -float("inf")])
+def test_clip_grad_norm(norm_type, max_norm, dtype):
+    params = _grads_and_params(engine, dtype)
+    before = [p.grad.numpy().copy() for p in params[:2]]
+    total = engine.nn.utils.clip_grad_norm_(params, max_norm, norm_type)
+    special = {2: np.linalg.norm, 1: lambda a: np.abs(a).sum(), float("inf"): lambda a: np.abs(a).max(),
+               0: np.count_nonzero, -float("inf"): lambda a: np.abs(a).min()}  # fmt: skip
+
+    def norm(a):
+        return (
+            special[norm_type](a)
+            if norm_type in special
+            else (np.abs(a) ** norm_type).sum() ** (1 / norm_type)
+        )
+
+    expected = norm(np.array([norm(g.reshape(-1)) for g in before]))  # the norm of the gradients' norms
+    rtol = 1e-12 if dtype == "float64" else 1e-6
+    assert total.shape == () and str(total.dtype) == f"engine.{dtype}"
+    np.testing.assert_allclose(total.numpy(), expected, rtol=rtol)
+    coef = min(max_norm / (expected + 1e-6), 1.0)
+    for p, g in zip(params, before):
+        np.testing.assert_allclose(p.grad.numpy(), g * coef, rtol=rtol * 10)
+    if torch is not None:
+        theirs = _grads_and_params(torch, dtype)
+        np.testing.assert_allclose(
+            total.numpy(), torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type).numpy(), rtol=rtol
+        )
+        for p, q in zip(params[:2], theirs[:2]):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=rtol * 10)
+
+
+def test_clip_grad_norm_details():
+    assert engine.nn.utils.clip_grad_norm_([], 1.0).tolist() == 0.0
+    with pytest.warns(UserWarning, match="`parameters` is an empty generator"):
+        engine.nn.utils.clip_grad_norm_((p for p in []), 1.0)
+    single = engine.nn.Parameter(engine.ones(4))
+    single.grad = engine.full((4,), 2.0)
+    assert engine.nn.utils.clip_grad_norm_(single, 1.0).item() == 4.0
+    np.testing.assert_allclose(single.grad.numpy(), np.full(4, 0.5), rtol=1e-6)
+    bad = engine.nn.Parameter(engine.ones(2))
+    bad.grad = engine.tensor([1.0, float("nan")])
+    with pytest.raises(
+        RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is non-finite"
+    ):
+        engine.nn.utils.clip_grad_norm_([bad], 1.0, error_if_nonfinite=True)
+    with pytest.warns(FutureWarning, match="`torch.nn.utils.clip_grad_norm` is now deprecated"):
+        engine.nn.utils.clip_grad_norm([single], 1.0)
+    total = engine.nn.utils.get_total_norm([engine.ones(3), engine.ones(1)])
+    assert total.item() == 2.0
+    engine.nn.utils.clip_grads_with_norm_([single], 0.25, engine.tensor(1.0))
+    np.testing.assert_allclose(single.grad.numpy(), np.full(4, 0.125), rtol=1e-5)
+
+
+def test_clip_grad_value():
+    params = _grads_and_params(engine)
+    before = [p.grad.numpy().copy() for p in params[:2]]
+    versions = [p.grad._version for p in params[:2]]
+    assert engine.nn.utils.clip_grad_value_(params, 0.5) is None
+    for p, g, v in zip(params, before, versions):
+        np.testing.assert_array_equal(p.grad.numpy(), np.clip(g, -0.5, 0.5))
+        assert p.grad._version == v + 1  # in place
+    if torch is not None:
+        theirs = _grads_and_params(torch)
+        torch.nn.utils.clip_grad_value_(theirs, 0.5)
+        for p, q in zip(params[:2], theirs[:2]):
+            np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+
+
+def test_parameters_to_vector_and_back():
+    def fn(lib, a, b):
+        return lib.nn.utils.parameters_to_vector([a, b])
+
+    check_op_and_graph(fn, [("r", (2, 3)), ("r", (4,))], "CatBackward0")
+    model = engine.nn.Linear(3, 2)
+    vec = engine.nn.utils.parameters_to_vector(model.parameters())
+    assert vec.shape == (8,) and vec.grad_fn.name() == "CatBackward0"
+    new = engine.arange(8.0)
+    engine.nn.utils.vector_to_parameters(new, model.parameters())
+    assert model.weight.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and model.bias.tolist() == [6.0, 7.0]
+    assert isinstance(model.weight, engine.nn.Parameter) and model.weight.requires_grad
+    check_error(
+        lambda lib: lib.nn.utils.vector_to_parameters([1.0], []),
+        "expected engine.Tensor, but got: list",
+        TypeError,
+    )
+
+
+def _hooked(lib, kind):
+    """What a Linear's full backward (pre) hooks see and what the gradients become, as plain data."""
+    log = []
+    linear = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        linear.weight.copy_(lib.tensor(np.arange(6.0).reshape(2, 3) / 10))
+        linear.bias.copy_(lib.tensor([0.5, -0.5]))
+
+    def data(grads):
+        return [None if g is None else np.round(g.detach().numpy(), 9).tolist() for g in grads]
+
+    def hook(module, grad_input, grad_output):
+        assert module is linear
+        log.append(("hook", data(grad_input), data(grad_output)))
+        return tuple(None if g is None else g * 2 for g in grad_input) if kind == "double-inputs" else None
+
+    def pre_hook(module, grad_output):
+        log.append(("pre", data(grad_output)))
+        return tuple(g * 10 for g in grad_output) if kind == "scale-outputs" else None
+
+    handles = [linear.register_full_backward_hook(hook), linear.register_full_backward_pre_hook(pre_hook)]
+    x = lib.tensor(np.ones((4, 3)), requires_grad=kind != "no-input-grad")
+    out = linear(x)
+    log.append(("node", out.grad_fn.name(), out.grad_fn.next_functions[0][0].name()))
+    (out * lib.tensor(np.arange(8.0).reshape(4, 2))).sum().backward()
+    log.append(("x.grad", None if x.grad is None else data([x.grad])))
+    log.append(("weight.grad", data([linear.weight.grad])))
+    if kind == "removed":
+        for h in handles:
+            h.remove()
+        linear(x).sum().backward()
+    return log
+
+
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing")
+@pytest.mark.parametrize("kind", ["plain", "double-inputs", "scale-outputs", "no-input-grad", "removed"])
+def test_module_full_backward_hooks(kind):
+    ours = _hooked(engine, kind)
+    assert ours[0] == ("node", "BackwardHookFunctionBackward", "AddmmBackward0")
+    assert [entry[0] for entry in ours[1:3]] == ["pre", "hook"]
+    if torch is not None:
+        theirs = _hooked(torch, kind)
+        for a, b in zip(ours, theirs, strict=True):
+            assert a[0] == b[0]
+            for x, y in zip(a[1:], b[1:]):
+                if isinstance(x, str) or x is None:
+                    assert x == y
+                else:
+                    np.testing.assert_allclose(np.array(x, dtype=float), np.array(y, dtype=float), rtol=1e-12)
+
+
+def test_module_backward_hooks_with_several_inputs_and_outputs():
+    seen = []
+
+    class Pair(engine.nn.Module):
+        def forward(self, a, k, b):
+            return a * k, b.sum(), 3
+
+    pair = Pair()
+    pair.register_full_backward_hook(lambda m, gi, go: seen.append((gi, go)))
+    a, b = engine.ones(2, requires_grad=True), engine.ones(3, requires_grad=True)
+    out = pair(a, 2.0, b)
+    assert out[2] == 3 and out[0].grad_fn.name() == "BackwardHookFunctionBackward"
+    (out[0].sum() + out[1]).backward()
+    (grad_input, grad_output) = seen[0]
+    assert (
+        grad_input[0].tolist() == [2.0, 2.0] and grad_input[1] is None and grad_input[2].tolist() == [1.0] * 3
+    )
+    assert grad_output[0].tolist() == [1.0, 1.0] and grad_output[1].tolist() == 1.0 and grad_output[2] is None
+
+
+def test_module_backward_hook_errors_and_warnings():
+    linear = engine.nn.Linear(2, 2)
+    linear.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    with pytest.raises(
+        RuntimeError, match="Backward hook returned an invalid number of grad_input, got 2, but expected 1"
+    ):
+        linear(engine.ones(1, 2, requires_grad=True)).sum().backward()
+    other = engine.nn.Linear(2, 2)
+    other.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
+    with pytest.raises(
+        RuntimeError, match="Backward pre hook returned an invalid number of grad_output, got 2"
+    ):
+        other(engine.ones(1, 2, requires_grad=True)).sum().backward()
+    third = engine.nn.Linear(2, 2)
+    third.register_full_backward_hook(lambda m, gi, go: (engine.ones(1, 2),))
+    with pytest.warns(UserWarning, match="Full backward hook is firing"):
+        with pytest.raises(RuntimeError, match="no input requires gradient should always return None"):
+            third(engine.ones(1, 2)).sum().backward()
+    fourth = engine.nn.Identity()
+    fourth.register_full_backward_hook(lambda m, gi, go: None)
+    with pytest.warns(UserWarning, match="module output should be a Tensor or a tuple of Tensors"):
+        fourth([engine.ones(1, requires_grad=True)])
