@@ -330,7 +330,7 @@ def multi_head_attention_forward(
             raise AssertionError(
                 f"expecting key_padding_mask shape of {(bsz, src_len)}, but got {key_padding_mask.shape}"
             )
-        padding = functions.view(key_padding_mask, bsz, 1, 1, src_len)
+        padding = functions.reshape(key_padding_mask, bsz, 1, 1, src_len)  # a view where torch can view it
         padding = functions.reshape(
             functions.expand(padding, -1, num_heads, -1, -1), bsz * num_heads, 1, src_len
         )
@@ -360,7 +360,8 @@ def multi_head_attention_forward(
             attn_mask = functions.unsqueeze(attn_mask, 0)
         else:
             attn_mask = functions.view(attn_mask, bsz, num_heads, -1, src_len)
-    q, k, v = (functions.view(t, bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
+    # reshape, not view: a view of these transposed tensors is refused on CuPy arrays (engine._can_view)
+    q, k, v = (functions.reshape(t, bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = functions.reshape(functions.permute(out, 2, 0, 1, 3), bsz * tgt_len, embed_dim)
     out = functions.view(linear(out, out_proj_weight, out_proj_bias), tgt_len, bsz, -1)
