@@ -2441,3 +2441,111 @@ def test_module_backward_hook_errors_and_warnings():
     fourth.register_full_backward_hook(lambda m, gi, go: None)
     with pytest.warns(UserWarning, match="module output should be a Tensor or a tuple of Tensors"):
         fourth([engine.ones(1, requires_grad=True)])
+
+
+# --------------------------------------------------------------------- module reprs, torch.<name>
+
+ACTIVATION_MODULES = [
+    ("SiLU", (True,), "SiLU(inplace=True)"),
+    ("Mish", (), "Mish()"),
+    ("ELU", (), "ELU(alpha=1.0)"),
+    ("ELU", (0.5, True), "ELU(alpha=0.5, inplace=True)"),
+    ("CELU", (0.5,), "CELU(alpha=0.5)"),
+    ("SELU", (True,), "SELU(inplace=True)"),
+    ("Hardtanh", (), "Hardtanh(min_val=-1.0, max_val=1.0)"),
+    ("Hardtanh", (-2, 3, True), "Hardtanh(min_val=-2, max_val=3, inplace=True)"),
+    ("ReLU6", (), "ReLU6()"),
+    ("ReLU6", (True,), "ReLU6(inplace=True)"),
+    ("Hardsigmoid", (), "Hardsigmoid()"),
+    ("Hardswish", (True,), "Hardswish()"),
+    ("Softsign", (), "Softsign()"),
+    ("Tanhshrink", (), "Tanhshrink()"),
+    ("LogSigmoid", (), "LogSigmoid()"),
+    ("Softplus", (), "Softplus(beta=1.0, threshold=20.0)"),
+    ("Softplus", (2, 10), "Softplus(beta=2, threshold=10)"),
+    ("GLU", (), "GLU(dim=-1)"),
+    ("Softmin", (1,), "Softmin(dim=1)"),
+]
+
+
+@pytest.mark.parametrize("name, args, text", ACTIVATION_MODULES, ids=[m[2] for m in ACTIVATION_MODULES])
+def test_activation_module(name, args, text):
+    assert repr(getattr(engine.nn, name)(*args)) == text
+    inplace = True in args
+
+    def fn(lib, x):
+        return getattr(lib.nn, name)(*args)(x * 1 if inplace else x)
+
+    check_op(fn, [(off_integers, (3, 4))])
+
+
+def test_hardtanh_module_refuses_inverted_bounds():
+    check_error(
+        lambda lib: lib.nn.Hardtanh(1, 1), "max_val (1) must be greater than min_val (1)", AssertionError
+    )
+
+
+PAD_MODULES = [
+    ("ReflectionPad1d", (2,), "ReflectionPad1d((2, 2))", (2, 3, 4)),
+    ("ReflectionPad2d", ((1, 0, 2, 1),), "ReflectionPad2d((1, 0, 2, 1))", (1, 2, 3, 4)),
+    ("ReplicationPad3d", (1,), "ReplicationPad3d((1, 1, 1, 1, 1, 1))", (1, 2, 2, 3)),
+    ("CircularPad1d", ((1, 2),), "CircularPad1d((1, 2))", (2, 3, 4)),
+    ("CircularPad2d", (1,), "CircularPad2d((1, 1, 1, 1))", (2, 3, 4)),
+    ("CircularPad3d", (1,), "CircularPad3d((1, 1, 1, 1, 1, 1))", (1, 2, 2, 3, 2)),
+    ("ZeroPad2d", (2,), "ZeroPad2d((2, 2, 2, 2))", (1, 2, 3)),
+    ("ConstantPad1d", (2, 3.5), "ConstantPad1d(padding=(2, 2), value=3.5)", (2, 3)),
+    (
+        "ConstantPad3d",
+        ((1, 1, 1, 1, 0, 2), 0.0),
+        "ConstantPad3d(padding=(1, 1, 1, 1, 0, 2), value=0.0)",
+        (1, 2, 2, 2),
+    ),
+    ("Unfold", (2,), "Unfold(kernel_size=2, dilation=1, padding=0, stride=1)", (1, 2, 3, 4)),
+    (
+        "Fold",
+        ((3, 4), 2),
+        "Fold(output_size=(3, 4), kernel_size=2, dilation=1, padding=0, stride=1)",
+        (1, 8, 6),
+    ),
+]
+
+
+@pytest.mark.parametrize("name, args, text, shape", PAD_MODULES, ids=[m[0] for m in PAD_MODULES])
+def test_pad_and_fold_modules(name, args, text, shape):
+    assert repr(getattr(engine.nn, name)(*args)) == text
+    check_op(lambda lib, x: getattr(lib.nn, name)(*args)(x), [("r", shape)])
+
+
+def test_circular_pad_module_checks_its_input():
+    check_error(
+        lambda lib: lib.nn.CircularPad2d(1)(lib.ones(2, 2)),
+        "expected 3D or 4D input (got 2D input)",
+        ValueError,
+    )
+
+
+TORCH_LEVEL = {
+    "selu": (lambda lib, x: lib.selu(x), [("r", (3, 4))]),
+    "selu_": (lambda lib, x: lib.selu_(x * 1), [("r", (3, 4))]),
+    "celu": (lambda lib, x: lib.celu(x, 0.5), [("r", (3, 4))]),
+    "celu_": (lambda lib, x: lib.celu_(x * 1), [("r", (3, 4))]),
+    "instance_norm": (
+        lambda lib, x, w: lib.instance_norm(x, w, None, None, None, True, 0.1, 1e-5, False),
+        [("r", (2, 3, 4)), ("r", (3,))],
+    ),
+    "adaptive_max_pool1d": (lambda lib, x: lib.adaptive_max_pool1d(x, 2), [("d", (2, 5))]),
+    "conv_transpose1d": (
+        lambda lib, x, w: lib.conv_transpose1d(x, w, stride=2),
+        [("r", (1, 2, 4)), ("r", (2, 3, 3))],
+    ),
+    "conv_transpose3d": (
+        lambda lib, x, w: lib.conv_transpose3d(x, w),
+        [("r", (1, 2, 2, 2, 2)), ("r", (2, 1, 2, 2, 2))],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_LEVEL))
+def test_torch_level_name(name):
+    fn, kinds = TORCH_LEVEL[name]
+    check_op(fn, kinds)

@@ -1,6 +1,6 @@
 """The nn ops PyTorch also has in its top namespace (torch.cdist, torch.selu, ...), as engine.<name>.
 
-Only those whose torch.<name> takes the functional form's arguments; engine/__init__.py
+Most take the functional form's arguments; the others are adapted here. engine/__init__.py
 star-imports this module.
 """
 
@@ -25,8 +25,26 @@ conv_transpose2d = public(conv.conv_transpose2d, method=False)
 conv_transpose3d = public(conv.conv_transpose3d, method=False)
 group_norm = public(normalization.aten_group_norm, method=False, name="group_norm")
 
+
+@public(method=False)
+def adaptive_max_pool1d(input, output_size):
+    """torch.adaptive_max_pool1d: always the values and their indices."""
+    return pooling.adaptive_max_pool1d(input, output_size, True)
+
+
+@public(method=False)
+def instance_norm(
+    input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled
+):
+    """torch.instance_norm: ATen's argument order (F.instance_norm takes the running statistics first)."""
+    return normalization.instance_norm(
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+    )
+
+
 __all__ = [
     "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
     "cdist",
     "celu",
     "celu_",
@@ -36,6 +54,7 @@ __all__ = [
     "conv_transpose3d",
     "cosine_similarity",
     "group_norm",
+    "instance_norm",
     "pairwise_distance",
     "pixel_shuffle",
     "pixel_unshuffle",

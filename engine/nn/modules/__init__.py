@@ -26,7 +26,7 @@ from .activation import (
 )
 from .attention import MultiheadAttention, TransformerEncoderLayer
 from .container import ModuleDict, ModuleList, Sequential
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Fold, Unfold
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
@@ -57,6 +57,23 @@ from .normalization import (
     InstanceNorm3d,
     LayerNorm,
     LocalResponseNorm,
+)
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
@@ -93,6 +110,12 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "CELU",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -107,6 +130,7 @@ __all__ = [
     "Embedding",
     "EmbeddingBag",
     "Flatten",
+    "Fold",
     "GELU",
     "GLU",
     "GroupNorm",
@@ -147,6 +171,12 @@ __all__ = [
     "PoissonNLLLoss",
     "ReLU",
     "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
     "SELU",
     "Sequential",
     "SiLU",
@@ -162,7 +192,11 @@ __all__ = [
     "TransformerEncoderLayer",
     "TripletMarginLoss",
     "Unflatten",
+    "Unfold",
     "Upsample",
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
 ]
