@@ -27,6 +27,7 @@ from .backend import (
 from .backend import (
     bool_ as bool,
 )
+from .nn.functional.torch_level import *  # torch.cdist, torch.selu, ...: nn ops in the top namespace
 from .ops import tensor_methods as _tensor_methods  # noqa: F401  (installs the Tensor methods)
 from .ops.creation import (
     arange,
@@ -53,6 +54,7 @@ from .ops.creation import (
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
 from .ops.linalg_ops import *
+from .ops.nn_support import *
 from .ops.reductions import *
 from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
 from .tensor import Size, Tensor, typename

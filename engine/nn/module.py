@@ -18,6 +18,7 @@ from ..autograd import grad_mode
 from ..autograd.hooks import RemovableHandle, add_hook
 from ..ops.tensor_methods import parse_to_args
 from ..tensor import Tensor, typename, wrap
+from .backward_hook import ModuleBackwardHooks
 from .parameter import Parameter, zero_grads
 
 
@@ -70,6 +71,9 @@ class Module:
         setattr_(self, "_forward_hooks_always_called", set())
         setattr_(self, "_forward_pre_hooks", {})
         setattr_(self, "_forward_pre_hooks_with_kwargs", set())
+        setattr_(self, "_backward_hooks", {})
+        setattr_(self, "_backward_pre_hooks", {})
+        setattr_(self, "_is_full_backward_hook", None)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(
@@ -377,7 +381,9 @@ class Module:
 
     # -- calling, with forward hooks ----------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (
+            self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -398,6 +404,12 @@ class Module:
                     args = result if isinstance(result, tuple) else (result,)
         called: set = set()
         output = None
+        backward_hooks = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward_hooks = ModuleBackwardHooks(
+                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
+            )
+            args = backward_hooks.setup_input_hook(args)
         try:
             output = self.forward(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
@@ -408,6 +420,8 @@ class Module:
                     result = hook(self, args, output)
                 if result is not None:
                     output = result
+            if backward_hooks is not None:
+                output = backward_hooks.setup_output_hook(output)
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called and hook_id not in called:
@@ -443,6 +457,26 @@ class Module:
             self._forward_hooks_always_called.add(handle.id)
         if prepend:
             _prepend(self._forward_hooks, handle.id)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, when the inputs' gradients are known."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
+                "only one of them."
+            )
+        self._is_full_backward_hook = True
+        handle = add_hook(self._backward_hooks, hook)
+        if prepend:
+            _prepend(self._backward_hooks, handle.id)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) -> None or a new grad_output, before the module's gradients are computed."""
+        handle = add_hook(self._backward_pre_hooks, hook)
+        if prepend:
+            _prepend(self._backward_pre_hooks, handle.id)
         return handle
 
     # -- state dict ---------------------------------------------------------------------------------

@@ -931,3 +931,270 @@ def scaled_addmm(xp, bias, mat1, mat2, beta, alpha):
     else:
         out = product + (bias if beta == 1 else bias * beta)
     return out.astype(product.dtype, copy=False) if integral else out
+
+
+# ----------------------------------------- nn: activations and the rest of issue 14's nn rows
+
+
+def silu(xp, x):
+    return x / (1 + xp.exp(-x))
+
+
+def mish(xp, x):
+    return x * xp.tanh(xp.log1p(xp.exp(x)))
+
+
+def hardsigmoid(xp, x):
+    return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+def elu(xp, x, alpha, scale, input_scale):
+    return xp.where(x <= 0, xp.expm1(x * input_scale) * (alpha * scale), x * scale)
+
+
+def softplus(xp, x, beta, threshold):
+    z = x * beta
+    return xp.where(z > threshold, x, xp.log1p(xp.exp(z)) / beta)
+
+
+def glu(xp, x, dim):
+    a, b = xp.split(x, 2, axis=dim)
+    return a / (1 + xp.exp(-b))
+
+
+def xlogy(xp, x, y):
+    """x * log(y), 0 where x == 0, NaN where y is (PyTorch's rules)."""
+    out = xp.where(x == 0, 0, x * xp.log(y))
+    return xp.where(y != y, y, out)
+
+
+def p_norm(xp, x, p, dim, keepdim):
+    a = xp.abs(x)
+    if p == math.inf:
+        return a.max(axis=dim, keepdims=keepdim)
+    if p == -math.inf:
+        return a.min(axis=dim, keepdims=keepdim)
+    if p == 0:
+        return (a != 0).sum(axis=dim, keepdims=keepdim).astype(x.dtype)
+    if p == 1:
+        return a.sum(axis=dim, keepdims=keepdim)
+    if p == 2:
+        return xp.sqrt((x * x).sum(axis=dim, keepdims=keepdim))
+    return (a**p).sum(axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+def cdist(xp, x1, x2, p):
+    """p-norm distances between the rows of x1 (..., R1, M) and x2 (..., R2, M), batch dims broadcast."""
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    if diff.shape[-1] == 0:
+        return xp.zeros(diff.shape[:-1], dtype=x1.dtype)
+    return p_norm(xp, diff, p, -1, False)
+
+
+def euclidean_dist(xp, x1, x2):
+    """Distances as one matrix product, [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, as ATen's _euclidean_dist."""
+    n1 = (x1 * x1).sum(axis=-1, keepdims=True)
+    n2 = (x2 * x2).sum(axis=-1, keepdims=True)
+    left = xp.concatenate([x1 * -2, n1, xp.ones_like(n1)], axis=-1)
+    right = xp.concatenate([x2, xp.ones_like(n2), n2], axis=-1)
+    return xp.sqrt(xp.maximum(left @ xp.swapaxes(right, -1, -2), 0))
+
+
+def huber_loss(xp, a, b, reduction, delta):
+    z = xp.abs(a - b)
+    return reduce(xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def group_norm(x, weight, bias, group, mean, rstd):
+    n, c = x.shape[:2]
+    out = ((x.reshape(n, group, -1) - mean[..., None]) * rstd[..., None]).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        out *= weight.reshape(shape)
+    if bias is not None:
+        out += bias.reshape(shape)
+    return out
+
+
+def fresh(xp, out, source):
+    """`out` as an array of its own: a copy where a reshape left it a view of the input."""
+    return out.copy() if xp.may_share_memory(out, source) else out
+
+
+def along_trailing_dims(xp, x, matrices):
+    """A linear map of the trailing len(matrices) dims: each (out, in) matrix applied along its dim."""
+    for k, matrix in enumerate(matrices):
+        axis = k - len(matrices)
+        if axis == -1:
+            x = x @ matrix.T
+        else:
+            x = xp.swapaxes(xp.swapaxes(x, axis, -1) @ matrix.T, axis, -1)
+    return x
+
+
+def adaptive_bounds(n_in: int, n_out: int):
+    """Each adaptive window's [start, end) along one dim, as PyTorch's adaptive pools cut them (host arrays)."""
+    i = numpy.arange(n_out)
+    return (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+
+
+def adaptive_average_matrix(xp, n_in: int, n_out: int, dtype):
+    """The (n_out, n_in) matrix that averages each adaptive window."""
+    start, end = adaptive_bounds(n_in, n_out)
+    j = numpy.arange(n_in)
+    inside = (j >= start[:, None]) & (j < end[:, None])
+    return xp.asarray(inside / (end - start)[:, None]).astype(dtype)
+
+
+def adaptive_max_pool(xp, x, out_size):
+    """Per adaptive window of (P, H, W) planes, the in-plane flat index of its maximum (ties: the first;
+    a NaN wins, the last one, as PyTorch's CPU kernel scans)."""
+    planes, (h, w) = x.shape[0], x.shape[1:]
+    tables = []  # per dim, (out, widest window) input positions; a narrower window repeats its last one
+    for n, o in zip((h, w), out_size):
+        start, end = adaptive_bounds(n, o)
+        tables.append(
+            numpy.minimum(start[:, None] + numpy.arange(int((end - start).max())), end[:, None] - 1)
+        )
+    rows, cols = tables
+    pos = xp.asarray((rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(out_size + (-1,)))
+    values = x.reshape(planes, h * w)[:, pos]  # (P, oh, ow, window)
+    best = values.argmax(axis=-1)
+    nan = values != values
+    if nan.any():
+        last_nan = nan.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+        best = xp.where(nan.any(axis=-1), last_nan, best)
+    return xp.take_along_axis(xp.broadcast_to(pos, values.shape), best[..., None], axis=-1)[..., 0]
+
+
+def max_unpool(xp, x, indices, output_size):
+    """Zeros of `output_size` with x's values written at flat `indices` into it."""
+    out = xp.zeros(math.prod(output_size), dtype=x.dtype)
+    out[indices.reshape(-1)] = x.reshape(-1)
+    return out.reshape(output_size)
+
+
+def embedding_bag(xp, weight, per_sample_weights, indices, bags, coef, num_bags, mode, max_indices):
+    """Each bag's rows of `weight`, summed with weights `coef` (and per_sample_weights), or their maxima."""
+    if mode == "max":
+        rows, columns, valid = max_indices
+        return weight[rows, columns] * valid
+    scale = coef if per_sample_weights is None else coef * per_sample_weights
+    out = xp.zeros((num_bags, weight.shape[1]), dtype=weight.dtype)
+    backend.scatter_add(out, bags, weight[indices] * scale[:, None])
+    return out
+
+
+def conv_transpose(xp, x, w, b, stride, padding, dilation, groups, output_padding):
+    """Transposed convolution: W^T x per group as columns, added back into the image (col2im), then cut to
+    (i - 1) s - 2 p + d (k - 1) + output_padding + 1 per dim (zeros past the last window)."""
+    n, c_in = x.shape[:2]
+    spatial = x.shape[2:]
+    kernel = w.shape[2:]
+    c_out = w.shape[1] * groups
+    length = math.prod(spatial)
+    cols = xp.matmul(
+        xp.swapaxes(w.reshape(groups, c_in // groups, -1), 1, 2), x.reshape(n, groups, c_in // groups, length)
+    ).reshape(n, -1, length)
+    full = tuple((i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(spatial, stride, dilation, kernel))
+    image = col2im(xp, cols, (n, c_out) + full, kernel, stride, ((0, 0),) * len(kernel), dilation)
+    out_size = tuple(f - 2 * p + op for f, p, op in zip(full, padding, output_padding))
+    out = xp.zeros((n, c_out) + out_size, dtype=image.dtype)
+    src = tuple(slice(p, min(p + o, f)) for p, o, f in zip(padding, out_size, full))
+    dst = tuple(slice(0, min(o, f - p)) for p, o, f in zip(padding, out_size, full))
+    out[(slice(None), slice(None)) + dst] = image[(slice(None), slice(None)) + src]
+    if b is not None:
+        out += b.reshape((c_out,) + (1,) * len(kernel))
+    return out
+
+
+# ------------------------------------------------------------------- upsampling (PyTorch's CPU rules)
+
+
+def _source_scale(n_in: int, n_out: int, scale, opmath):
+    """compute_scales_value: 1 / scale_factor when one was given, else n_in / n_out, in `opmath`."""
+    if scale is not None and scale > 0:
+        return opmath(1.0 / scale)
+    return opmath(n_in) / opmath(n_out)
+
+
+def nearest_indices(n_in: int, n_out: int, scale, exact: bool, shortcuts: bool):
+    """Each output position's source along one dim: floor(dst * s) (exact: floor((dst + 0.5) * s)), in float32.
+
+    `shortcuts`: PyTorch's 2-D nearest kernel copies a dim whose size is kept, and halves the index of a
+    dim doubled, whatever the scale factor says.
+    """
+    if shortcuts and n_out == n_in:
+        return numpy.arange(n_out)
+    if shortcuts and n_out == 2 * n_in:
+        return numpy.arange(n_out) >> 1
+    s = _source_scale(n_in, n_out, scale, numpy.float32)
+    dst = numpy.arange(n_out, dtype=numpy.float32)
+    src = numpy.floor(((dst + numpy.float32(0.5)) if exact else dst) * s).astype(numpy.int64)
+    return numpy.minimum(src, n_in - 1)
+
+
+def _source_positions(n_in: int, n_out: int, align_corners: bool, scale, cubic: bool, opmath):
+    """area_pixel_compute_source_index for every output position (and its scale), in `opmath`."""
+    dst = numpy.arange(n_out, dtype=opmath)
+    if align_corners:
+        s = opmath(n_in - 1) / opmath(n_out - 1) if n_out > 1 else opmath(0)
+        return s * dst
+    src = _source_scale(n_in, n_out, scale, opmath) * (dst + opmath(0.5)) - opmath(0.5)
+    return src if cubic else numpy.maximum(src, opmath(0))
+
+
+def _guarded(src, n_in: int):
+    """guard_index_and_lambda: the left index (at most n_in - 1) and the fraction past it, within [0, 1]."""
+    index = numpy.minimum(numpy.floor(src).astype(numpy.int64), n_in - 1)
+    return index, numpy.clip(src - index, 0, 1)
+
+
+def _cubic_coefficients(t, a=-0.75):
+    """The 4 cubic-convolution weights of the taps at -1, 0, 1, 2 around a fraction t (PyTorch's A = -0.75)."""
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def interpolation_matrix(xp, n_in: int, n_out: int, align_corners: bool, scale, cubic: bool, dtype):
+    """The (n_out, n_in) matrix of linear (or cubic) interpolation along one dim; taps past the ends clamp."""
+    if n_in == n_out and not cubic:  # PyTorch's linear kernels copy a dim whose size is kept
+        return xp.eye(n_in, dtype=dtype)
+    opmath = numpy.float64 if numpy.dtype(dtype) == numpy.float64 else numpy.float32
+    index, t = _guarded(_source_positions(n_in, n_out, align_corners, scale, cubic, opmath), n_in)
+    rows = numpy.arange(n_out)
+    matrix = numpy.zeros((n_out, n_in), dtype=opmath)
+    if cubic:
+        for offset, weight in zip((-1, 0, 1, 2), _cubic_coefficients(t)):
+            numpy.add.at(matrix, (rows, numpy.clip(index + offset, 0, n_in - 1)), weight)
+    else:
+        numpy.add.at(matrix, (rows, index), 1 - t)
+        numpy.add.at(matrix, (rows, index + (index < n_in - 1)), t)
+    return xp.asarray(matrix.astype(dtype))
+
+
+# ------------------------------------------------------------------------------------ attention
+
+
+def safe_softmax(xp, x, dim):
+    """softmax, but 0 (not NaN) along a row that is -inf throughout (ATen's _safe_softmax)."""
+    top = x.max(axis=dim, keepdims=True)
+    e = xp.exp(x - xp.where(top == -math.inf, 0, top))
+    total = e.sum(axis=dim, keepdims=True)
+    return xp.where(total == 0, 0, e / xp.where(total == 0, 1, total))
+
+
+def attention(xp, q, k, v, mask, scale, groups):
+    """softmax(q k^T * scale + mask) v over the last two dims; each of k's and v's heads serves `groups`."""
+    if groups > 1:
+        k, v = xp.repeat(k, groups, axis=-3), xp.repeat(v, groups, axis=-3)
+    scores = (q @ xp.swapaxes(k, -1, -2)) * scale
+    if mask is not None:
+        scores = scores + mask
+    return safe_softmax(xp, scores, -1) @ v

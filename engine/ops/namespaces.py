@@ -59,6 +59,9 @@ class ArrayMath:
     def log(self, x):
         return self.xp.log(x)
 
+    def log1p(self, x):
+        return self.xp.log1p(x)
+
     def sin(self, x):
         return self.xp.sin(x)
 
@@ -76,6 +79,10 @@ class ArrayMath:
 
     def erf(self, x):
         return kernels.erf(self.xp, x)
+
+    def softmax(self, x, dim):
+        """A softmax that is 0 along a row of -inf (attention's fully masked rows)."""
+        return kernels.safe_softmax(self.xp, x, dim)
 
     def unfold(self, x, kernel, stride, pads, dilation):
         return kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
@@ -219,6 +226,10 @@ class TensorMath:
         return x.log()
 
     @staticmethod
+    def log1p(x):
+        return x.log1p()
+
+    @staticmethod
     def sin(x):
         return x.sin()
 
@@ -241,6 +252,10 @@ class TensorMath:
     @staticmethod
     def erf(x):
         return x.erf()
+
+    @staticmethod
+    def softmax(x, dim):
+        return x._safe_softmax(dim)
 
     @staticmethod
     def unfold(x, kernel, stride, pads, dilation):

@@ -22,6 +22,7 @@ from . import derivatives as D
 from . import functions as F
 from . import inplace as I
 from . import linalg_ops as _linalg_ops  # noqa: F401  (installs its @public methods)
+from . import nn_support as _nn_support  # noqa: F401  (its methods are installed below)
 from . import shaping as _shaping  # noqa: F401  (installs its methods: split, gather, sort, ...)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH

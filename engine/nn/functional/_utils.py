@@ -37,3 +37,10 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
 def check_floating(name: str, x) -> None:
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"\"{name}\" not implemented for '{x.dtype.scalar_type}'")
+
+
+def check_kernel_dtype(kernel: str, x) -> None:
+    """PyTorch's refusal of a floating-point kernel on integer or bool input ("silu_cpu" ...)."""
+    if not x.dtype.is_floating_point:
+        device = "cuda" if x.device.type == "cuda" else "cpu"
+        raise NotImplementedError(f"\"{kernel}_{device}\" not implemented for '{x.dtype.scalar_type}'")

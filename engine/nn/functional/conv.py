@@ -1,7 +1,8 @@
-"""conv1d / conv2d (stride, padding incl. 'same' / 'valid', dilation, groups), unfold and fold.
+"""conv1d / conv2d / conv3d (stride, padding incl. 'same' / 'valid', dilation, groups), their transposes,
+unfold and fold.
 
-All go through one ConvolutionBackward0 row; unbatched input is unsqueezed and squeezed
-around it, as PyTorch does.
+Convolutions go through one ConvolutionBackward0 row, transposed ones through another of that name;
+unbatched input is unsqueezed and squeezed around it, as PyTorch does.
 """
 
 from __future__ import annotations
@@ -124,3 +125,92 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     n, ck = input.shape[:2]
     shape = (n, ck // (kernel[0] * kernel[1])) + ntuple(output_size, 2)
     return functions.col2im(input, shape, kernel, stride, pads, dilation)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _per_dim(what: str, values: tuple, one_d: int) -> list:
+    """`what_height: v` ... as torch's message lists them (a 1-D convolution is checked as a 2-D one of height 1)."""
+    names = ("depth", "height", "width")[-max(len(values), 2) :]
+    values = ((one_d,) if len(values) == 1 else ()) + tuple(values)
+    return [f"{what}_{name}: {v}" for name, v in zip(names, values)]
+
+
+def _check_transposed(x: Tensor, weight: Tensor, bias, groups: int, nd: int) -> None:
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of "
+            f"size [{list(weight.shape)}] instead"
+        )
+    if x.shape[1] != weight.shape[0]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} to have "
+            f"{weight.shape[0]} channels, but got {x.shape[1]} channels instead"
+        )
+    c_out = weight.shape[1] * groups
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != c_out):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+            f"{c_out} elements, but got bias of size {list(bias.shape)} instead"
+        )
+    if x.dtype is not weight.dtype:
+        raise RuntimeError(f"expected scalar type {x.dtype.scalar_type} but found {weight.dtype.scalar_type}")
+
+
+def _conv_transpose(
+    input, weight, bias, stride, padding, output_padding, groups, dilation, nd: int, name: str
+):
+    """The transposed convolution (ConvolutionBackward0, transposed): a convolution's input gradient."""
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, "
+            f"but got input of size: {list(input.shape)}"
+        )
+    batched = input.dim() == nd + 2
+    x = input if batched else functions.unsqueeze(input, 0)
+    _check_transposed(x, weight, bias, groups, nd)
+    stride, padding, dilation = ntuple(stride, nd), ntuple(padding, nd), ntuple(dilation, nd)
+    output_padding = ntuple(output_padding, nd)
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            + " ".join(
+                _per_dim("output_padding", output_padding, 0)
+                + _per_dim("stride", stride, 1)
+                + _per_dim("dilation", dilation, 1)
+            )  # fmt: skip
+        )
+    kernel = tuple(weight.shape[2:])
+    out = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
+                for i, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding))  # fmt: skip
+    if any(o <= 0 for o in out):
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated output size per "
+            f"channel: ({' x '.join(map(str, out))}). Output size is too small"
+        )
+    y = apply_op(D.CONV_TRANSPOSE, (x, weight, bias), (stride, padding, dilation, groups, output_padding))
+    return y if batched else functions.squeeze(y, 0)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d"
+    )
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d"
+    )
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d"
+    )

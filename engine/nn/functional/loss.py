@@ -6,18 +6,20 @@ cross_entropy variants are compositions, as they are in ATen (so the graphs matc
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy
 
 from ... import backend
 from ...autograd import grad_mode
+from ...ops import creation, functions, nn_support, shaping
 from ...ops import derivatives as D
-from ...ops import functions
 from ...ops.op import apply_op
 from ...tensor import Tensor, wrap
-from ._utils import legacy_reduction
-from .activation import log_softmax
+from ._utils import REDUCTIONS, check_reduction, legacy_reduction
+from .activation import log_softmax, logsigmoid
+from .distance import pairwise_distance
 
 
 def _warn_size(input: Tensor, target: Tensor) -> None:
@@ -301,3 +303,192 @@ def binary_cross_entropy_with_logits(
         reduction,
     )
     return apply_op(D.BCE_WITH_LOGITS, (input, target), attrs)
+
+
+# ------------------------------------------------------------------------ issue 14's losses
+
+
+def _reduction_arg(size_average, reduce, reduction: str) -> str:
+    """The reduction a loss uses: the legacy pair's (with its warning), else `reduction`, checked."""
+    if size_average is not None or reduce is not None:
+        return legacy_reduction(size_average, reduce, reduction)
+    return check_reduction(reduction)
+
+
+def _aten_reduced(loss: Tensor, reduction: str) -> Tensor:
+    """ATen's apply_loss_reduction: mean() (MeanBackward0), sum() (SumBackward0) or the loss itself."""
+    return _reduced(loss, reduction)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:
+    _warn_size(input, target)
+    a, b = _broadcast(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        return apply_op(D.HUBER_LOSS, (a, b), (check_reduction(reduction), delta))
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = apply_op(D.HUBER_LOSS, (a, b), ("none", delta)) * weight
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    return _reduced(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-target * input)), reduced (SoftMarginLossBackward0; the target is not differentiable)."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if target.requires_grad and grad_mode.state[0]:
+        raise RuntimeError(
+            "The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+            "This input cannot have requires_grad True."
+        )
+    return apply_op(D.SOFT_MARGIN_LOSS, (input,), (target._data, reduction))
+
+
+def kl_div(
+    input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False
+) -> Tensor:
+    """target * (log target - input), as ATen composes it (xlogy(target, target) - target * input)."""
+    if size_average is not None or reduce is not None:
+        enum = legacy_reduction(size_average, reduce, reduction)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support size."
+                "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        enum = "sum" if reduction == "batchmean" else check_reduction(reduction)
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = functions.exp(target) * (target - input)
+    else:
+        loss = apply_op(D.XLOGY, (target, target)) - target * input
+    reduced = _aten_reduced(loss, enum)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+def poisson_nll_loss(
+    input,
+    target,
+    log_input: bool = True,
+    full: bool = False,
+    size_average=None,
+    eps: float = 1e-8,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if log_input:
+        loss = functions.exp(input) - target * input
+    else:
+        loss = input - target * functions.log(nn_support.add_scalar(input, eps))
+    if full:
+        two_pi_target = apply_op(D.MUL_SCALAR, (target,), (2 * math.pi,))
+        stirling = target * functions.log(target) - target
+        stirling = stirling + apply_op(D.MUL_SCALAR, (functions.log(two_pi_target),), (0.5,))
+        loss = loss + apply_op(D.MASKED_FILL, (stirling,), ((target <= 1)._data, 0))
+    return _aten_reduced(loss, reduction)
+
+
+def margin_ranking_loss(
+    input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin), reduced, as ATen composes it."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
+        )
+    unclamped = nn_support.add_scalar(-target * (input1 - input2), margin)
+    return _aten_reduced(nn_support.clamp_min_(unclamped, 0), reduction)
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) with pairwise distances, reduced, as ATen composes it."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
+            f"but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs"
+        )
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = functions.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    loss = nn_support.clamp_min(nn_support.add_scalar(dist_pos, margin) - dist_neg, 0)
+    return _aten_reduced(loss, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = functions.sum(loss, class_dim) / input.size(class_dim)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return functions.mean(loss)
+    if reduction == "sum":
+        return functions.sum(loss)
+    raise ValueError(reduction + " is not valid")
+
+
+_COSINE_EPSILON = 1e-12
+
+
+def cosine_embedding_loss(
+    input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """1 - cos (target 1) or max(0, cos - margin) (target -1), reduced, as ATen composes it."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    targ_dim = target.dim()
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if targ_dim == 1 and not (input1.dim() == 2 and input2.dim() == 2):
+        raise RuntimeError(
+            "1D target tensor expects 2D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    if targ_dim == 0 and not (input1.dim() == 1 and input2.dim() == 1):
+        raise RuntimeError(
+            "0D target tensor expects 1D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    prod_sum = functions.sum(input1 * input2, targ_dim)
+    mag_square1 = nn_support.add_scalar(functions.sum(input1 * input1, targ_dim), _COSINE_EPSILON)
+    mag_square2 = nn_support.add_scalar(functions.sum(input2 * input2, targ_dim), _COSINE_EPSILON)
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
+    zeros = creation.zeros_like(cos)
+    one = creation.full((), 1, dtype=cos.dtype, device=cos.device)
+    pos = one - cos  # ATen's `1 - cos`: a wrapped scalar minus a tensor, SubBackward0
+    neg = nn_support.clamp_min_(nn_support.sub_scalar(cos, margin), 0)
+    output = shaping.where(target == 1, pos, zeros) + shaping.where(target == -1, neg, zeros)
+    return _aten_reduced(output, reduction)

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import math
 
+from ... import backend
 from ...ops import derivatives as D
+from ...ops import functions
 from ...ops.op import apply_op
 from ...tensor import Tensor
+from .padding import pad
+from .pooling import avg_pool2d, avg_pool3d
 
 
 def _verify_batch_size(shape) -> None:
@@ -95,3 +99,135 @@ def layer_norm(
     mean = x.mean(axis=dims, keepdims=True)
     rstd = 1 / (x.var(axis=dims, keepdims=True) + eps) ** 0.5
     return apply_op(D.NATIVE_LAYER_NORM, (input, weight, bias), (normalized_shape, eps, mean, rstd))
+
+
+# -------------------------------------------------------------------------- issue 14's norms
+
+
+def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalized over each (sample, group of channels) (NativeGroupNormBackward0)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    shape = list(input.shape)
+    _verify_batch_size([shape[0] * shape[1] // num_groups, num_groups] + shape[2:])
+    return aten_group_norm(input, num_groups, weight, bias, eps)
+
+
+def aten_group_norm(
+    input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5, cudnn_enabled=True
+):
+    """torch.group_norm: group_norm without the functional form's batch-size check."""
+    shape = list(input.shape)
+    n, c = shape[:2]
+    if c % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{shape} and num_groups={num_groups}"
+        )
+    weight_shape = [0] if weight is None else list(weight.shape)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and not (t.dim() == 1 and t.numel() == c):
+            raise RuntimeError(  # torch names the weight's shape in both messages
+                f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
+                f"{name} of shape {weight_shape} and input of shape {shape}"
+            )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for '{input.dtype.scalar_type}'")
+    x = input._data.reshape(n, num_groups, -1)
+    mean = x.mean(axis=2)
+    rstd = 1 / (x.var(axis=2) + eps) ** 0.5
+    hxw = math.prod(shape[2:])
+    return apply_op(
+        D.NATIVE_GROUP_NORM, (input.contiguous(), weight, bias), (n, c, hxw, num_groups, eps, mean, rstd)
+    )
+
+
+def _verify_spatial_size(size) -> None:
+    if math.prod(size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def _repeated(t: Tensor | None, times: int):
+    """t.repeat(times) for a per-channel vector (RepeatBackward0), as ATen's instance_norm makes it."""
+    return None if t is None else apply_op(D.REPEAT, (t,), (tuple(t.shape), (times,)))
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """batch_norm of the input viewed as one sample of N * C channels, as ATen composes it."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    shape = tuple(input.shape)
+    b, c = shape[:2]
+    x = functions.view(input.contiguous(), (1, b * c) + shape[2:])
+    for name, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {b * c} elements not {t.numel() * b}")  # fmt: skip
+    data = x._data
+    if use_input_stats:
+        dims = (0,) + tuple(range(2, data.ndim))
+        mean, var = data.mean(axis=dims), data.var(axis=dims)
+        count = data.size // (b * c)
+        if running_mean is not None:
+            _update_repeated(running_mean, mean, momentum, b)
+        if running_var is not None:
+            _update_repeated(running_var, var * (count / (count - 1)), momentum, b)
+    else:
+        xp = backend.xp_of(data)
+        mean, var = xp.tile(running_mean._data, b), xp.tile(running_var._data, b)
+    invstd = 1 / (var + eps) ** 0.5
+    out = apply_op(
+        D.NATIVE_BATCH_NORM,
+        (x, _repeated(weight, b), _repeated(bias, b)),
+        (use_input_stats, eps, mean.copy(), invstd),
+    )
+    return functions.view(out, shape)
+
+
+def _update_repeated(buffer: Tensor, value, momentum: float, times: int) -> None:
+    """A running statistic per channel: its repeated copies updated with `value`, then averaged back, as ATen."""
+    repeated = momentum * value + (1 - momentum) * backend.xp_of(value).tile(buffer._data, times)
+    buffer._data[...] = repeated.reshape(times, -1).mean(axis=0)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """input / (k + alpha * mean of squares over `size` neighbouring channels) ** beta, as torch composes it."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    div = input * input
+    if dim == 3:
+        div = functions.unsqueeze(div, 1)
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = functions.squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
+    else:
+        sizes = tuple(input.shape)
+        div = functions.view(div, sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = functions.squeeze(avg_pool3d(div, (size, 1, 1), stride=1), 1)
+        div = functions.view(div, sizes)
+    div = (div * alpha + k) ** beta
+    return input / div

@@ -1,9 +1,10 @@
-"""F.pad: constant (negative pads crop), reflect and replicate, with PyTorch's node names."""
+"""F.pad: constant (negative pads crop), reflect, replicate and circular, with PyTorch's node names."""
 
 from __future__ import annotations
 
 from ... import backend
 from ...ops import derivatives as D
+from ...ops import functions
 from ...ops.op import apply_op
 from ...tensor import Tensor
 
@@ -55,12 +56,18 @@ def _source_index(xp, n: int, lo: int, hi: int, mode: str):
     return xp.where(i > n - 1, 2 * (n - 1) - i, i)
 
 
-def _gathered(input: Tensor, pad, mode: str) -> Tensor:
+def _check_non_constant(input: Tensor, pad) -> int:
+    """How many trailing dims a reflect / replicate / circular pad pads, or torch's refusal."""
     k, ndim = len(pad) // 2, input.dim()
     if k not in (1, 2, 3) or ndim not in (k + 1, k + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n{_NON_CONSTANT_HELP}"
         )
+    return k
+
+
+def _gathered(input: Tensor, pad, mode: str) -> Tensor:
+    k, ndim = _check_non_constant(input, pad), input.dim()
     shape = tuple(input.shape)
     xp = backend.xp_of(input._data)
     indices = []
@@ -86,10 +93,46 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             "Padding length should be less than or equal to two times the input dimension but got padding "
             f"length {len(pad)} and input of dimension {input.dim()}"
         )
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "constant":
         return _constant(input, pad, value)
-    if mode in ("reflect", "replicate"):
-        return _gathered(input, pad, mode)
+    if value is not None and value != 0:  # torch lets a value of 0 through
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if mode == "circular":
-        raise NotImplementedError("circular padding is not supported by engine")
-    raise NotImplementedError(f"Unrecognised padding mode {mode}")
+        return _circular(input, pad)
+    return _gathered(input, pad, mode)
+
+
+def _circular(input: Tensor, pad) -> Tensor:
+    """Wrap-around padding as ATen writes it: an empty output, the input copied into its middle, then each
+    padded dim's borders copied from the opposite side of the output (CopySlices over SliceBackward0s)."""
+    k = _check_non_constant(input, pad)
+    in_shape = tuple(input.shape)
+    lead = input.dim() - k
+    out_shape = list(in_shape)
+    for i in range(k):
+        lo, hi = int(pad[2 * (k - i - 1)]), int(pad[2 * (k - i - 1) + 1])
+        size = in_shape[lead + i]
+        out_shape[lead + i] = size + lo + hi
+        if lo > size or hi > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[lead + i] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = input.new_empty(out_shape)
+    out_part, in_part = out, input
+    for i in range(k):
+        dim, lo, hi = k - i + lead - 1, int(pad[2 * i]), int(pad[2 * i + 1])
+        out_part = functions._slice(out_part, dim, max(lo, 0), out_shape[dim] - max(hi, 0), 1)
+        in_part = functions._slice(in_part, dim, max(-lo, 0), in_shape[dim] - max(-hi, 0), 1)
+    out_part.copy_(in_part)
+    for i in range(k):
+        dim, lo, hi = k - i + lead - 1, int(pad[2 * i]), int(pad[2 * i + 1])
+        size = out_shape[dim]
+        if lo > 0:
+            source = functions._slice(out, dim, size - lo - max(hi, 0), size - max(hi, 0), 1)
+            functions._slice(out, dim, 0, lo, 1).copy_(source)
+        if hi > 0:
+            source = functions._slice(out, dim, max(lo, 0), max(lo, 0) + hi, 1)
+            functions._slice(out, dim, size - hi, size, 1).copy_(source)
+    return out

@@ -79,6 +79,8 @@ class AvgPool1d(_AvgPoolNd):
 
 
 class AvgPool2d(_AvgPoolNd):
+    _pool = staticmethod(F.avg_pool2d)
+
     def __init__(
         self,
         kernel_size,
@@ -97,7 +99,7 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(
+        return type(self)._pool(
             input,
             self.kernel_size,
             self.stride,
@@ -106,3 +108,103 @@ class AvgPool2d(_AvgPoolNd):
             self.count_include_pad,
             self.divisor_override,
         )
+
+
+# ---------------------------------------------------------------- issue 14's pools
+
+
+class AvgPool3d(AvgPool2d):
+    _pool = staticmethod(F.avg_pool3d)
+
+
+class _AdaptivePool(Module):
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxUnpool1d(Module):
+    _nd = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = ntuple(kernel_size, self._nd)
+        self.stride = ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = ntuple(padding, self._nd)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool2d(MaxUnpool1d):
+    _nd = 2
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _LPPool(Module):
+    _pool = None  # the functional form, set by each subclass
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPool):
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPool):
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPool):
+    _pool = staticmethod(F.lp_pool3d)

@@ -1,4 +1,4 @@
-"""Embedding: a lookup table of num_embeddings vectors, initialised N(0, 1) as in PyTorch."""
+"""Embedding and EmbeddingBag: lookup tables of num_embeddings vectors, initialised N(0, 1) as in PyTorch."""
 
 from __future__ import annotations
 
@@ -8,6 +8,15 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+
+
+def _checked_padding_idx(padding_idx, num_embeddings: int, name: str = "padding_idx"):
+    """A padding index within range, made non-negative (torch's AssertionError otherwise)."""
+    if padding_idx is None:
+        return None
+    if padding_idx > 0 and padding_idx >= num_embeddings or padding_idx < -num_embeddings:
+        raise AssertionError(f"{name} must be within num_embeddings")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
 class Embedding(Module):
@@ -28,12 +37,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0 and padding_idx >= num_embeddings or padding_idx < -num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            if padding_idx < 0:
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _checked_padding_idx(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -102,3 +106,93 @@ class Embedding(Module):
             scale_grad_by_freq=scale_grad_by_freq,
             sparse=sparse,
         )
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings; the weight N(0, 1), its padding row zero."""
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.padding_idx = _checked_padding_idx(padding_idx, num_embeddings)
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    reset_parameters = Embedding.reset_parameters
+
+    def forward(self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None):
+        return F.embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx!r}"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(
+            rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
+            padding_idx,
+        )  # fmt: skip
+        bag.weight.requires_grad = not freeze
+        return bag
