@@ -252,3 +252,53 @@ def constant_pad_backward(m, g, pad, value, result_sym_sizes, out_key, in_key, s
     if tuple(piece.shape) == self_sym_sizes:
         return piece
     return m.index_grad(piece, self_sym_sizes, in_key, True)
+
+
+# -- elementwise (ops/pointwise.py) -------------------------------------------------------------
+
+
+def zero_grad(m, g):
+    """The gradient of a piecewise-constant op (floor, sign, a rounded division): zeros, as torch's."""
+    return m.zeros(g.shape, g)
+
+
+def not_implemented(name: str):
+    """The backward of an op PyTorch records as NotImplemented (floor_divide, a number % a tensor)."""
+    raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+
+def copysign_backward(m, g, self, result):
+    """d copysign(self, other) / d self = result / self (+-1), 0 where self is 0, as torch."""
+    return g * m.where(self == 0, 0.0, result / self)
+
+
+def pow_number_base_backward(m, g, exponent, result, self):
+    """d base ** exponent / d exponent for a Python number base: result * log(base), 0 where a zero
+    base meets an exponent >= 0 (NaN for a negative base, as C's log gives it, not an error)."""
+    if self == 0:
+        return g * m.where(exponent >= 0, 0.0, result * -math.inf)
+    return g * (result * K.log_number(self))
+
+
+def inplace_not_implemented(name: str):
+    """The formula of asinh_ / acosh_ / atanh_, which PyTorch does not differentiate in place: it raises."""
+
+    def formula(m, g):
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
+
+    return formula
+
+
+def pow_exponent_backward(m, g, self, exponent, result):
+    """d self ** exponent / d exponent = result * log(self), the base in the result's dtype (as torch
+    promotes it: a float32 base loses no digits to a float64 exponent); 0 where a zero base meets an
+    exponent >= 0."""
+    dtype = raw(result).dtype
+    base = self if raw(self).dtype == dtype else m.cast(self, dtype)
+    return g * m.where((self == 0) & (exponent >= 0), 0.0, result * m.log(base))
+
+
+def xlogy_self_backward(m, g, self, other):
+    """d xlogy(self, other) / d self = xlogy(self != 0, other): log(other), 0 where self is 0, computed in
+    the gradient's dtype (torch's is float64 for a float64 self and a number `other`)."""
+    return g * m.xlogy(m.cast(self != 0, raw(g).dtype), other)
