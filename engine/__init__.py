@@ -49,6 +49,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
+from .ops.pointwise import *
 from .tensor import Size, Tensor
 
 float = float32

@@ -19,7 +19,6 @@ from . import arg_errors, creation
 from . import derivatives as D
 from .api import IN_PLACE, exported, public
 from .op import apply_op, broadcast_error, check_same_device
-from .promotion import result_type
 from .views import note_view
 
 ndarray = numpy.ndarray
@@ -110,26 +109,6 @@ def mul(a, b):
     return _binary(D.MUL, a, b)
 
 
-@public
-def div(a, b, *, rounding_mode=None):
-    a = as_operand(a)
-    if not isinstance(a, Tensor):
-        return mul(reciprocal(b), a)
-    if rounding_mode is not None:
-        if isinstance(b, Tensor):
-            check_same_device(a, b)
-        data = a._data / (b._data if isinstance(b, Tensor) else b)
-        xp = backend.xp_of(data)
-        data = xp.floor(data) if rounding_mode == "floor" else xp.trunc(data)
-        return wrap(data.astype(a._data.dtype))
-    out = _binary(D.DIV, a, b)
-    if a._data.dtype.kind != "f" and result_type((a, b)).kind != "f":
-        out._data = out._data.astype(backend.get_default_dtype().np)  # int / int: true division, float32
-    return out
-
-
-true_divide = public(div, name="true_divide")
-divide = public(div, name="divide")
 multiply = public(mul, name="multiply")
 subtract = public(sub, name="subtract")
 
@@ -148,16 +127,6 @@ def reciprocal(a):
     if a._data.dtype.kind != "f":  # an integer or bool tensor's reciprocal is in the default dtype
         a = wrap(a._data.astype(backend.get_default_dtype().np))
     return apply_op(D.RECIPROCAL, (a,))
-
-
-@public
-def pow(a, exponent):
-    if not isinstance(a, Tensor):
-        return apply_op(D.RPOW, (as_operand(exponent),), (a,))
-    if isinstance(exponent, Tensor):
-        broadcast_check(a, exponent)
-        return apply_op(D.POW_TENSOR, (a, exponent))
-    return apply_op(D.POW_SCALAR, (a,), (exponent,))
 
 
 @public
@@ -234,13 +203,17 @@ def mv(a, v):
 # ---------------------------------------------------------------------------- pointwise
 
 
-def _unary(op, name: str, in_place: bool = True):
-    """`engine.<name>`, `Tensor.<name>` and, unless told not to, `Tensor.<name>_` for a unary row."""
+def _unary(op, name: str, in_place: bool = True, module: str = __name__):
+    """`engine.<name>`, `Tensor.<name>` and, unless told not to, `Tensor.<name>_` for a unary row
+    (exported by `module`'s `__all__`)."""
 
-    def fn(a):
-        return apply_op(op, (a,))
+    def fn(input):
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            raise arg_errors.not_a_tensor(name, "input", 1, input)
+        return apply_op(op, (input,))
 
     fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = module
     if in_place:
         IN_PLACE[name + "_"] = op
     return public(fn)
@@ -259,11 +232,6 @@ abs = _unary(D.ABS, "abs")
 sign = _unary(D.SIGN, "sign")
 erf = _unary(D.ERF, "erf")
 clone = _unary(D.CLONE, "clone", in_place=False)
-
-
-@public
-def square(a):
-    return pow(a, 2)
 
 
 def clamp_bounds_are_tensors(name: str, lo, hi, method: bool) -> bool:
@@ -840,35 +808,6 @@ lt = public(_compare("less"), name="lt")
 le = public(_compare("less_equal"), name="le")
 gt = public(_compare("greater"), name="gt")
 ge = public(_compare("greater_equal"), name="ge")
-logical_and = public(_compare("logical_and"))
-logical_or = public(_compare("logical_or"))
-logical_xor = public(_compare("logical_xor"))
-
-
-@public
-def logical_not(a):
-    return wrap(backend.xp_of(a._data).logical_not(a._data))
-
-
-@public
-def isnan(a):
-    return wrap(backend.xp_of(a._data).isnan(a._data))
-
-
-@public
-def isinf(a):
-    return wrap(backend.xp_of(a._data).isinf(a._data))
-
-
-@public
-def isfinite(a):
-    return wrap(backend.xp_of(a._data).isfinite(a._data))
-
-
-@public
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    check_same_device(a, b)
-    return bool(backend.xp_of(a._data).allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @public

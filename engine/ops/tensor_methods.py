@@ -8,14 +8,15 @@ from __future__ import annotations
 from .. import backend
 from .. import tensor as tensor_module
 from ..autograd.backward import backward as autograd_backward
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor
 from . import api, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
+from . import pointwise as P
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
-from .op import apply_op, check_same_device
+from .op import apply_op
 
 
 def parse_to_args(args, kwargs):
@@ -140,16 +141,6 @@ def clamp_(self, min=None, max=None):
     return I.clamp_(self, min, max)
 
 
-def _binary_no_grad(name):
-    def fn(self, other):
-        if isinstance(other, Tensor):
-            check_same_device(self, other)
-            other = other._data
-        return wrap(getattr(self._data, name)(other))
-
-    return fn
-
-
 def _reflected(fn):
     return lambda self, other: fn(other, self)
 
@@ -180,27 +171,44 @@ METHODS = {
     "__rsub__": F.rsub,
     "__mul__": F.mul,
     "__rmul__": F.mul,
-    "__truediv__": F.div,
+    "__truediv__": P.div,
     "__rtruediv__": lambda self, other: F.mul(F.reciprocal(self), other),
-    "__pow__": F.pow,
-    "__rpow__": _reflected(F.pow),
+    "__pow__": P.pow,
+    "__rpow__": _reflected(P.pow),
+    "__ipow__": I.pow_,
     "__matmul__": F.matmul,
     "__rmatmul__": _reflected(F.matmul),
     "__neg__": F.neg,
     "__abs__": F.abs,
     "__pos__": lambda self: self,
-    "__floordiv__": _binary_no_grad("__floordiv__"),
-    "__mod__": _binary_no_grad("__mod__"),
+    "__floordiv__": P.floor_divide,
+    "__rfloordiv__": _reflected(P.floor_divide),
+    "__ifloordiv__": P.floor_divide_,
+    "__mod__": P.remainder,
+    "__rmod__": _reflected(P.remainder),
+    "__imod__": P.remainder_,
     "__eq__": F.eq,
     "__ne__": F.ne,
     "__lt__": F.lt,
     "__le__": F.le,
     "__gt__": F.gt,
     "__ge__": F.ge,
-    "__and__": _binary_no_grad("__and__"),
-    "__or__": _binary_no_grad("__or__"),
-    "__xor__": _binary_no_grad("__xor__"),
-    "__invert__": lambda self: wrap(~self._data),
+    "__and__": P.bitwise_and,
+    "__rand__": _reflected(P.bitwise_and),
+    "__iand__": P.bitwise_and_,
+    "__or__": P.bitwise_or,
+    "__ror__": _reflected(P.bitwise_or),
+    "__ior__": P.bitwise_or_,
+    "__xor__": P.bitwise_xor,
+    "__rxor__": _reflected(P.bitwise_xor),
+    "__ixor__": P.bitwise_xor_,
+    "__lshift__": P.bitwise_left_shift,
+    "__rlshift__": _reflected(P.bitwise_left_shift),
+    "__ilshift__": P.bitwise_left_shift_,
+    "__rshift__": P.bitwise_right_shift,
+    "__rrshift__": _reflected(P.bitwise_right_shift),
+    "__irshift__": P.bitwise_right_shift_,
+    "__invert__": P.invert,
     "clamp": _clamp("clamp"),
     "clip": _clamp("clip"),
     "maximum": _pairwise_extreme("maximum"),
@@ -221,7 +229,7 @@ METHODS = {
     "__iadd__": _inplace_op(I.add_),
     "__isub__": _inplace_op(I.sub_),
     "__imul__": _inplace_op(I.mul_),
-    "__itruediv__": _inplace_op(I.div_),
+    "__itruediv__": P.div_,
     "to": to,
     "cuda": cuda,
     "cpu": cpu,

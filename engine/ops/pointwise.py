@@ -1,0 +1,638 @@
+"""Elementwise ops: rounding, trigonometric and hyperbolic functions, the erf family, the binary ops of
+numbers (pow, div with a rounding mode, floor_divide, fmod, remainder, atan2, copysign, hypot,
+logaddexp, xlogy, lerp, float_power), bitwise and logical ops, and the checks (isclose, allclose,
+nan_to_num), with their aliases (arcsin, fix, absolute, ...) and in-place forms.
+
+Differentiable ops are rows of the derivative table (its "elementwise" section); bitwise, logical and
+closeness ops are forward-only, as in PyTorch, computed on the arrays with torch's type promotion.
+Argument handling is torch's: which arguments may be Python numbers, its argument-parser errors where
+they may not, and the dtypes of integer and bool inputs.
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from ..tensor import Tensor, wrap
+from . import arg_errors, creation
+from . import derivatives as D
+from . import inplace as I
+from . import kernels as K
+from .api import IN_PLACE, exported, public
+from .functions import _binary, _unary, abs, as_operand, broadcast_check
+from .op import apply_op, broadcast_error, check_same_device
+from .promotion import result_type
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _require_tensor(name: str, arg: str, position: int, value) -> None:
+    if not isinstance(value, Tensor):
+        raise arg_errors.not_a_tensor(name, arg, position, value)
+
+
+def _with_number(a, number, typed: bool = True):
+    """A tensor and a Python number as torch computes them: the tensor in the result dtype (an integer
+    tensor meeting a float, a bool one meeting an int; these never require grad, so no node), and with
+    `typed` an integer number as a scalar of that dtype (-3 wraps for uint8, as in torch)."""
+    if a._data.dtype.kind == "f":  # a float tensor keeps its dtype whatever the number
+        return a, number
+    dt = result_type((a, number))
+    if dt != a._data.dtype:
+        a = wrap(a._data.astype(dt))
+    return a, K.typed_number(number, dt) if typed and dt.kind != "f" else number
+
+
+def _signature_error(name: str, given, signatures, marked=()) -> TypeError:
+    """torch's argument-parser error for a call none of `signatures` takes; those in `marked` show
+    each given type as mismatched."""
+    types = tuple(arg_errors.type_name(x) for x in given)
+    marks = ", ".join(f"!{t}!" for t in types)
+    return arg_errors.invalid_combination(
+        name, types, [(s, marks if s in marked else None) for s in signatures]
+    )
+
+
+_TENSOR_OTHER = "(Tensor input, Tensor other, *, Tensor out = None)"
+_NUMBER_OTHER = "(Tensor input, Number other, *, Tensor out = None)"
+_NUMBER_SELF = "(Number self, Tensor other)"  # the overload torch's parser marks for two numbers
+
+
+def _alias(fn, name: str, row=None):
+    """`engine.<name>` and `Tensor.<name>` for `fn` (an op of this module), and `Tensor.<name>_` for a
+    unary row."""
+    if row is not None:
+        IN_PLACE[name + "_"] = row
+    return public(fn, name=name)
+
+
+# --------------------------------------------------------------------------- unary
+
+
+floor = _unary(D.FLOOR, "floor", module=__name__)
+ceil = _unary(D.CEIL, "ceil", module=__name__)
+trunc = _unary(D.TRUNC, "trunc", module=__name__)
+frac = _unary(D.FRAC, "frac", module=__name__)
+sgn = _unary(D.SGN, "sgn", module=__name__)
+rsqrt = _unary(D.RSQRT, "rsqrt", module=__name__)
+tan = _unary(D.TAN, "tan", module=__name__)
+asin = _unary(D.ASIN, "asin", module=__name__)
+acos = _unary(D.ACOS, "acos", module=__name__)
+atan = _unary(D.ATAN, "atan", module=__name__)
+sinh = _unary(D.SINH, "sinh", module=__name__)
+cosh = _unary(D.COSH, "cosh", module=__name__)
+asinh = _unary(D.ASINH, "asinh", in_place=False, module=__name__)
+acosh = _unary(D.ACOSH, "acosh", in_place=False, module=__name__)
+atanh = _unary(D.ATANH, "atanh", in_place=False, module=__name__)
+expm1 = _unary(D.EXPM1, "expm1", module=__name__)
+exp2 = _unary(D.EXP2, "exp2", module=__name__)
+log2 = _unary(D.LOG2, "log2", module=__name__)
+log10 = _unary(D.LOG10, "log10", module=__name__)
+erfc = _unary(D.ERFC, "erfc", module=__name__)
+erfinv = _unary(D.ERFINV, "erfinv", module=__name__)
+
+fix = _alias(trunc, "fix", D.TRUNC)
+arcsin = _alias(asin, "arcsin", D.ASIN)
+arccos = _alias(acos, "arccos", D.ACOS)
+arctan = _alias(atan, "arctan", D.ATAN)
+arcsinh = _alias(asinh, "arcsinh")
+arccosh = _alias(acosh, "arccosh")
+arctanh = _alias(atanh, "arctanh")
+
+
+def _refused_in_place(name: str, row) -> None:
+    """`Tensor.<name>`: applied in place, on a tensor that requires grad with a node whose backward
+    raises, as PyTorch records asinh_ (AsinhBackward1)."""
+
+    def in_place(self):
+        return I.apply_inplace(self, row)
+
+    in_place.__name__ = in_place.__qualname__ = name
+    public(in_place, function=False)
+
+
+for _base, _row in D.INPLACE_NOT_DIFFERENTIABLE.items():
+    _refused_in_place(_base + "_", _row)
+    _refused_in_place(f"arc{_base[1:]}_", _row)
+
+
+@public
+def absolute(input):
+    return abs(input)
+
+
+IN_PLACE["absolute_"] = D.ABS
+
+
+@public
+def round(input, *, decimals=None):
+    """Half to even; `decimals` given (even 0) is torch's round.decimals (RoundBackward1)."""
+    _require_tensor("round", "input", 1, input)
+    if decimals is None:
+        return apply_op(D.ROUND, (input,))
+    return apply_op(D.ROUND_DECIMALS, (input,), (decimals,))
+
+
+@public(function=False)
+def round_(self, *, decimals=None):
+    if decimals is None:
+        return I.apply_inplace(self, D.ROUND)
+    return I.apply_inplace(self, D.ROUND_DECIMALS, (), (decimals,))
+
+
+@public
+def square(input):
+    _require_tensor("square", "input", 1, input)
+    return pow(input, 2)
+
+
+@public(function=False)
+def square_(self):
+    return I.pow_(self, 2)
+
+
+@public
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    _require_tensor("nan_to_num", "input", 1, input)
+    return apply_op(D.NAN_TO_NUM, (input,), (nan, posinf, neginf))
+
+
+@public(function=False)
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return I.apply_inplace(self, D.NAN_TO_NUM, (), (nan, posinf, neginf))
+
+
+# ------------------------------------------------------------------- pow and division
+
+
+_POW_SIGNATURES = (
+    "(Tensor input, Tensor exponent, *, Tensor out = None)",
+    "(Number self, Tensor exponent, *, Tensor out = None)",
+    "(Tensor input, Number exponent, *, Tensor out = None)",
+)
+
+
+@public
+def pow(input, exponent):
+    if not isinstance(input, Tensor):
+        if not isinstance(exponent, Tensor):
+            raise _signature_error("pow", (input, exponent), _POW_SIGNATURES)
+        if isinstance(input, bool) and exponent._data.dtype.kind == "b":
+            raise K.not_implemented("pow", exponent._data.dtype)
+        exponent, input = _with_number(exponent, input)
+        return apply_op(D.RPOW, (exponent,), (input,))
+    if isinstance(exponent, Tensor):
+        broadcast_check(input, exponent)
+        if input._data.dtype.kind == "b" and exponent._data.dtype.kind == "b":
+            raise K.not_implemented("pow", input._data.dtype)
+        return apply_op(D.POW_TENSOR, (input, exponent))
+    kind = input._data.dtype.kind
+    if kind != "f" and isinstance(exponent, int):
+        if exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if kind == "b" and isinstance(exponent, bool):  # bool ** bool stays bool in torch
+            return wrap(K.power(input._data, exponent).astype(input._data.dtype))
+    return apply_op(D.POW_SCALAR, (_with_number(input, exponent, typed=False)[0],), (exponent,))
+
+
+@public
+def float_power(input, exponent):
+    """pow in float64, the inputs cast first (a recorded ToCopy for a float32 tensor), as torch composes it."""
+    if isinstance(input, Tensor):
+        exponent = exponent.to(backend.float64) if isinstance(exponent, Tensor) else float(exponent)
+        return pow(input.to(backend.float64), exponent)
+    if isinstance(exponent, Tensor):
+        return pow(float(input), exponent.to(backend.float64))
+    raise _signature_error("float_power", (input, exponent), _POW_SIGNATURES)
+
+
+@public(function=False)
+def float_power_(self, exponent):
+    if self.dtype is not backend.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {self.dtype.scalar_type} but the operation's "
+            "result requires dtype Double"
+        )
+    return I.pow_(self, exponent.to(backend.float64) if isinstance(exponent, Tensor) else float(exponent))
+
+
+class _NotGiven:
+    """div's `rounding_mode` default: torch records DivBackward2 once a mode is passed, even None."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
+def _check_rounding_mode(input, other, rounding_mode) -> None:
+    if rounding_mode is not None and not isinstance(rounding_mode, str):
+        given = (arg_errors.type_name(input), arg_errors.type_name(other))
+        raise arg_errors.invalid_combination(
+            "div",
+            given + (f"rounding_mode={arg_errors.type_name(rounding_mode)}",),
+            [
+                (_TENSOR_OTHER, None),
+                ("(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)", None),
+                ("(Tensor input, Number other, *, str rounding_mode)", None),
+            ],
+        )
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+        )
+
+
+@public
+def div(input, other, *, rounding_mode=_NOT_GIVEN):
+    """True division, or with `rounding_mode` "trunc" / "floor" (zero gradients, as torch's DivBackward2)."""
+    if rounding_mode is _NOT_GIVEN and input.__class__ is Tensor and input._data.dtype.kind == "f":
+        return _binary(D.DIV, input, other)  # the common case, every float a / b
+    a, other = as_operand(input), as_operand(other)
+    if not isinstance(a, Tensor) and not isinstance(other, Tensor):
+        a = creation.tensor(a)  # torch.div(7, 2): a 0-dim tensor
+    if rounding_mode is not _NOT_GIVEN:
+        _check_rounding_mode(input, other, rounding_mode)
+        operands = _operands(a, other, typed=rounding_mode is not None)
+        return apply_op(D.DIV_MODE, operands, (rounding_mode,))
+    out = apply_op(D.DIV, (a, other))
+    if result_type((a, other)).kind != "f":
+        out._data = out._data.astype(backend.get_default_dtype().np)  # int / int: true division, float32
+    return out
+
+
+@public(function=False)
+def div_(self, other, *, rounding_mode=_NOT_GIVEN):
+    if rounding_mode is _NOT_GIVEN:
+        rounding_mode = None
+        if self._data.dtype.kind == "f":
+            return I.apply_inplace(self, D.DIV, (as_operand(other),))
+    _check_rounding_mode(self, other, rounding_mode)
+    return I.apply_inplace(self, D.DIV_MODE, (as_operand(other),), (rounding_mode,))
+
+
+true_divide = _alias(div, "true_divide")
+divide = _alias(div, "divide")
+true_divide_ = public(div_, name="true_divide_", function=False)
+divide_ = public(div_, name="divide_", function=False)
+
+
+def _check_castable(self, dt) -> None:
+    """torch's in-place rule: the result dtype must not be of a higher kind (float > int > bool)."""
+    rank = {"b": 0, "u": 1, "i": 1, "f": 2}
+    if rank[dt.kind] > rank[self._data.dtype.kind]:
+        raise RuntimeError(
+            f"result type {K.scalar_type(dt)} can't be cast to the desired output type {self.dtype.scalar_type}"
+        )
+
+
+def _operands(a, b, typed: bool = True) -> tuple:
+    """The two operands of a row taking a Python number on either side (`_with_number`)."""
+    if not isinstance(b, Tensor):
+        return _with_number(a, b, typed)
+    if not isinstance(a, Tensor):
+        b, a = _with_number(b, a, typed)
+    return a, b
+
+
+def _number_in_place(self, other, tensor_row, number_row, typed: bool = True):
+    """`self.<op>_(other)`, other a Tensor or a Python number (`typed` as in `_with_number`)."""
+    if isinstance(other, Tensor):
+        return I.apply_inplace(self, tensor_row, (other,))
+    _check_castable(self, result_type((self, other)))
+    return I.apply_inplace(self, number_row, (), (_with_number(self, other, typed)[1],))
+
+
+@public
+def floor_divide(input, other):
+    """div(rounding_mode="floor"), which PyTorch does not differentiate (a NotImplemented node)."""
+    a, other = as_operand(input), as_operand(other)
+    if not isinstance(a, Tensor) and not isinstance(other, Tensor):
+        a = creation.tensor(a)
+    if isinstance(a, Tensor) and not isinstance(other, Tensor):
+        a, other = _with_number(a, other)
+        return apply_op(D.FLOOR_DIVIDE_NUMBER, (a,), (other,))
+    return apply_op(D.FLOOR_DIVIDE, _operands(a, other))
+
+
+@public(function=False)
+def floor_divide_(self, other):
+    return _number_in_place(self, other, D.FLOOR_DIVIDE, D.FLOOR_DIVIDE_NUMBER)
+
+
+@public
+def remainder(input, other):
+    """Python's `%`: the sign of the divisor. A number % a tensor is not differentiated (NotImplemented)."""
+    if isinstance(input, Tensor):
+        if isinstance(other, Tensor):
+            return apply_op(D.REMAINDER, (input, other))
+        input, other = _with_number(input, other)
+        return apply_op(D.REMAINDER_SCALAR, (input,), (other,))
+    if isinstance(other, Tensor):
+        other, input = _with_number(other, input)
+        return apply_op(D.REMAINDER_NUMBER_SELF, (other,), (input,))
+    raise _signature_error(
+        "remainder", (input, other), (_TENSOR_OTHER, _NUMBER_SELF, _NUMBER_OTHER), marked=(_NUMBER_SELF,)
+    )
+
+
+@public(function=False)
+def remainder_(self, other):
+    return _number_in_place(self, other, D.REMAINDER, D.REMAINDER_SCALAR)
+
+
+def _tensor_or_number(name: str, tensor_row, number_row, typed: bool):
+    """`engine.<name>(input, other)` for ops whose `other` may be a Python number (fmod, copysign), and
+    `Tensor.<name>_`; `typed`: the op computes in the integer dtype (`_with_number`)."""
+
+    def function(input, other):
+        if not isinstance(input, Tensor):
+            raise _signature_error(name, (input, other), (_TENSOR_OTHER, _NUMBER_OTHER))
+        if isinstance(other, Tensor):
+            return apply_op(tensor_row, (input, other))
+        input, other = _with_number(input, other, typed)
+        return apply_op(number_row, (input,), (other,))
+
+    def in_place(self, other):
+        return _number_in_place(self, other, tensor_row, number_row, typed)
+
+    function.__name__ = function.__qualname__ = name
+    in_place.__name__ = in_place.__qualname__ = name + "_"
+    public(in_place, function=False)
+    return public(function)
+
+
+fmod = _tensor_or_number("fmod", D.FMOD, D.FMOD_SCALAR, typed=True)
+copysign = _tensor_or_number("copysign", D.COPYSIGN, D.COPYSIGN_SCALAR, typed=False)
+
+
+_XLOGY_SIGNATURES = (_TENSOR_OTHER, "(Number self, Tensor other, *, Tensor out = None)", _NUMBER_OTHER)
+
+
+@public
+def xlogy(input, other):
+    """x * log(y), 0 where x is 0."""
+    if isinstance(input, Tensor):
+        if isinstance(other, Tensor):
+            return apply_op(D.XLOGY, (input, other))
+        return apply_op(D.XLOGY_NUMBER_OTHER, (input,), (other,))
+    if isinstance(other, Tensor):
+        return apply_op(D.XLOGY_NUMBER_SELF, (other,), (input,))
+    raise _signature_error("xlogy", (input, other), _XLOGY_SIGNATURES)
+
+
+@public(function=False)
+def xlogy_(self, other):
+    return _number_in_place(self, other, D.XLOGY, D.XLOGY_NUMBER_OTHER, typed=False)
+
+
+# --------------------------------------------------------------- ops of two tensors
+
+
+def _tensor_pair(name: str, apply, apply_in_place=None):
+    """`engine.<name>(input, other)`, `Tensor.<name>(other)` and `Tensor.<name>_(other)` for an op that
+    takes no Python number, with torch's message (and argument position) when it is given one."""
+
+    def function(input, other):
+        _require_tensor(name, "input", 1, input)
+        _require_tensor(name, "other", 2, other)
+        return apply(input, other)
+
+    def method(self, other):
+        _require_tensor(name, "other", 1, other)
+        return apply(self, other)
+
+    function.__name__ = function.__qualname__ = method.__name__ = method.__qualname__ = name
+    public(function, method=False)
+    public(method, function=False)
+    if apply_in_place is not None:
+
+        def in_place(self, other):
+            _require_tensor(name + "_", "other", 1, other)
+            return apply_in_place(self, other)
+
+        in_place.__name__ = in_place.__qualname__ = name + "_"
+        public(in_place, function=False)
+    return function
+
+
+def _row_pair(name: str, row, in_place: bool = True):
+    return _tensor_pair(
+        name,
+        lambda a, b: apply_op(row, (a, b)),
+        (lambda t, other: I.apply_inplace(t, row, (other,))) if in_place else None,
+    )
+
+
+atan2 = _row_pair("atan2", D.ATAN2)
+arctan2 = _row_pair("arctan2", D.ATAN2)
+hypot = _row_pair("hypot", D.HYPOT)
+logaddexp = _row_pair("logaddexp", D.LOGADDEXP, in_place=False)
+logaddexp2 = _row_pair("logaddexp2", D.LOGADDEXP2, in_place=False)
+
+
+_LERP_SIGNATURES = (
+    "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
+    "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
+)
+
+
+def _lerp_args(input, end, weight) -> tuple:
+    """lerp's inputs and attrs: `end` (and a weight with dimensions) must have input's dtype, as in torch."""
+    for name, value in (("end", end), ("weight", weight)):
+        if isinstance(value, Tensor) and value.dtype is not input.dtype and (name == "end" or value.dim()):
+            raise RuntimeError(
+                f"expected dtype {input.dtype.cpp_name} for `{name}` but got dtype {value.dtype.cpp_name}"
+            )
+    if isinstance(weight, Tensor):
+        return D.LERP_TENSOR, (end, weight), ()
+    return D.LERP, (end,), (weight,)
+
+
+@public
+def lerp(input, end, weight):
+    """input + weight * (end - input)."""
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor):
+        raise _signature_error("lerp", (input, end, weight), _LERP_SIGNATURES)
+    row, others, attrs = _lerp_args(input, end, weight)
+    return apply_op(row, (input, *others), attrs)
+
+
+@public(function=False)
+def lerp_(self, end, weight):
+    row, others, attrs = _lerp_args(self, end, weight)
+    return I.apply_inplace(self, row, others, attrs)
+
+
+# ---------------------------------------------------- forward-only: logical and bitwise
+
+
+def _pair_arrays(a, b) -> None:
+    """Two tensors meeting in a forward-only op: one device, shapes that broadcast (torch's errors)."""
+    check_same_device(a, b)
+    error = broadcast_error((a, b))
+    if error is not None:
+        raise error
+
+
+def _logical(name: str):
+    def compute(a, b):
+        _pair_arrays(a, b)
+        return getattr(backend.xp_of(a._data), name)(a._data, b._data)
+
+    return _tensor_pair(
+        name, lambda a, b: wrap(compute(a, b)), lambda t, other: I.write_untracked(t, compute(t, other))
+    )
+
+
+logical_and = _logical("logical_and")
+logical_or = _logical("logical_or")
+logical_xor = _logical("logical_xor")
+
+
+def _forward_only_unary(name: str):
+    """`engine.<name>` and `Tensor.<name>` for xp's function of that name, a mask or a bool (no grad)."""
+
+    def function(input):
+        _require_tensor(name, "input", 1, input)
+        return wrap(getattr(backend.xp_of(input._data), name)(input._data))
+
+    function.__name__ = function.__qualname__ = name
+    return public(function)
+
+
+isnan = _forward_only_unary("isnan")
+isinf = _forward_only_unary("isinf")
+isfinite = _forward_only_unary("isfinite")
+logical_not = _forward_only_unary("logical_not")
+
+
+@public(function=False)
+def logical_not_(self):
+    return I.write_untracked(self, backend.xp_of(self._data).logical_not(self._data))
+
+
+def _bitwise(name: str, kernel: str, compute, refused: str = "f"):
+    """A bitwise op of integer and bool tensors and Python numbers (promoted as torch does), its
+    in-place form, and the array function the operators share."""
+
+    def array(a, b):
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            _pair_arrays(a, b)
+        dt = result_type((a, b))
+        if dt.kind in refused:
+            raise K.not_implemented(kernel, dt)
+        data = [
+            x._data.astype(dt, copy=False) if isinstance(x, Tensor) else K.typed_number(x, dt) for x in (a, b)
+        ]
+        tensor = a if isinstance(a, Tensor) else b
+        return compute(backend.xp_of(tensor._data), *data)
+
+    def function(input, other):
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            raise _signature_error(
+                name, (input, other), (_TENSOR_OTHER, _NUMBER_SELF, _NUMBER_OTHER), marked=(_NUMBER_SELF,)
+            )
+        return wrap(array(input, other))
+
+    def in_place(self, other):
+        return I.write_untracked(self, array(self, other))
+
+    function.__name__ = function.__qualname__ = name
+    in_place.__name__ = in_place.__qualname__ = name + "_"
+    public(in_place, function=False)
+    return public(function), in_place
+
+
+bitwise_and, bitwise_and_ = _bitwise("bitwise_and", "bitwise_and_cpu", lambda xp, a, b: xp.bitwise_and(a, b))
+bitwise_or, bitwise_or_ = _bitwise("bitwise_or", "bitwise_or_cpu", lambda xp, a, b: xp.bitwise_or(a, b))
+bitwise_xor, bitwise_xor_ = _bitwise("bitwise_xor", "bitwise_xor_cpu", lambda xp, a, b: xp.bitwise_xor(a, b))
+bitwise_left_shift, bitwise_left_shift_ = _bitwise(
+    "bitwise_left_shift", "lshift_cpu", lambda xp, a, b: K.shift(xp, a, b, left=True), refused="fb"
+)
+bitwise_right_shift, bitwise_right_shift_ = _bitwise(
+    "bitwise_right_shift", "rshift_cpu", lambda xp, a, b: K.shift(xp, a, b, left=False), refused="fb"
+)
+
+
+def _inverted(input):
+    if input._data.dtype.kind == "f":
+        raise K.not_implemented("bitwise_not_cpu", input._data.dtype)
+    return backend.xp_of(input._data).invert(input._data)
+
+
+@public
+def bitwise_not(input):
+    _require_tensor("bitwise_not", "input", 1, input)
+    return wrap(_inverted(input))
+
+
+@public(function=False)
+def bitwise_not_(self):
+    return I.write_untracked(self, _inverted(self))
+
+
+def invert(self):
+    """`~tensor`: bitwise_not, refused for floats with Python's TypeError, as torch's operator does."""
+    if self._data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return wrap(_inverted(self))
+
+
+# ------------------------------------------------------------------------- closeness
+
+
+def _close(a, b, rtol, atol, equal_nan):
+    """isclose on the arrays, as torch computes it (its tolerances in the default dtype for integers)."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{a.dtype.scalar_type} did not match {b.dtype.scalar_type}")
+    for what, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{what} must be greater than or equal to zero, but got {value:g}")
+    _pair_arrays(a, b)
+    x, y = a._data, b._data
+    xp = backend.xp_of(x)
+    close = x == y
+    floating = x.dtype.kind == "f"
+    if equal_nan and floating:
+        close = close | (xp.isnan(x) & xp.isnan(y))
+    if rtol == 0 and atol == 0:
+        return close
+    if x.dtype.kind == "b":
+        x, y = K.floating(x), K.floating(y)
+    allowed = atol + xp.abs(rtol * K.floating(y))
+    actual = xp.where(x > y, x - y, y - x) if x.dtype.kind == "u" else xp.abs(x - y)  # no unsigned wrap
+    if not floating:
+        actual = actual.astype(allowed.dtype)
+    return close | (xp.isfinite(actual) & (actual <= allowed))
+
+
+@public(method=False)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _require_tensor("isclose", "input", 1, input)
+    _require_tensor("isclose", "other", 2, other)
+    return wrap(_close(input, other, rtol, atol, equal_nan))
+
+
+@public(function=False, name="isclose")
+def isclose_method(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _require_tensor("isclose", "other", 1, other)
+    return wrap(_close(self, other, rtol, atol, equal_nan))
+
+
+@public(method=False)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    _require_tensor("allclose", "input", 1, input)
+    _require_tensor("allclose", "other", 2, other)
+    return bool(_close(input, other, rtol, atol, equal_nan).all())
+
+
+@public(function=False, name="allclose")
+def allclose_method(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    _require_tensor("allclose", "other", 1, other)
+    return bool(_close(self, other, rtol, atol, equal_nan).all())
+
+
+__all__ = exported(__name__)  # what `engine` exports from here (api.public)
