@@ -712,6 +712,31 @@ def test_inverse_hyperbolic_in_place_is_not_differentiated(name):
     )
 
 
+FUNCTION_FORMS = (
+    "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ "
+    "cos_ cosh_ erf_ erfc_ exp2_ exp_ expm1_ fix_ floor_ frac_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ "
+    "negative_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_"
+).split()
+
+
+@pytest.mark.parametrize("name", FUNCTION_FORMS)
+def test_in_place_forms_as_functions(name):
+    """torch.floor_(y) is y.floor_(): the same values, node and version; a number is refused."""
+    args = (2.0,) if name == "xlogy_" else ()
+    value = 1.5 if "cosh" in name else 0.25
+
+    def fn(lib):
+        y = lib.tensor([value, value + 0.5], dtype=lib.float64, requires_grad=True) * 1
+        assert getattr(lib, name)(y, *args) is y and y._version == 1
+        return y
+
+    y = fn(engine)
+    expected = getattr(engine.tensor([value, value + 0.5], dtype=engine.float64), name)(*args)
+    assert y.tolist() == expected.tolist()
+    match_torch(fn)
+    check_error(lambda lib: getattr(lib, name)(2.0, *args), f"{name}()", TypeError)
+
+
 def test_division_in_place_modes_and_operators():
     def fn(lib):
         a = lib.tensor([-7.5, 7.5, 3.0])

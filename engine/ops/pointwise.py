@@ -17,7 +17,7 @@ from . import arg_errors, creation
 from . import derivatives as D
 from . import inplace as I
 from . import kernels as K
-from .api import IN_PLACE, exported, public
+from .api import IN_PLACE, METHODS, exported, public
 from .functions import _binary, _unary, abs, as_operand, broadcast_check
 from .op import apply_op, broadcast_error, check_same_device
 from .promotion import result_type
@@ -633,6 +633,39 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 def allclose_method(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     _require_tensor("allclose", "other", 1, other)
     return bool(_close(self, other, rtol, atol, equal_nan).all())
+
+
+# ------------------------------------------------------- in-place forms as functions
+
+IN_PLACE["negative_"] = D.NEG
+
+
+def _function_form(name: str):
+    """`engine.<name>(input, ...)`: torch's function of an in-place form, `torch.floor_(x)`."""
+    method = METHODS.get(name)
+    if method is None:  # a unary row applied in place (api.IN_PLACE)
+        row = IN_PLACE[name]
+
+        def method(self):
+            return I.apply_inplace(self, row)
+
+    def function(input, *args, **kwargs):
+        if name == "xlogy_" and not isinstance(input, Tensor):  # two overloads: torch's parser error
+            signatures = ("(Tensor input, Tensor other)", "(Tensor input, Number other)")
+            raise _signature_error(name, (input, *args), signatures, marked=signatures)
+        _require_tensor(name, "input", 1, input)
+        return method(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    return public(function, method=False)
+
+
+for _name in (
+    "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ "
+    "cos_ cosh_ erf_ erfc_ exp2_ exp_ expm1_ fix_ floor_ frac_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ "
+    "negative_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_"
+).split():
+    globals()[_name] = _function_form(_name)  # a module attribute, so `from .pointwise import *` has it
 
 
 __all__ = exported(__name__)  # what `engine` exports from here (api.public)
