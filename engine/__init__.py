@@ -8,9 +8,7 @@ import numpy as _numpy
 from . import autograd, backend, nn, optim
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
-    bool_ as bool,
-)
-from .backend import (
+    bfloat16,
     device,
     dtype,
     float16,
@@ -18,11 +16,16 @@ from .backend import (
     float64,
     get_default_device,
     get_default_dtype,
+    int8,
+    int16,
     int32,
     int64,
     set_default_device,
     set_default_dtype,
     uint8,
+)
+from .backend import (
+    bool_ as bool,
 )
 from .ops import tensor_methods as _tensor_methods  # noqa: F401  (installs the Tensor methods)
 from .ops.creation import (
@@ -50,11 +53,14 @@ from .ops.creation import (
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
 from .ops.pointwise import *
-from .tensor import Size, Tensor
+from .ops.reductions import *
+from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
+from .tensor import Size, Tensor, typename
 
 float = float32
 double = float64
 half = float16
+short = int16
 long = int64
 
 # PyTorch never warns on division by zero or log(0); neither do we (numpy would).

@@ -24,14 +24,26 @@ class dtype:
 
     __slots__ = ("name", "np", "is_floating_point", "itemsize", "tensor_type", "scalar_type", "cpp_name")
 
-    def __init__(self, name: str, np_dtype, is_floating_point: bool, tensor_type: str, cpp_name: str):
+    def __init__(
+        self,
+        name: str,
+        np_dtype,
+        is_floating_point: bool,
+        tensor_type: str,
+        cpp_name: str,
+        itemsize: int | None = None,
+    ):
         self.name = name
         self.np = numpy.dtype(np_dtype)
         self.is_floating_point = is_floating_point
-        self.itemsize = self.np.itemsize
+        self.itemsize = itemsize or self.np.itemsize  # torch's size, where the storage's differs (bfloat16)
         self.tensor_type = tensor_type
         self.scalar_type = tensor_type[: -len("Tensor")]  # as torch's messages name it: Float, Double
         self.cpp_name = cpp_name  # as torch's C++ messages name it: float, double
+
+    @property
+    def is_signed(self) -> bool:
+        return self.np.kind in "if"
 
     def __repr__(self) -> str:
         return f"engine.{self.name}"
@@ -40,31 +52,88 @@ class dtype:
         return self.name
 
 
+# numpy has no bfloat16: its tensors are float32 arrays whose dtype carries this tag, which
+# numpy's elementwise ops and reductions pass on to their results. Values are rounded to
+# bfloat16 where a tensor becomes bfloat16 (creation, conversion); ops compute in float32.
+BFLOAT16_TAG = "bfloat16"
+BFLOAT16_STORAGE = numpy.dtype(numpy.float32, metadata={"engine_dtype": BFLOAT16_TAG})
+
 float32 = dtype("float32", numpy.float32, True, "FloatTensor", "float")
 float64 = dtype("float64", numpy.float64, True, "DoubleTensor", "double")
 float16 = dtype("float16", numpy.float16, True, "HalfTensor", "c10::Half")
+bfloat16 = dtype("bfloat16", BFLOAT16_STORAGE, True, "BFloat16Tensor", "c10::BFloat16", itemsize=2)
 int64 = dtype("int64", numpy.int64, False, "LongTensor", "long int")
 int32 = dtype("int32", numpy.int32, False, "IntTensor", "int")
+int16 = dtype("int16", numpy.int16, False, "ShortTensor", "short int")
+int8 = dtype("int8", numpy.int8, False, "CharTensor", "signed char")
 uint8 = dtype("uint8", numpy.uint8, False, "ByteTensor", "unsigned char")
 bool_ = dtype("bool", numpy.bool_, False, "BoolTensor", "bool")
 
-DTYPES = (float32, float64, float16, int64, int32, uint8, bool_)
-_BY_NUMPY = {d.np: d for d in DTYPES}
+DTYPES = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool_)
+_BY_NUMPY = {d.np: d for d in DTYPES if d is not bfloat16}  # bfloat16's storage dtype equals float32
+
+
+def is_bfloat16(np_dtype) -> bool:
+    """Whether a numpy dtype is bfloat16's storage (float32 with the tag)."""
+    metadata = np_dtype.metadata
+    return metadata is not None and metadata.get("engine_dtype") == BFLOAT16_TAG
 
 
 def dtype_of(array) -> dtype:
     """The engine dtype of an array (numpy's platform ints map onto the nearest one)."""
-    found = _BY_NUMPY.get(array.dtype)
+    np_dtype = array.dtype
+    found = _BY_NUMPY.get(np_dtype)
     if found is not None:
+        if found is float32 and np_dtype.metadata is not None and is_bfloat16(np_dtype):
+            return bfloat16
         return found
-    kind = array.dtype.kind
+    kind = np_dtype.kind
     if kind == "f":
         return float64
     if kind in "iu":
         return int64
     if kind == "b":
         return bool_
-    raise TypeError(f"unsupported array dtype {array.dtype}")
+    raise TypeError(f"unsupported array dtype {np_dtype}")
+
+
+def round_to_bfloat16(array):
+    """float32 values rounded to the nearest bfloat16 (ties to even), tagged as bfloat16's storage."""
+    xp = xp_of(array)
+    single = xp.array(array, dtype=numpy.float32, copy=True)
+    bits = single.view(numpy.uint32)
+    finite = xp.isfinite(single)
+    rounded = (bits + numpy.uint32(0x7FFF) + ((bits >> numpy.uint32(16)) & numpy.uint32(1))) & numpy.uint32(
+        0xFFFF0000
+    )
+    bits[...] = xp.where(finite, rounded, bits)
+    return single.view(BFLOAT16_STORAGE)
+
+
+def cast(array, dt: dtype, copy: bool = True):
+    """`array` as engine dtype `dt` (not copied when it already is, unless `copy`); bfloat16
+    values are rounded to it whatever the array's tag says (rounding again changes nothing)."""
+    if dt is bfloat16:
+        return round_to_bfloat16(array)
+    if dtype_of(array) is dt:
+        return array.copy() if copy else array
+    return array.astype(dt.np)  # a copy, which also drops the bfloat16 tag
+
+
+def bfloat16_like(array, inputs):
+    """`array` tagged as bfloat16 again when every input was: what numpy's joining functions drop."""
+    if array.dtype != numpy.float32 or not all(is_bfloat16(x.dtype) for x in inputs):
+        return array
+    return array.view(BFLOAT16_STORAGE)
+
+
+def as_result_array(value, like):
+    """A 0-d array for an op's scalar result, bfloat16 again when the op's first input was."""
+    array = numpy.asarray(value)
+    dtype_of_like = getattr(like, "dtype", None)
+    if dtype_of_like is not None and array.dtype == numpy.float32 and is_bfloat16(dtype_of_like):
+        return array.view(BFLOAT16_STORAGE)
+    return array
 
 
 _default_dtype = [float32]
@@ -212,6 +281,108 @@ def tensor_type_name(array) -> str:
     return ("engine.cuda." if on_gpu else "engine.") + dtype_of(array).tensor_type
 
 
+def data_ptr(array) -> int:
+    """The address of an array's first element, in host or GPU memory."""
+    if isinstance(array, numpy.ndarray):
+        return array.__array_interface__["data"][0]
+    return array.data.ptr  # a CuPy array's MemoryPointer
+
+
+def storage_of(array):
+    """The array that owns the memory `array` looks at (itself when it owns it)."""
+    if isinstance(array, numpy.ndarray):
+        while True:
+            base = array.base
+            if not isinstance(base, numpy.ndarray):  # as_strided's views hold theirs one step further
+                base = getattr(base, "base", None)
+            if not isinstance(base, numpy.ndarray):
+                return array
+            array = base
+    return array  # CuPy: addressed through its MemoryPointer instead (see storage_bounds)
+
+
+def storage_bounds(array) -> tuple[int, int]:
+    """(offset of the first element from the storage's start, the storage's size), in bytes."""
+    if isinstance(array, numpy.ndarray):
+        root = storage_of(array)
+        return data_ptr(array) - data_ptr(root), root.nbytes
+    memory = array.data.mem  # CuPy: the allocation behind the MemoryPointer
+    return array.data.ptr - memory.ptr, memory.size
+
+
+def storage_offset(array) -> int:
+    """Where the first element sits in the storage, in elements (torch's storage_offset())."""
+    return storage_bounds(array)[0] // array.itemsize
+
+
+def restrided(array, shape: tuple, strides: tuple, offset: int):
+    """A view of `array`'s storage with this shape, strides and offset (in elements, from the
+    storage's start), as torch's as_strided / set_ address it. The caller checks the bounds."""
+    itemsize = array.itemsize
+    start = (offset - storage_offset(array)) * itemsize  # from `array`'s first element
+    byte_strides = tuple(s * itemsize for s in strides)
+    if isinstance(array, numpy.ndarray):
+        root = storage_of(array)
+        if not (root.flags.c_contiguous or root.flags.f_contiguous):
+            raise NotImplementedError("the engine cannot address the storage of this array")
+        return numpy.ndarray(
+            shape,
+            dtype=array.dtype,
+            buffer=root,
+            offset=data_ptr(array) - data_ptr(root) + start,
+            strides=byte_strides,
+        )
+    cp = cuda_module()
+    return cp.ndarray(shape, dtype=array.dtype, memptr=array.data + start, strides=byte_strides)
+
+
+def element_positions(array) -> numpy.ndarray:
+    """Where each element of `array` (in C order) sits in its storage, in elements (on the host)."""
+    itemsize = array.itemsize
+    positions = numpy.full((), storage_offset(array), dtype=numpy.int64)
+    for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        shape = [1] * array.ndim
+        shape[axis] = size
+        positions = positions + numpy.arange(size, dtype=numpy.int64).reshape(shape) * (stride // itemsize)
+    return numpy.broadcast_to(positions, array.shape).reshape(-1)
+
+
+def memory_overlap(a, b) -> str:
+    """How two arrays share memory, by ATen's rule (get_overlap_status): "full" for the same
+    elements in the same layout, "partial" when their spans intersect otherwise, "no", or
+    "too hard" when either is not dense (strided with gaps, expanded), which ATen lets pass."""
+    if a is b:
+        return "full"
+    if (a.base is None and b.base is None) or a.size == 0 or b.size == 0:
+        return "no"  # two arrays that own their memory: the common case, decided at once
+    if not xp_of(a).may_share_memory(a, b):  # bounds only: quick
+        return "no"
+    if not is_dense(a) or not is_dense(b):
+        return "too hard"
+    a_begin, b_begin = data_ptr(a), data_ptr(b)
+    a_end, b_end = a_begin + a.size * a.itemsize, b_begin + b.size * b.itemsize
+    if a_begin == b_begin and a_end == b_end:
+        return "full" if _same_layout(a, b) else "partial"
+    return "partial" if a_begin < b_end and b_begin < a_end else "no"
+
+
+def is_dense(array) -> bool:
+    """c10's is_non_overlapping_and_dense: some order of the dimensions makes it contiguous."""
+    itemsize = array.itemsize
+    dims = sorted((stride, size) for stride, size in zip(array.strides, array.shape) if size > 1)
+    expected = itemsize
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _same_layout(a, b) -> bool:
+    """Equal shapes and strides (a dimension of size 1 has no stride worth comparing)."""
+    return a.shape == b.shape and all(sa == sb for sa, sb, n in zip(a.strides, b.strides, a.shape) if n > 1)
+
+
 def is_array(value) -> bool:
     return isinstance(value, (numpy.ndarray, numpy.generic)) or _device_module(value) is not None
 
@@ -249,6 +420,17 @@ def scatter_add(out, key, values) -> None:
     else:
         cuda_module()
         _cupy[1].scatter_add(out, key, values)
+
+
+def storage_and_offset(array) -> tuple:
+    """(the array owning `array`'s memory, `array`'s offset in it in elements): torch's storage and
+    storage_offset. An owner that is not laid out contiguously is not a storage: `array` is its own."""
+    root = array
+    while root.base is not None and root.base.__class__ is array.__class__:
+        root = root.base
+    if root is array or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return array, 0
+    return root, (data_ptr(array) - data_ptr(root)) // array.itemsize
 
 
 def device_special(xp, name: str):

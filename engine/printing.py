@@ -130,7 +130,7 @@ def values_str(values: numpy.ndarray, dtype, indent: int) -> str:
 
 
 def tensor_repr(t, prefix: str = "tensor(") -> str:
-    values = backend.to_numpy(backend.to_device(t._data, backend.CPU))
+    values = backend.to_numpy(backend.to_device(t._values(), backend.CPU))
     indent = len(prefix)
     suffixes = []
     dtype = t.dtype

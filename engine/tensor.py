@@ -9,6 +9,8 @@ re-derive it from the base.
 from __future__ import annotations
 
 import warnings
+import weakref
+from collections import OrderedDict
 
 import numpy
 
@@ -62,6 +64,57 @@ class VersionCounter:
         self.version = 0
         self.bumps = None
         self.views = None
+
+
+DETACHED_SAVED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead"
+)
+
+
+class DetachedVersion(int):
+    """A storage's version after `detach_()` of a non-leaf: the number, plus who was detached.
+
+    A node checks its saved inputs in one comparison (`value._vc.version == saved`, the
+    hot path in FormulaNode.apply); this value compares unequal there, so the node falls
+    through to its full unpack, which raises PyTorch's error for a detached saved input
+    (`detached_since_saved`) and accepts the others. `!=`, arithmetic and printing are an
+    int's, and a bump keeps the mark.
+    """
+
+    def __new__(cls, value: int, detached: weakref.WeakValueDictionary):
+        version = super().__new__(cls, value)
+        version.detached = detached
+        return version
+
+    def __eq__(self, other) -> bool:
+        return False
+
+    def __ne__(self, other) -> bool:
+        return int(self) != other
+
+    __hash__ = int.__hash__
+
+    def __add__(self, other):
+        return DetachedVersion(int(self) + other, self.detached)
+
+
+def detached_since_saved(value, saved_version) -> bool:
+    """Whether a saved input was a non-leaf detached in place after it was saved (PyTorch refuses it)."""
+    version = value._vc.version
+    return (
+        version.__class__ is DetachedVersion
+        and saved_version.__class__ is not DetachedVersion
+        and value.grad_fn is None
+        and version.detached.get(id(value)) is value
+    )
+
+
+class _Cleared(OrderedDict):
+    """`_backward_hooks = None` on a non-leaf: its hooks still run (they live on grad_fn), as in torch."""
+
+
+CLEARED_HOOKS = _Cleared()
 
 
 class Tensor:
@@ -189,11 +242,37 @@ class Tensor:
         """hook(grad) -> None or a replacement grad; runs each time a gradient reaches this tensor."""
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
+        if self.grad_fn is not None and (self._hooks is None or self._hooks is CLEARED_HOOKS):
             return self.grad_fn._add_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
-            self._hooks = {}
-        return add_hook(self._hooks, hook)
+            self._hooks = OrderedDict()
+        return add_hook(self._hooks, hook)  # a non-leaf's assigned table: kept, never run (torch)
+
+    @property
+    def _backward_hooks(self):
+        """The table register_hook fills ({handle id: hook}), or None before the first hook.
+
+        Assigning replaces a leaf's hooks (None removes them). On a non-leaf, as in torch, the
+        hooks registered so far stay on grad_fn and keep running; an assigned table is only
+        kept (and filled by later register_hook calls, whose hooks then never run).
+        """
+        hooks = self._hooks
+        if hooks is CLEARED_HOOKS:
+            return None
+        if hooks is not None or self.grad_fn is None:
+            return hooks
+        table = self.grad_fn._hooks
+        return None if table is None else table.tensor.get(self._output_nr)
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks) -> None:
+        if hooks is None and self.grad_fn is not None:
+            hooks = CLEARED_HOOKS
+        self._hooks = hooks
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        raise RuntimeError("Deletion of _backwards_hooks not allowed!")
 
     def register_post_accumulate_grad_hook(self, hook):
         """hook(leaf) -> None; runs in backward once the gradient has been added into the leaf's .grad."""
@@ -207,13 +286,12 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._vc.version
+        return int(self._vc.version)
 
     @property
     def output_nr(self) -> int:
         return self._output_nr
 
-    @property
     def _is_view(self) -> bool:
         return self._base is not None
 
@@ -231,6 +309,8 @@ class Tensor:
                 "called on these gradients. To fix this error, please refer to the "
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
             )
+        if self.grad_fn is not None:
+            _mark_detached(self)
         self.grad_fn = None
         self._rg = False
         self._output_nr = 0
@@ -244,7 +324,26 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data if isinstance(value, Tensor) else value
+        """Another tensor's storage, shape and dtype; the version counter and history stay (torch)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._rg and not value.dtype.is_floating_point:
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            )
+        self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+    def storage_offset(self) -> int:
+        """Where the first element sits in the storage, in elements."""
+        return backend.storage_offset(self._data)
+
+    def data_ptr(self) -> int:
+        """The address of the first element (0 for an empty tensor, as in torch)."""
+        return backend.data_ptr(self._data) if self._data.size else 0
 
     # -- metadata -------------------------------------------------------------------
     @property
@@ -281,7 +380,7 @@ class Tensor:
     nelement = numel
 
     def element_size(self) -> int:
-        return self._data.itemsize
+        return self.dtype.itemsize  # torch's size: bfloat16's is 2, though stored in float32
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -310,10 +409,17 @@ class Tensor:
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._values().reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._values().tolist()
+
+    def _values(self):
+        """The array as users read the values: bfloat16's float32 storage rounded to bfloat16."""
+        data = self._data
+        if data.dtype.metadata is not None and backend.is_bfloat16(data.dtype):
+            return backend.round_to_bfloat16(data)
+        return data
 
     def numpy(self, *, force: bool = False):
         """The array itself on the CPU; a GPU tensor needs `.cpu()` first (or force=True), as in torch."""
@@ -325,6 +431,7 @@ class Tensor:
                 raise RuntimeError(
                     "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
                 )
+        _check_numpy_dtype(self)
         return self._data if on_host else backend.to_numpy(self._data)
 
     def __float__(self) -> float:
@@ -346,6 +453,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if self._data.__class__ is not ndarray and self.device.type != "cpu":
             raise TypeError(_device_numpy_message(self))  # torch's __array__ is numpy(): no hidden copy
+        _check_numpy_dtype(self)
         array = backend.to_numpy(self._data)
         return array if dtype is None else array.astype(dtype)
 
@@ -377,6 +485,21 @@ class Tensor:
             out._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = out
         return out
+
+
+def _mark_detached(t: Tensor) -> None:
+    """Remember on the storage's version that `t`, a non-leaf, was detached in place."""
+    vc = t._vc
+    version = vc.version
+    detached = version.detached if version.__class__ is DetachedVersion else weakref.WeakValueDictionary()
+    detached[id(t)] = t  # {id: tensor}, weakly: tensors compare elementwise, so no WeakSet
+    vc.version = DetachedVersion(version, detached)
+
+
+def _check_numpy_dtype(t: Tensor) -> None:
+    """numpy has no bfloat16: torch refuses to convert one (the engine's float32 storage is no excuse)."""
+    if t.dtype is backend.bfloat16:
+        raise TypeError("Got unsupported ScalarType BFloat16")
 
 
 def _device_numpy_message(t: Tensor) -> str:

@@ -15,7 +15,7 @@ that such code trips over:
   which dispatches some of them, because the engine's rule is to call them through `xp`;
 - reductions and integer indexing give 0-d arrays, not numpy scalars;
 - `reshape(..., copy=...)` is refused and `random.default_rng` has no `permutation`;
-- `.get()`, `.device.id`, `cuda.Device`, `cuda.runtime.getDeviceCount`,
+- `.get()`, `.device.id`, `.data.ptr`, `cuda.Device`, `cuda.runtime.getDeviceCount`,
   `lib.stride_tricks.as_strided` and `cupyx.scatter_add` exist.
 
 Not modelled: asynchrony and streams, several GPUs (every array is on device 0), CuPy's
@@ -90,6 +90,15 @@ class _DeviceRef:
         self.id = index
 
 
+class _MemoryPointer:
+    """`array.data`: CuPy's MemoryPointer; only `.ptr`, the first element's address, is read."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+
 class ndarray:
     """A device array: a numpy array the engine may only reach through this module's functions."""
 
@@ -106,6 +115,10 @@ class ndarray:
     def get(self) -> numpy.ndarray:
         """The explicit device -> host copy."""
         return self._a.copy()
+
+    @property
+    def data(self) -> _MemoryPointer:
+        return _MemoryPointer(self._a.__array_interface__["data"][0])
 
     def reshape(self, *shape, order: str = "C"):  # no `copy=`: CuPy's reshape has none
         return _wrap(self._a.reshape(*shape, order=order))

@@ -63,9 +63,9 @@ def _tensors(lib, arrays):
 
 
 def _first_float(out):
-    """The output to differentiate: the tensor, or the first floating tensor of a tuple."""
+    """The output to differentiate: the tensor, or the first floating tensor of a tuple (else its first)."""
     if isinstance(out, tuple):
-        return next(o for o in out if o.is_floating_point())
+        return next((o for o in out if o.is_floating_point()), out[0])
     return out
 
 

@@ -22,7 +22,7 @@ def test_every_row_is_an_op_named_as_pytorch_names_nodes():
     assert len(ops) > 60
     for op in ops:
         name = op.node.__name__
-        assert "Backward" in name or name == D.NOT_IMPLEMENTED, name
+        assert "Backward" in name or name.startswith("engine::autograd::"), name  # torch's NotImplemented
 
 
 def test_a_well_formed_row_builds():

@@ -129,7 +129,7 @@ def accumulate_into(variable, g, create_graph) -> None:
             if g.__class__ is ndarray or backend.is_array(g)
             else backend.xp_of(variable._data).asarray(g)
         )
-        if fresh._data.dtype != variable._data.dtype:
+        if fresh._data.dtype is not variable._data.dtype:  # `!=` misses bfloat16's tag
             fresh._data = fresh._data.astype(variable._data.dtype)
         variable._grad = fresh
     else:

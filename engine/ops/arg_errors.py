@@ -7,12 +7,17 @@ implements (clamp, max/min, maximum/minimum) are spelled out here.
 
 from __future__ import annotations
 
+from .. import backend
 from ..tensor import Tensor
 
 
 def type_name(x) -> str:
     """How torch's argument parser names a Python argument's type."""
-    return "Tensor" if isinstance(x, Tensor) else type(x).__name__
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, (backend.dtype, backend.device)):
+        return f"engine.{type(x).__name__}"
+    return type(x).__name__
 
 
 def not_a_tensor(name: str, arg: str, position: int, value) -> TypeError:
@@ -22,13 +27,47 @@ def not_a_tensor(name: str, arg: str, position: int, value) -> TypeError:
 
 
 def invalid_combination(name: str, given, options) -> TypeError:
-    """torch's argument-parser error; `options` pairs each signature with its marked argument types or None."""
+    """torch's argument-parser error; `options` pairs each signature with its marked argument types
+    (or, as a list, the keywords it does not take), or None."""
     text = f"{name}() received an invalid combination of arguments - got ({', '.join(given)}), but expected one of:\n"
     for signature, marked in options:
         text += f" * {signature}\n"
-        if marked is not None:
+        if isinstance(marked, list):
+            text += f"      didn't match because some of the keywords were incorrect: {', '.join(marked)}\n"
+        elif marked is not None:
             text += f"      didn't match because some of the arguments have invalid types: ({marked})\n"
     return TypeError(text)
+
+
+def signature_error(name: str, given, signatures, marked=()) -> TypeError:
+    """`invalid_combination` for the values `given`; the signatures in `marked` show each given type as
+    mismatched (as torch's parser does for an overload of the same length)."""
+    types = tuple(type_name(x) for x in given)
+    marks = ", ".join(f"!{t}!" for t in types)
+    return invalid_combination(name, types, [(s, marks if s in marked else None) for s in signatures])
+
+
+TENSOR_OTHER = "(Tensor input, Tensor other, *, Tensor out = None)"
+NUMBER_OTHER = "(Tensor input, Number other, *, Tensor out = None)"
+NUMBER_SELF = "(Number self, Tensor other)"  # the overload torch's parser marks for two numbers
+
+
+_NEW_SIGNATURES = (
+    "(*, engine.device device = None)",
+    "(engine.Storage storage)",
+    "(Tensor other)",
+    "(tuple of ints size, *, engine.device device = None)",
+    "(object data, *, engine.device device = None)",
+)
+
+
+def new_invalid(args: tuple, kwargs: dict) -> TypeError:
+    """Tensor.new() given keywords other than device, or a Tensor among other arguments."""
+    given = [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in kwargs.items()]
+    reason = [k for k in kwargs if k != "device"] or ", ".join(f"!{type_name(a)}!" for a in args)
+    return invalid_combination(
+        "new", given, [(_NEW_SIGNATURES[0], reason)] + [(s, None) for s in _NEW_SIGNATURES[1:]]
+    )
 
 
 _CLAMP_SIGNATURES = ("Tensor min = None, Tensor max = None", "Number min = None, Number max = None")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy
@@ -64,8 +65,8 @@ def as_array(data, dtype=None, device=None):
         dt = _dtype(dtype, _infer_dtype(data))
         array = numpy.asarray(data, dtype=dt.np)  # Python data is parsed on the host
     if backend.device_of(array) != dev:
-        return backend.to_device(array, dev).astype(dt.np, copy=False)  # the transfer made the copy
-    return xp.array(array, dtype=dt.np, copy=True)
+        return backend.cast(backend.to_device(array, dev), dt, copy=False)  # the transfer made the copy
+    return backend.cast(array, dt) if dt is backend.bfloat16 else xp.array(array, dtype=dt.np, copy=True)
 
 
 def _flat(data):
@@ -84,7 +85,10 @@ def _unwrap_nested(data):
     return data
 
 
-def _finish(array, requires_grad) -> Tensor:
+def _finish(array, requires_grad, dt: backend.dtype | None = None) -> Tensor:
+    """The new tensor; `dt` bfloat16: the values rounded to it (made in float32 before)."""
+    if dt is backend.bfloat16:
+        array = backend.round_to_bfloat16(array)
     out = wrap(array)
     if requires_grad:
         if not out.dtype.is_floating_point:
@@ -119,7 +123,7 @@ def _filled(fill, size, dtype, device, requires_grad, default=None):
     dev = _device(device)
     with backend.device_scope(dev):  # CuPy allocates on its current device
         array = backend.xp_for(dev).full(_size(size), fill, dtype=dt.np)
-    return _finish(array, requires_grad)
+    return _finish(array, requires_grad, dt)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -143,9 +147,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dev = _device(device)
+    dt = _dtype(dtype)
     with backend.device_scope(dev):
-        array = backend.xp_for(dev).eye(n, n if m is None else m, dtype=_dtype(dtype).np)
-    return _finish(array, requires_grad)
+        array = backend.xp_for(dev).eye(n, n if m is None else m, dtype=dt.np)
+    return _finish(array, requires_grad, dt)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -156,31 +161,43 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dev = _device(device)
     with backend.device_scope(dev):
         array = backend.xp_for(dev).arange(start, end, step).astype(dt.np)
-    return _finish(array, requires_grad)
+    return _finish(array, requires_grad, dt)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dev = _device(device)
+    dt = _dtype(dtype)
     with backend.device_scope(dev):
-        array = backend.xp_for(dev).linspace(start, end, steps).astype(_dtype(dtype).np)
-    return _finish(array, requires_grad)
+        array = backend.xp_for(dev).linspace(start, end, steps).astype(dt.np)
+    return _finish(array, requires_grad, dt)
+
+
+_RANDOM_KERNELS = {"normal": "normal_kernel", "uniform": "check_uniform_bounds"}
 
 
 def _random(kind, size, dtype, device, requires_grad, generator=None):
     dev = _device(device)
     dt = _dtype(dtype)
-    gen = backend.generator(dev)
     shape = _size(size)
+    if not dt.is_floating_point and math.prod(shape):
+        raise not_implemented_for(_random_kernel(kind, dev), dt)
+    gen = backend.generator(dev)
+    draw = gen.standard_normal if kind == "normal" else gen.random
     with backend.device_scope(dev):
-        if kind == "normal":
-            array = (
-                gen.standard_normal(shape, dtype=dt.np)
-                if dt.np.itemsize >= 4
-                else gen.standard_normal(shape).astype(dt.np)
-            )
-        else:
-            array = gen.random(shape, dtype=dt.np) if dt.np.itemsize >= 4 else gen.random(shape).astype(dt.np)
-    return _finish(array, requires_grad)
+        # numpy draws float32 and float64; other dtypes are drawn in float64, then cast
+        array = draw(shape, dtype=dt.np) if dt in (backend.float32, backend.float64) else draw(shape)
+    return _finish(array if dt is backend.bfloat16 else array.astype(dt.np, copy=False), requires_grad, dt)
+
+
+def _random_kernel(kind: str, dev: backend.device) -> str:
+    """The ATen kernel torch names when a random fill meets an integer dtype."""
+    name = _RANDOM_KERNELS[kind]
+    return f"{name}_{dev.type}" if kind == "normal" else name
+
+
+def not_implemented_for(kernel: str, dt: backend.dtype) -> NotImplementedError:
+    """ATen's dispatch error: the kernel has no version for this dtype (a RuntimeError too)."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_type}'")
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
@@ -192,16 +209,22 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None) -> Tensor:
-    if high is None:
-        low, high = 0, low
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    dt = _dtype(dtype, backend.int64)
+    if dt is backend.bool_:
+        raise RuntimeError("to - 1 is out of bounds for bool")
     dev = _device(device)
     gen = backend.generator(dev)
     with backend.device_scope(dev):
         array = gen.integers(low, high, size=tuple(size))
-    return wrap(array.astype(_dtype(dtype, backend.int64).np))
+    return _finish(array if dt is backend.bfloat16 else array.astype(dt.np), False, dt)
 
 
 def randperm(n, *, dtype=None, device=None) -> Tensor:
+    dt = _dtype(dtype, backend.int64)
+    if dt is backend.bool_:
+        raise not_implemented_for("randperm", dt)
     dev = _device(device)
     gen = backend.generator(dev)
     with backend.device_scope(dev):
@@ -209,7 +232,7 @@ def randperm(n, *, dtype=None, device=None) -> Tensor:
             perm = gen.permutation(n)
         else:  # CuPy's Generator has no permutation: the order that sorts uniform draws is one
             perm = gen.random(n).argsort()
-    return wrap(perm.astype(_dtype(dtype, backend.int64).np))
+    return _finish(perm if dt is backend.bfloat16 else perm.astype(dt.np), False, dt)
 
 
 def _like(maker):

@@ -63,10 +63,11 @@ def row(
     variadic=False,
     joint=None,
     frees=(),
+    outputs=1,
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
-    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees)
+    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs)
     return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
 
 
@@ -100,7 +101,7 @@ SUB = row("SubBackward0", lambda xp, self, other, alpha: self - other if alpha =
           inputs=("self", "other"), attrs=("alpha",), **ELEMENTWISE,
           self=lambda m, g, alpha: g,
           other=lambda m, g, alpha: -g if alpha == 1 else -g * alpha)
-RSUB = row("RsubBackward1", lambda xp, self, other, alpha: other - alpha * self, attrs=("other", "alpha"),
+RSUB = row("RsubBackward1", lambda xp, self, other, alpha: -(self * alpha) + other, attrs=("other", "alpha"),
            self=lambda m, g, other, alpha: -g if alpha == 1 else -g * alpha)
 MUL = row("MulBackward0", lambda xp, self, other: self * other,
           inputs=("self", "other"), saves=("self", "other"), **ELEMENTWISE,
@@ -116,7 +117,7 @@ DIV_SCALAR = row("DivBackward1", lambda xp, self, other: self / other, attrs=("o
                  self=lambda m, g, other: g / other)
 NEG = row("NegBackward0", lambda xp, self: -self,
           self=lambda m, g: -g)
-RECIPROCAL = row("ReciprocalBackward0", lambda xp, self: 1.0 / self, saves=("result",),
+RECIPROCAL = row("ReciprocalBackward0", lambda xp, self: xp.reciprocal(self), saves=("result",),
                  self=lambda m, g, result: -g * (result * result))
 POW_SCALAR = row("PowBackward0", lambda xp, self, exponent: K.power(self, exponent), saves=("self",), attrs=("exponent",),
                  self=lambda m, g, self, exponent:
@@ -168,11 +169,11 @@ COS = row("CosBackward0", lambda xp, self: xp.cos(K.floating(self)), saves=("sel
           self=lambda m, g, self: g * -m.sin(self))
 TANH = row("TanhBackward0", lambda xp, self: xp.tanh(K.floating(self)), saves=("result",),
            self=lambda m, g, result: g * (1 - result * result))
-SIGMOID = row("SigmoidBackward0", lambda xp, self: 1 / (1 + xp.exp(-K.floating(self))), saves=("result",),
+SIGMOID = row("SigmoidBackward0", lambda xp, self: xp.reciprocal(xp.exp(-K.floating(self)) + 1), saves=("result",),
               self=lambda m, g, result: g * (result * (1 - result)))
 RELU = row("ReluBackward0", lambda xp, self: xp.maximum(self, 0), saves=("result",),
            self=lambda m, g, result: m.threshold_backward(g, result, 0))
-LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope),
+LEAKY_RELU = row("LeakyReluBackward0", lambda xp, self, negative_slope: K.where(xp, self > 0, self, self * negative_slope),
                  saves=("self",), attrs=("negative_slope",),
                  self=lambda m, g, self, negative_slope: m.leaky_relu_backward(g, self, negative_slope))
 # The backwards of relu and leaky_relu are ops of (grad, self), as in PyTorch: under create_graph the
@@ -211,60 +212,57 @@ MINIMUM = row("MinimumBackward0", lambda xp, self, other: xp.minimum(self, other
               inputs=("self", "other"), saves=("self", "other"), **ELEMENTWISE,
               self=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self > other),
               other=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self < other))
-WHERE = row("WhereBackward0", lambda xp, self, other, condition: xp.where(condition, self, other),
+WHERE = row("WhereBackward0", lambda xp, self, other, condition: K.where(xp, condition, self, other),
             inputs=("self", "other"), attrs=("condition",), frees=("condition",), **ELEMENTWISE,
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
-MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: xp.where(mask, value, self),
-                  attrs=("mask", "value"),
-                  self=lambda m, g, mask, value: m.where(mask, 0.0, g))
 
 # --- reductions --------------------------------------------------------------------------------
-SUM = row("SumBackward0", lambda xp, self, self_sym_sizes: self.sum(), attrs=("self_sym_sizes",),
-          self=lambda m, g, self_sym_sizes: m.expand(g, self_sym_sizes))
+SUM = row("SumBackward0", lambda xp, self, self_sym_sizes, dtype: self.sum(dtype=dtype),
+          attrs=("self_sym_sizes", "dtype"),
+          self=lambda m, g, self_sym_sizes, dtype: m.expand(g, self_sym_sizes))
 SUM_DIM = row("SumBackward1",
-              lambda xp, self, self_sym_sizes, dim, keepdim: self.sum(axis=dim, keepdims=keepdim),
-              attrs=("self_sym_sizes", "dim", "keepdim"),
-              self=lambda m, g, self_sym_sizes, dim, keepdim:
+              lambda xp, self, self_sym_sizes, dim, keepdim, dtype: self.sum(dim, dtype, keepdims=keepdim),
+              attrs=("self_sym_sizes", "dim", "keepdim", "dtype"),
+              self=lambda m, g, self_sym_sizes, dim, keepdim, dtype:
                   m.expand(F.unreduce(g, self_sym_sizes, dim, keepdim), self_sym_sizes))
-MEAN = row("MeanBackward0", lambda xp, self, self_sym_sizes, self_sym_numel: self.mean(),
-           attrs=("self_sym_sizes", "self_sym_numel"),
-           self=lambda m, g, self_sym_sizes, self_sym_numel: m.expand(g, self_sym_sizes) / self_sym_numel)
+MEAN = row("MeanBackward0", lambda xp, self, self_sym_sizes, self_sym_numel, dtype: self.mean(dtype=dtype),
+           attrs=("self_sym_sizes", "self_sym_numel", "dtype"),
+           self=lambda m, g, self_sym_sizes, self_sym_numel, dtype:
+               m.expand(g, self_sym_sizes) / self_sym_numel)
 MEAN_DIM = row("MeanBackward1",
-               lambda xp, self, self_sym_sizes, dim, keepdim: self.mean(axis=dim, keepdims=keepdim),
-               attrs=("self_sym_sizes", "dim", "keepdim"),
-               self=lambda m, g, self_sym_sizes, dim, keepdim:
+               lambda xp, self, self_sym_sizes, dim, keepdim, dtype: self.mean(dim, dtype, keepdims=keepdim),
+               attrs=("self_sym_sizes", "dim", "keepdim", "dtype"),
+               self=lambda m, g, self_sym_sizes, dim, keepdim, dtype:
                    m.expand(F.unreduce(g, self_sym_sizes, dim, keepdim), self_sym_sizes)
                    / F.count(self_sym_sizes, dim))
 VAR = row("VarBackward0",
-          lambda xp, self, dim, correction, keepdim: self.var(axis=dim, ddof=correction, keepdims=keepdim),
-          saves=("self",), attrs=("dim", "correction", "keepdim"),
-          self=lambda m, g, self, dim, correction, keepdim: (2.0 / (F.count(self.shape, dim) - correction))
-              * F.unreduce(g, self.shape, dim, keepdim) * (self - m.mean(self, dim, True)))
+          lambda xp, self, dim, correction, keepdim: K.variance(xp, self, dim, correction, keepdim),
+          saves=("self",), attrs=("dim", "correction", "keepdim"), self=F.var_backward)
 STD = row("StdBackward0",
-          lambda xp, self, dim, correction, keepdim: self.std(axis=dim, ddof=correction, keepdims=keepdim),
-          saves=("self", "result"), attrs=("dim", "correction", "keepdim"),
-          self=lambda m, g, self, result, dim, correction, keepdim: F.unreduce(g, self.shape, dim, keepdim)
-              * (self - m.mean(self, dim, True))
-              / (F.unreduce(result, self.shape, dim, keepdim) * (F.count(self.shape, dim) - correction)))
+          lambda xp, self, dim, correction, keepdim: xp.sqrt(K.variance(xp, self, dim, correction, keepdim)),
+          saves=("self", "result"), attrs=("dim", "correction", "keepdim"), self=F.std_backward)
 MAX = row("MaxBackward1", lambda xp, self: self.max(), saves=("self", "result"),
-          self=lambda m, g, self, result: g * (self == result) / (self == result).sum())
+          self=F.evenly_distributed)
 MIN = row("MinBackward1", lambda xp, self: self.min(), saves=("self", "result"),
-          self=lambda m, g, self, result: g * (self == result) / (self == result).sum())
-MAX_DIM = row("MaxBackward0",
-              lambda xp, self, self_sym_sizes, dim, keepdim, indices: self.max(axis=dim, keepdims=keepdim),
-              attrs=("self_sym_sizes", "dim", "keepdim", "indices"), frees=("indices",),
-              self=lambda m, g, self_sym_sizes, dim, keepdim, indices: m.index_grad(
-                  F.unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True))
-MIN_DIM = row("MinBackward0",
-              lambda xp, self, self_sym_sizes, dim, keepdim, indices: self.min(axis=dim, keepdims=keepdim),
-              attrs=("self_sym_sizes", "dim", "keepdim", "indices"), frees=("indices",),
-              self=lambda m, g, self_sym_sizes, dim, keepdim, indices: m.index_grad(
-                  F.unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True))
+          self=F.evenly_distributed)
+
+
+def picks_one(node_name: str) -> Op:
+    """A reduction that picks one element per slice along `dim`, at `indices` (an indexing key worked
+    out on the raw array): max(dim), min(dim), median(dim), nanmedian(dim), mode."""
+    return row(node_name,
+               lambda xp, self, self_sym_sizes, dim, keepdim, indices: K.picked(self, dim, keepdim, indices),
+               attrs=("self_sym_sizes", "dim", "keepdim", "indices"), frees=("indices",), self=F.picked_backward)
+
+
+MAX_DIM = picks_one("MaxBackward0")
+MIN_DIM = picks_one("MinBackward0")
 NORM = row("LinalgVectorNormBackward0",
-           lambda xp, self, ord, dim, keepdim: xp.sqrt((self * self).sum(axis=dim, keepdims=keepdim)) if ord == 2
-           else (xp.abs(self) ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord),
-           saves=("self", "result"), attrs=("ord", "dim", "keepdim"), self=F.norm_backward)
+           lambda xp, self, ord, dim, keepdim, dtype: K.vector_norm(xp, K.cast(self, dtype), ord, dim, keepdim),
+           saves=("self", "result"), attrs=("ord", "dim", "keepdim", "dtype"),
+           self=lambda m, g, self, result, ord, dim, keepdim, dtype:
+               F.vector_norm_backward(m, g, self, result, ord, dim, keepdim))
 SOFTMAX = row("SoftmaxBackward0", lambda xp, self, dim: K.softmax(xp, self, dim),
               saves=("result",), attrs=("dim",),
               self=lambda m, g, result, dim: result * (g - m.sum(g * result, dim, True)))
@@ -282,16 +280,18 @@ UNSAFE_VIEW = row("UnsafeViewBackward0", lambda xp, self, self_sym_sizes, size: 
 SQUEEZE = {name: row(name, lambda xp, self, self_sym_sizes, size: self.reshape(size),
                      attrs=("self_sym_sizes", "size"),
                      self=lambda m, g, self_sym_sizes, size: g.reshape(self_sym_sizes))
-           for name in ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward4",
-                        "UnsqueezeBackward0")}
-T = row("TBackward0", lambda xp, self: self.T,
-        self=lambda m, g: g if g.ndim < 2 else m.transpose(g, 0, 1))
-TRANSPOSE = row("TransposeBackward0", lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1),
-                attrs=("dim0", "dim1"),
-                self=lambda m, g, dim0, dim1: m.transpose(g, dim0, dim1))
+           for name in ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3",
+                        "SqueezeBackward4", "SqueezeBackward5", "UnsqueezeBackward0", "UnsqueezeBackward1")}
+# the out-of-place view (Backward0) and the in-place one (Backward1: t_, transpose_)
+T, T_ = (row(name, lambda xp, self: self.T, self=lambda m, g: g if g.ndim < 2 else m.transpose(g, 0, 1))
+         for name in ("TBackward0", "TBackward1"))
+TRANSPOSE, TRANSPOSE_ = (row(name, lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1),
+                             attrs=("dim0", "dim1"),
+                             self=lambda m, g, dim0, dim1: m.transpose(g, dim0, dim1))
+                         for name in ("TransposeBackward0", "TransposeBackward1"))
 PERMUTE = row("PermuteBackward0", lambda xp, self, dims, inverse: self.transpose(dims), attrs=("dims", "inverse"),
               self=lambda m, g, dims, inverse: m.permute(g, inverse))
-EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: xp.broadcast_to(self, size),
+EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: K.expand(xp, self, size),
              attrs=("self_sym_sizes", "size"),
              self=lambda m, g, self_sym_sizes, size: m.sum_to(g, self_sym_sizes))
 SELECT = row("SelectBackward0", lambda xp, self, self_sym_sizes, dim, index, key: self[key],
@@ -302,6 +302,11 @@ SLICE = row("SliceBackward0", lambda xp, self, self_sym_sizes, dim, start, end, 
             self=lambda m, g, self_sym_sizes, dim, start, end, step, key:
                 m.index_grad(g, self_sym_sizes, key, True))
 ALIAS = row("AliasBackward0", lambda xp, self: self[...], self=lambda m, g: g)
+AS_STRIDED_ = row("AsStridedBackward1",
+                  lambda xp, self, self_sym_sizes, size, stride, storage_offset, gather, scatter:
+                      K.as_strided(self, size, stride, storage_offset),
+                  attrs=("self_sym_sizes", "size", "stride", "storage_offset", "gather", "scatter"),
+                  self=F.as_strided_backward)
 AS_STRIDED = row("AsStridedBackward0", lambda xp, self, self_sym_sizes, view_fn: view_fn(xp, self),
                  attrs=("self_sym_sizes", "view_fn"),
                  self=lambda m, g, self_sym_sizes, view_fn: m.embed(g, self_sym_sizes, view_fn))
@@ -320,10 +325,10 @@ INDEX_GRAD = row("IndexBackwardBackward0",
                      array_math(grad).index_grad(grad, self_sym_sizes, indices, basic),
                  inputs=("grad",), attrs=("self_sym_sizes", "indices", "basic"),
                  grad=lambda m, g, self_sym_sizes, indices, basic: g[indices])
-CAT = row("CatBackward0", lambda xp, tensors, dim, sizes: xp.concatenate(tensors, axis=dim),
+CAT = row("CatBackward0", lambda xp, tensors, dim, sizes: K.concatenate(xp, tensors, dim),
           inputs=("tensors",), variadic=True, attrs=("dim", "sizes"),
           joint=lambda m, g, dim, sizes: F.split_backward(g, dim, sizes))
-STACK = row("StackBackward0", lambda xp, tensors, dim, n: xp.stack(tensors, axis=dim),
+STACK = row("StackBackward0", lambda xp, tensors, dim, n: K.stack(xp, tensors, dim),
             inputs=("tensors",), variadic=True, attrs=("dim", "n"),
             joint=lambda m, g, dim, n: [g[(slice(None),) * dim + (i,)] for i in range(n)])
 
@@ -339,6 +344,233 @@ INDEX_PUT = row("IndexPutBackward0", lambda xp, self, values, indices: K.index_p
                 inputs=("self", "values"), attrs=("indices",), frees=("indices",), broadcasts=True,
                 self=lambda m, g, indices: m.zero_at(g, indices),
                 values=lambda m, g, indices: g[indices])
+
+# --- reductions and scans --------------------------------------------------------------------
+# The elements that cummax, median(dim), mode, ... pick are found on the raw arrays by their
+# functions (ops/reductions.py) and passed in as indexing keys. The rows with two outputs
+# (aminmax, var_mean, std_mean) have a joint formula whose `g` is the pair of their gradients.
+PROD = row("ProdBackward0", lambda xp, self, dtype: self.prod(dtype=dtype),
+           saves=("self", "result"), attrs=("dtype",),
+           self=lambda m, g, self, result, dtype: F.prod_backward(m, g, self, result, None, False, dtype))
+PROD_DIM = row("ProdBackward1", lambda xp, self, dim, keepdim, dtype: self.prod(dim, dtype, keepdims=keepdim),
+               saves=("self", "result"), attrs=("dim", "keepdim", "dtype"), self=F.prod_backward)
+CUMSUM = row("CumsumBackward0", lambda xp, self, dim, dtype: K.cumulative(xp.cumsum, self, dim, dtype),
+             attrs=("dim", "dtype"), self=F.cumsum_backward)
+CUMPROD = row("CumprodBackward0", lambda xp, self, dim, dtype: K.cumulative(xp.cumprod, self, dim, dtype),
+              saves=("self", "result"), attrs=("dim", "dtype"), self=F.cumprod_backward)
+LOGCUMSUMEXP = row("LogcumsumexpBackward0", lambda xp, self, dim: K.logcumsumexp(xp, self, dim),
+                   saves=("self", "result"), attrs=("dim",), self=F.logcumsumexp_backward)
+LOGSUMEXP = row("LogsumexpBackward0", lambda xp, self, dim, keepdim: K.logsumexp(xp, self, dim, keepdim),
+                saves=("self", "result"), attrs=("dim", "keepdim"), self=F.logsumexp_backward)
+AMAX = row("AmaxBackward0", lambda xp, self, dim, keepdim: self.max(axis=dim, keepdims=keepdim),
+           saves=("self", "result"), attrs=("dim", "keepdim"), self=F.scaled_by_count)
+AMIN = row("AminBackward0", lambda xp, self, dim, keepdim: self.min(axis=dim, keepdims=keepdim),
+           saves=("self", "result"), attrs=("dim", "keepdim"), self=F.scaled_by_count)
+AMINMAX = row("AminmaxBackward0",
+              lambda xp, self, dim, keepdim: (self.min(axis=dim, keepdims=keepdim),
+                                              self.max(axis=dim, keepdims=keepdim)),
+              saves=("self",), attrs=("dim", "keepdim"), outputs=2, joint=F.extremes_backward)
+VAR_MEAN = row("VarMeanBackward0",
+               lambda xp, self, dim, correction, keepdim: (K.variance(xp, self, dim, correction, keepdim),
+                                                           self.mean(axis=dim, keepdims=keepdim)),
+               saves=("self",), attrs=("dim", "correction", "keepdim"), outputs=2, joint=F.var_mean_backward)
+STD_MEAN = row("StdMeanBackward0",
+               lambda xp, self, dim, correction, keepdim: (xp.sqrt(K.variance(xp, self, dim, correction, keepdim)),
+                                                           self.mean(axis=dim, keepdims=keepdim)),
+               saves=("self",), attrs=("dim", "correction", "keepdim"), outputs=2, joint=F.std_mean_backward)
+
+
+def scatters_back(node_name: str) -> Op:
+    """cummax / cummin: each output is the input at `indices` (a key), so g is added back there."""
+    return row(node_name, lambda xp, self, dim, indices: self[indices], attrs=("dim", "indices"), frees=("indices",),
+               self=lambda m, g, dim, indices: m.index_grad(g, tuple(g.shape), indices, False))
+
+
+CUMMAX = scatters_back("CummaxBackward0")
+CUMMIN = scatters_back("CumminBackward0")
+def median_of_all(node_name: str, ignore_nan: bool) -> Op:
+    """median() / nanmedian(): one value, whose gradient is shared by the elements equal to it."""
+    return row(node_name, lambda xp, self: K.median_all(xp, self, ignore_nan), saves=("self", "result"),
+               self=F.evenly_distributed)
+
+
+MEDIAN = median_of_all("MedianBackward0", False)
+NANMEDIAN = median_of_all("NanmedianBackward0", True)
+MEDIAN_DIM = picks_one("MedianBackward1")
+NANMEDIAN_DIM = picks_one("NanmedianBackward1")
+MODE = picks_one("ModeBackward0")
+NANSUM = row("NansumBackward0",
+             lambda xp, self, dim, keepdim, dtype: xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype),
+             saves=("self",), attrs=("dim", "keepdim", "dtype"), self=F.nansum_backward)
+DIST = row("DistBackward0", lambda xp, self, other, p: K.vector_norm(xp, self - other, p, None, False),
+           inputs=("self", "other"), saves=("self", "other", "result"), attrs=("p",), **ELEMENTWISE,
+           self=F.dist_backward, other=F.dist_other_backward)
+
+# --- shape and indexing --------------------------------------------------------------------------
+# Rows behind engine/ops/shaping.py. An index argument arrives as the advanced-indexing `key` it
+# reads or writes (built there, on the tensor's device); a 0-dim tensor is indexed as one element.
+def multi_output(op: Op) -> Op:
+    """A row whose node has several outputs (split, unbind): its formula gets the list of the outputs'
+    gradients (None where none arrived), as PyTorch's multi-output nodes do."""
+
+    def apply(self, grads, m, create_graph):
+        return [self.formulas[0](m, grads, *self._attrs)]
+
+    node = op.node
+    op.node = type(node.__name__, (node,), {"__slots__": ("num_outputs",), "apply": apply})
+    return op
+
+
+SPLIT = multi_output(row("SplitBackward0",
+                         lambda xp, self, self_sym_sizes, split_size, dim, sizes: K.split(self, dim, sizes),
+                         attrs=("self_sym_sizes", "split_size", "dim", "sizes"),
+                         self=lambda m, g, self_sym_sizes, split_size, dim, sizes:
+                             F.split_grads(m, g, self_sym_sizes, dim, sizes)))
+SPLIT_WITH_SIZES = multi_output(row("SplitWithSizesBackward0",
+                                    lambda xp, self, self_sym_sizes, split_sizes, dim: K.split(self, dim, split_sizes),
+                                    attrs=("self_sym_sizes", "split_sizes", "dim"),
+                                    self=lambda m, g, self_sym_sizes, split_sizes, dim:
+                                        F.split_grads(m, g, self_sym_sizes, dim, split_sizes)))
+UNBIND = multi_output(row("UnbindBackward0", lambda xp, self, self_sym_sizes, dim: K.unbind(self, dim),
+                          attrs=("self_sym_sizes", "dim"),
+                          self=lambda m, g, self_sym_sizes, dim: F.unbind_grads(m, g, self_sym_sizes, dim)))
+DIAGONAL = row("DiagonalBackward0",
+               lambda xp, self, self_sym_sizes, offset, dim1, dim2: K.diagonal(xp, self, offset, dim1, dim2),
+               attrs=("self_sym_sizes", "offset", "dim1", "dim2"), self=F.diagonal_backward)
+DIAGONAL_COPY = row("DiagonalBackward0_copy",
+                    lambda xp, self, self_sym_sizes, offset, dim1, dim2:
+                        K.diagonal(xp, self, offset, dim1, dim2).copy(),
+                    attrs=("self_sym_sizes", "offset", "dim1", "dim2"), self=F.diagonal_backward)
+UNFOLD = row("UnfoldBackward0",
+             lambda xp, self, self_sym_sizes, dimension, size, step: K.unfold(xp, self, dimension, size, step),
+             attrs=("self_sym_sizes", "dimension", "size", "step"),
+             self=F.unfold_backward)
+AS_STRIDED_VIEW = row("AsStridedBackward0",
+                      lambda xp, self, self_sym_sizes, size, stride, storage_offset, positions:
+                          K.strided_view(xp, self, size, stride, storage_offset),
+                      attrs=("self_sym_sizes", "size", "stride", "storage_offset", "positions"),
+                      self=lambda m, g, self_sym_sizes, size, stride, storage_offset, positions:
+                          F.as_strided_view_backward(m, g, self_sym_sizes, positions))
+INDEX_SELECT = row("IndexSelectBackward0", lambda xp, self, self_sym_sizes, dim, index, key: K.take_at(self, key),
+                   attrs=("self_sym_sizes", "dim", "index", "key"), frees=("index",),
+                   self=lambda m, g, self_sym_sizes, dim, index, key: F.placed(m, g, self_sym_sizes, key))
+GATHER = row("GatherBackward0", lambda xp, self, self_sym_sizes, dim, index, sparse_grad, key: K.take_at(self, key),
+             attrs=("self_sym_sizes", "dim", "index", "sparse_grad", "key"), frees=("index",),
+             self=lambda m, g, self_sym_sizes, dim, index, sparse_grad, key: F.placed(m, g, self_sym_sizes, key))
+SCATTER = row("ScatterBackward0",
+              lambda xp, self, src, dim, index, src_sym_sizes, key, src_key: K.scatter(xp, self, key, src[src_key], None),
+              inputs=("self", "src"), attrs=("dim", "index", "src_sym_sizes", "key", "src_key"), frees=("index",),
+              self=lambda m, g, dim, index, src_sym_sizes, key, src_key: F.zeroed_at(m, g, key),
+              src=lambda m, g, dim, index, src_sym_sizes, key, src_key: F.to_source(m, g, key, src_sym_sizes, src_key))
+SCATTER_VALUE = row("ScatterBackward1", lambda xp, self, dim, index, value, key: K.scatter(xp, self, key, value, None),
+                    attrs=("dim", "index", "value", "key"), frees=("index",),
+                    self=lambda m, g, dim, index, value, key: F.zeroed_at(m, g, key))
+SCATTER_ADD = row("ScatterAddBackward0",
+                  lambda xp, self, src, dim, index, src_sym_sizes, key, src_key:
+                      K.scatter(xp, self, key, src[src_key], "sum"),
+                  inputs=("self", "src"), attrs=("dim", "index", "src_sym_sizes", "key", "src_key"), frees=("index",),
+                  self=lambda m, g, dim, index, src_sym_sizes, key, src_key: g,
+                  src=lambda m, g, dim, index, src_sym_sizes, key, src_key:
+                      F.to_source(m, g, key, src_sym_sizes, src_key))
+SCATTER_REDUCE = row("ScatterReduceBackward0",
+                     lambda xp, self, src, dim, index, reduce, include_self, src_sym_sizes, key, src_key:
+                         K.scatter(xp, self, key, src[src_key], reduce, include_self),
+                     inputs=("self", "src"), saves=("self", "src", "result"),
+                     attrs=("dim", "index", "reduce", "include_self", "src_sym_sizes", "key", "src_key"),
+                     frees=("index",), joint=F.scatter_reduce_backward)
+# torch.scatter(..., reduce=): computed, with a node whose backward is refused, as torch's NotImplemented
+SCATTER_NOT_DIFFERENTIABLE = row("engine::autograd::NotImplemented",
+                                 lambda xp, self, src, key, src_key, reduce:
+                                     K.scatter(xp, self, key, src[src_key] if src_key else src, reduce),
+                                 inputs=("self", "src"), attrs=("key", "src_key", "reduce"),
+                                 self=lambda m, g, key, src_key, reduce:
+                                     F.not_implemented("derivative for aten::scatter is not implemented"),
+                                 src=lambda m, g, key, src_key, reduce:
+                                     F.not_implemented("derivative for aten::scatter is not implemented"))
+INDEX_ADD = row("IndexAddBackward0", lambda xp, self, source, dim, index, alpha, source_sym_sizes, key:
+                    K.scatter(xp, self, key, source if alpha == 1 else source * alpha, "sum"),
+                inputs=("self", "source"), attrs=("dim", "index", "alpha", "source_sym_sizes", "key"), frees=("index",),
+                self=lambda m, g, dim, index, alpha, source_sym_sizes, key: g,
+                source=lambda m, g, dim, index, alpha, source_sym_sizes, key:
+                    (F.picked(g, key) if alpha == 1 else F.picked(g, key) * alpha).reshape(source_sym_sizes))
+INDEX_COPY = row("IndexCopyBackward0", lambda xp, self, source, dim, index, source_sym_sizes, key:
+                     K.scatter(xp, self, key, source, None),
+                 inputs=("self", "source"), attrs=("dim", "index", "source_sym_sizes", "key"), frees=("index",),
+                 self=lambda m, g, dim, index, source_sym_sizes, key: F.zeroed_at(m, g, key),
+                 source=lambda m, g, dim, index, source_sym_sizes, key: F.picked(g, key).reshape(source_sym_sizes))
+INDEX_FILL = row("IndexFillBackward0", lambda xp, self, dim, index, value, key: K.scatter(xp, self, key, value, None),
+                 attrs=("dim", "index", "value", "key"), frees=("index",),
+                 self=lambda m, g, dim, index, value, key: F.zeroed_at(m, g, key))
+INDEX_FILL_TENSOR = row("IndexFillBackward1", lambda xp, self, value, dim, index, key:
+                            K.scatter(xp, self, key, value, None),
+                        inputs=("self", "value"), attrs=("dim", "index", "key"), frees=("index",), broadcasts=True,
+                        self=lambda m, g, dim, index, key: F.zeroed_at(m, g, key),
+                        value=lambda m, g, dim, index, key: F.sum_all(m, F.picked(g, key)))
+MASKED_FILL = row("MaskedFillBackward0", lambda xp, self, mask, value: K.masked_fill(xp, self, mask, value),
+                  attrs=("mask", "value"), frees=("mask",), broadcasts=True,
+                  self=lambda m, g, mask, value: m.where(mask, 0.0, g))
+MASKED_FILL_TENSOR = row("MaskedFillBackward1", lambda xp, self, value, mask: K.masked_fill(xp, self, mask, value),
+                         inputs=("self", "value"), attrs=("mask",), frees=("mask",), broadcasts=True,
+                         self=lambda m, g, mask: m.where(mask, 0.0, g),
+                         value=lambda m, g, mask: F.sum_all(m, m.where(mask, g, 0.0)))
+MASKED_SELECT = row("MaskedSelectBackward0",
+                    lambda xp, self, self_sym_sizes, mask, shape, key: K.take_at(xp.broadcast_to(self, shape), key),
+                    attrs=("self_sym_sizes", "mask", "shape", "key"), frees=("mask",),
+                    self=lambda m, g, self_sym_sizes, mask, shape, key:
+                        m.sum_to(F.placed(m, g, shape, key, False), self_sym_sizes))
+MASKED_SCATTER = row("MaskedScatterBackward0",
+                     lambda xp, self, source, mask, source_sym_sizes, shape, key:
+                         K.masked_scatter(xp, self, source, shape, key),
+                     inputs=("self", "source"), attrs=("mask", "source_sym_sizes", "shape", "key"), frees=("mask",),
+                     broadcasts=True,
+                     self=lambda m, g, mask, source_sym_sizes, shape, key: m.where(mask, 0.0, g),
+                     source=lambda m, g, mask, source_sym_sizes, shape, key:
+                         F.masked_scatter_source_backward(m, g, source_sym_sizes, key))
+TAKE = row("TakeBackward0", lambda xp, self, self_sym_sizes, index: xp.take(self, index),
+           attrs=("self_sym_sizes", "index"), frees=("index",),
+           self=lambda m, g, self_sym_sizes, index:
+               m.index_grad(g, (F.count(self_sym_sizes, range(len(self_sym_sizes))),), index, False)
+               .reshape(self_sym_sizes))
+FLIP = row("FlipBackward0", lambda xp, self, dims: xp.flip(self, dims).copy(), attrs=("dims",),
+           self=lambda m, g, dims: m.flip(g, dims))
+ROLL = row("RollBackward0", lambda xp, self, shifts, dims: xp.roll(self, shifts, dims or None), attrs=("shifts", "dims"),
+           self=lambda m, g, shifts, dims: m.roll(g, tuple(-s for s in shifts), dims))
+ROT90 = row("Rot90Backward0", lambda xp, self, k, dims: xp.rot90(self, k, dims).copy(), attrs=("k", "dims"),
+            self=lambda m, g, k, dims: m.rot90(g, -k, dims))
+REPEAT = row("RepeatBackward0", lambda xp, self, self_sym_sizes, repeats: xp.tile(self, repeats),
+             attrs=("self_sym_sizes", "repeats"), self=F.repeat_backward)
+TRIL = row("TrilBackward0", lambda xp, self, diagonal: K.triangle(xp, self, diagonal, True), attrs=("diagonal",),
+           self=lambda m, g, diagonal: F.triangle(m, g, diagonal, True))
+TRIU = row("TriuBackward0", lambda xp, self, diagonal: K.triangle(xp, self, diagonal, False), attrs=("diagonal",),
+           self=lambda m, g, diagonal: F.triangle(m, g, diagonal, False))
+DIAG_EMBED = row("DiagEmbedBackward0",
+                 lambda xp, self, offset, dim1, dim2: K.diag_embed(xp, self, offset, dim1, dim2),
+                 attrs=("offset", "dim1", "dim2"),
+                 self=lambda m, g, offset, dim1, dim2: m.diagonal(g, offset, dim1, dim2))
+TRACE = row("TraceBackward0", lambda xp, self, self_sym_sizes: xp.asarray(xp.trace(self)), attrs=("self_sym_sizes",),
+            self=lambda m, g, self_sym_sizes: F.diagonal_backward(
+                m, m.expand(g.reshape((1,)), (min(self_sym_sizes),)), self_sym_sizes, 0, 0, 1))
+# sort, topk, kthvalue: the indices are found first and arrive as the key of the values they pick
+SORT = {name: row(name, lambda xp, self, self_sym_sizes, dim, indices, key: K.take_at(self, key),
+                  attrs=("self_sym_sizes", "dim", "indices", "key"), frees=("indices",),
+                  self=lambda m, g, self_sym_sizes, dim, indices, key: F.placed(m, g, self_sym_sizes, key, False))
+        for name in ("SortBackward0", "SortBackward1")}
+TOPK = row("TopkBackward0", lambda xp, self, self_sym_sizes, dim, indices, key: K.take_at(self, key),
+           attrs=("self_sym_sizes", "dim", "indices", "key"), frees=("indices",),
+           self=lambda m, g, self_sym_sizes, dim, indices, key: F.placed(m, g, self_sym_sizes, key, False))
+KTHVALUE = row("KthvalueBackward0", lambda xp, self, self_sym_sizes, dim, keepdim, indices, key: K.take_at(self, key),
+               attrs=("self_sym_sizes", "dim", "keepdim", "indices", "key"), frees=("indices",),
+               self=lambda m, g, self_sym_sizes, dim, keepdim, indices, key:
+                   F.placed(m, g, self_sym_sizes, key, False))
+# unique: values found first; torch records a node whose derivative is not implemented
+def unique_row(name: str, aten_name: str) -> Op:
+    message = f"the derivative for '{aten_name}' is not implemented."
+    return row(name, lambda xp, self, values: values, attrs=("values",),
+               self=lambda m, g, values: F.not_implemented(message, NotImplementedError))
+
+
+UNIQUE = {name: unique_row(name, aten) for name, aten in (("Unique2Backward0", "_unique2"),
+                                                          ("UniqueDimBackward0", "unique_dim"))}
 
 # =================================================================================================
 # --- nn ------------------------------------------------------------------------------------------
@@ -516,11 +748,15 @@ ERFC = row("ErfcBackward0", lambda xp, self: K.erfc(xp, K.floating(self)), saves
            self=lambda m, g, self: g * (-2 / math.sqrt(math.pi)) * m.exp(-self * self))
 ERFINV = row("ErfinvBackward0", lambda xp, self: K.erfinv(xp, K.floating(self)), saves=("self",),
              self=lambda m, g, self: g * (0.5 * math.sqrt(math.pi)) * m.exp(m.erfinv(self) ** 2))
-# asinh_, acosh_ and atanh_ of a tensor that requires grad: PyTorch records a node whose backward refuses.
-INPLACE_NOT_DIFFERENTIABLE = {
-    name: row(f"{name.capitalize()}Backward1", op.forward, self=F.inplace_not_implemented(name))
-    for name, op in (("asinh", ASINH), ("acosh", ACOSH), ("atanh", ATANH))
-}
+def refused_in_place(name: str, op: Op) -> Op:
+    """asinh_ (acosh_, atanh_) of a tensor that requires grad: PyTorch's node refuses its backward."""
+    message = f"the derivative for 'inplace version of {name}' is not implemented."
+    return row(f"{name.capitalize()}Backward1", op.forward,
+               self=lambda m, g: F.not_implemented(message, NotImplementedError))
+
+
+INPLACE_NOT_DIFFERENTIABLE = {name: refused_in_place(name, op)
+                              for name, op in (("asinh", ASINH), ("acosh", ACOSH), ("atanh", ATANH))}
 NAN_TO_NUM = row("NanToNumBackward0",
                  lambda xp, self, nan, posinf, neginf: K.nan_to_num(xp, self, nan, posinf, neginf),
                  saves=("self",), attrs=("nan", "posinf", "neginf"),
@@ -591,13 +827,15 @@ DIV_MODE = row("DivBackward2",
                other=lambda m, g, self, other, rounding_mode:
                    F.zero_grad(m, g) if rounding_mode else -g * ((self / other) / other))
 NOT_IMPLEMENTED = "engine::autograd::NotImplemented"  # PyTorch's node for an op it cannot differentiate
+NO_FLOOR_DIVIDE = "derivative for aten::floor_divide is not implemented"
+NO_REMAINDER = "derivative for aten::remainder is not implemented"
 FLOOR_DIVIDE = row(NOT_IMPLEMENTED, lambda xp, self, other: K.div_rounded(xp, self, other, "floor"),
                    inputs=("self", "other"), **ELEMENTWISE,
-                   self=lambda m, g: F.not_implemented("floor_divide"),
-                   other=lambda m, g: F.not_implemented("floor_divide"))
+                   self=lambda m, g: F.not_implemented(NO_FLOOR_DIVIDE),
+                   other=lambda m, g: F.not_implemented(NO_FLOOR_DIVIDE))
 FLOOR_DIVIDE_NUMBER = row(NOT_IMPLEMENTED, lambda xp, self, other: K.div_rounded(xp, self, other, "floor"),
-                          attrs=("other",), self=lambda m, g, other: F.not_implemented("floor_divide"))
+                          attrs=("other",), self=lambda m, g, other: F.not_implemented(NO_FLOOR_DIVIDE))
 REMAINDER_NUMBER_SELF = row(NOT_IMPLEMENTED, lambda xp, other, self: K.remainder(xp, self, other),
                             inputs=("other",), attrs=("self",),
-                            other=lambda m, g, self: F.not_implemented("remainder"))
+                            other=lambda m, g, self: F.not_implemented(NO_REMAINDER))
 # fmt: on

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import math
 
+import numpy
+
+from .. import backend
 from ..tensor import Tensor
 from . import kernels as K
-from .namespaces import reduced_shape
+from .namespaces import reduced_shape, view_positions
 
 
 def unreduce(g, shape, dims, keepdim):
@@ -70,21 +73,20 @@ def gelu_backward(m, g, self, approximate):
 # -- reductions and products ------------------------------------------------------------------
 
 
-def norm_backward(m, g, self, result, ord, dim, keepdim):
-    gk = unreduce(g, self.shape, dim, keepdim)
-    rk = unreduce(result, self.shape, dim, keepdim)
-    if ord == 1:
-        return gk * m.sign(self)
-    scale = m.where(rk == 0, 0.0, gk / rk if ord == 2 else gk / rk ** (ord - 1))
-    return self * scale if ord == 2 else self * abs(self) ** (ord - 2) * scale
-
-
 def addmm_mat2_backward(m, g, mat1, mat2):
     """mat1^T @ g, laid out like mat2: a transposed weight (F.linear) gets a row-major weight grad."""
     data = raw(mat2)
     if data.ndim == 2 and data.flags.f_contiguous and not data.flags.c_contiguous:
         return m.transpose(m.transpose(g, 0, 1) @ mat1, 0, 1)
     return m.transpose(mat1, 0, 1) @ g
+
+
+def as_strided_backward(m, g, self_sym_sizes, size, stride, storage_offset, gather, scatter):
+    """as_strided_'s gradient: the view's elements added back at the input elements they share
+    (`gather`: the view's flat positions inside the input; `scatter`: the input's flat index of each).
+    Elements of the storage outside the input get nothing, as in torch."""
+    picked = g.reshape(-1)[gather]
+    return m.index_grad(picked, (math.prod(self_sym_sizes),), (scatter,), False).reshape(self_sym_sizes)
 
 
 def split_backward(g, dim, sizes):
@@ -254,17 +256,432 @@ def constant_pad_backward(m, g, pad, value, result_sym_sizes, out_key, in_key, s
     return m.index_grad(piece, self_sym_sizes, in_key, True)
 
 
+# -- reductions and scans -----------------------------------------------------------------------
+
+
+def cast_count(count, like):
+    """A count of elements (an integer array or Tensor) in the dtype of `like`, for dividing by."""
+    return count.astype(like.dtype) if not isinstance(count, Tensor) else count
+
+
+def evenly_distributed(m, g, self, result):
+    """g shared equally by the elements equal to `result` (NaN counting as equal to a NaN result).
+
+    The backward of the reductions that pick a value without saying where (max(), median()).
+    """
+    mask = (self == result) | ((self != self) & (result != result))
+    return m.where(mask, g / cast_count(mask.sum(), g), 0.0)
+
+
+def scaled_by_count(m, g, self, result, dim, keepdim):
+    """amax/amin: g split equally between the elements of a slice equal to its result."""
+    mask = self == unreduce(result, self.shape, dim, keepdim)
+    count = cast_count(m.sum(mask, dim, True), g)
+    return unreduce(g, self.shape, dim, keepdim) / count * mask
+
+
+def extremes_backward(m, g, self, dim, keepdim):
+    """aminmax: each output's gradient shared by the elements equal to it (its g is None if it got none).
+
+    Like every joint formula, it returns one gradient per input: here a 1-tuple.
+    """
+    out = None
+    data = raw(self)
+    for grad, value in zip(g, (data.min(axis=dim, keepdims=keepdim), data.max(axis=dim, keepdims=keepdim))):
+        if grad is not None:
+            part = scaled_by_count(m, grad, self, value, dim, keepdim)
+            out = part if out is None else out + part
+    return (out,)
+
+
+def reverse_cumsum(m, x, dim):
+    """Sums from each position to the end of `dim`: cumsum's adjoint."""
+    return m.flip(m.cumsum(m.flip(x, dim), dim), dim)
+
+
+def cumsum_backward(m, g, dim, dtype):
+    return g if g.ndim == 0 else reverse_cumsum(m, g, dim)
+
+
+def exclusive_cumprod(m, x, dim):
+    """The product of the elements before each position along `dim` (1 at the first), zeros included."""
+    n = x.shape[dim]
+    lead = (slice(None),) * dim
+    shape = tuple(x.shape)
+    first = m.index_grad(
+        m.zeros(shape[:dim] + (1,) + shape[dim + 1 :], x) + 1, shape, lead + (slice(0, 1),), True
+    )
+    if n == 1:
+        return first
+    before = m.cumprod(x[lead + (slice(0, n - 1),)], dim)
+    return first + m.index_grad(before, shape, lead + (slice(1, n),), True)
+
+
+def product_of_others(m, x, dim):
+    """For each element, the product of the others along `dim`: right even where some are zero."""
+    return exclusive_cumprod(m, x, dim) * m.flip(exclusive_cumprod(m, m.flip(x, dim), dim), dim)
+
+
+def prod_backward(m, g, self, result, dim, keepdim, dtype):
+    """prod's gradient: result / self where no element is zero, else the product of the others."""
+    if self.ndim == 0:
+        return g
+    dims = tuple(range(self.ndim)) if dim is None else (dim,)
+    gk = unreduce(g, self.shape, dims, keepdim)
+    zeros = (raw(self) == 0).sum()
+    if not zeros:
+        return gk * unreduce(result, self.shape, dims, keepdim) / self
+    if dim is None:  # over every element: flattened; with two zeros or more, nothing (as torch, raw)
+        if zeros > 1 and not isinstance(self, Tensor):
+            return m.zeros(self.shape, self)
+        return gk * product_of_others(m, self.reshape((-1,)), 0).reshape(self.shape)
+    return gk * product_of_others(m, self, dim)
+
+
+def cumprod_backward(m, g, self, result, dim, dtype):
+    """cumprod's gradient: d out_j / d x_i = prod_{k <= j, k != i} x_k, summed over j >= i against g.
+
+    Without zeros, reverse_cumsum(g * result) / self. With zeros: on raw arrays, the elements
+    before each slice's first zero get that formula, the first zero the sum over the products
+    with it left out, the rest nothing; recorded (create_graph), a sum over positions whose
+    own derivative is cumprod's second derivative.
+    """
+    if self.ndim == 0 or self.shape[dim] <= 1:
+        return g
+    data = raw(self)
+    zeros = data == 0
+    if not zeros.any():
+        return reverse_cumsum(m, g * result, dim) / self
+    if isinstance(self, Tensor):
+        return _cumprod_backward_recorded(m, g, self, dim)
+    xp = m.xp
+    seen = xp.cumsum(zeros, axis=dim)  # zeros up to and including each position
+    before = seen == 0
+    first = zeros & (seen == 1)
+    safe = xp.where(before, self, 1)
+    # before the first zero: the terms from the zero on are 0 (so a NaN after it does not leak back)
+    left = reverse_cumsum(m, xp.where(before, g * result, 0), dim) / safe
+    # at the first zero: the products with it left out, 0 from a second zero on
+    without_first = xp.cumprod(xp.where(first, 1, self), axis=dim)
+    at_first = reverse_cumsum(m, g * xp.where(seen == 1, without_first, 0), dim)
+    return xp.where(before, left, xp.where(first, at_first, 0))
+
+
+def _cumprod_backward_recorded(m, g, self, dim):
+    """cumprod's gradient as recorded ops, one position of `dim` at a time (quadratic in its size)."""
+    n = self.shape[dim]
+    lead = (slice(None),) * dim
+    shape = tuple(self.shape)
+    out = None
+    for i in range(n):
+        here = lead + (slice(i, i + 1),)
+        term = g[here]  # j = i: the product of the elements before i
+        if i + 1 < n:
+            after = lead + (slice(i + 1, n),)
+            term = term + m.sum(g[after] * m.cumprod(self[after], dim), (dim,), True)
+        if i > 0:
+            term = term * prod_keepdim(m, self[lead + (slice(0, i),)], dim)
+        part = m.index_grad(term, shape, here, True)
+        out = part if out is None else out + part
+    return out
+
+
+def prod_keepdim(m, x, dim):
+    """The product along `dim`, kept as a size-1 dim: the last entry of cumprod."""
+    n = x.shape[dim]
+    return m.cumprod(x, dim)[(slice(None),) * dim + (slice(n - 1, n),)]
+
+
+def logcumsumexp_backward(m, g, self, result, dim):
+    """sum_{j >= i} g_j exp(self_i - result_j), in log space: positive and negative parts of g apart.
+
+    Each part is exp(self_i + reverse_logcumsumexp(log|g_j| - result_j)), which never overflows;
+    a part with no element is `lowest` (not -inf) in log space, as torch's formula has it.
+    """
+    if g.ndim == 0:
+        return g
+    lowest = float(numpy.finfo(raw(self).dtype).min)
+    magnitude = m.log(m.where(g == 0, 1.0, abs(g)))
+    out = 0.0
+    for part, sign in ((g > 0, 1.0), (g < 0, -1.0)):
+        logs = m.where(part, magnitude, lowest) - result
+        reverse = m.flip(m.logcumsumexp(m.flip(logs, dim), dim), dim)
+        out = out + sign * m.exp(reverse + self)
+    return out
+
+
+def logsumexp_backward(m, g, self, result, dim, keepdim):
+    return unreduce(g, self.shape, dim, keepdim) * m.exp(self - unreduce(result, self.shape, dim, keepdim))
+
+
+def picked_backward(m, g, self_sym_sizes, dim, keepdim, indices):
+    """The gradient of a reduction that picks one element per slice (max(dim), median(dim), mode):
+    g placed at the picked `indices` (a key), zeros elsewhere."""
+    return m.index_grad(unreduce(g, self_sym_sizes, (dim,), keepdim), self_sym_sizes, indices, True)
+
+
+def nansum_backward(m, g, self, dim, keepdim, dtype):
+    """g where self is not NaN: a product, as torch's, so an infinite g (nanmean of NaNs only) gives NaN."""
+    return unreduce(g, self.shape, dim, keepdim) * (self == self)
+
+
+def var_mean_backward(m, g, self, dim, correction, keepdim):
+    """var_mean: the variance's gradient plus the mean's."""
+    g_var, g_mean = g
+    part = None if g_var is None else var_backward(m, g_var, self, dim, correction, keepdim)
+    return plus_mean_backward(m, part, g_mean, self, dim, keepdim)
+
+
+def std_mean_backward(m, g, self, dim, correction, keepdim):
+    """std_mean: the standard deviation's gradient (the deviation recomputed from self) plus the mean's."""
+    g_std, g_mean = g
+    part = None
+    if g_std is not None:
+        centred = self - m.mean(self, dim, True)
+        std = (m.sum(centred * centred, dim, True) / max(dof(self.shape, dim, correction), 0)) ** 0.5
+        part = std_backward(m, g_std, self, std, dim, correction, keepdim)
+    return plus_mean_backward(m, part, g_mean, self, dim, keepdim)
+
+
+def plus_mean_backward(m, part, g_mean, self, dim, keepdim):
+    """The joint gradient of (statistic, mean): `part`, the statistic's (None if its output got no
+    gradient), plus the mean's; a 1-tuple, one gradient per input as joint formulas return."""
+    if g_mean is not None:
+        of_mean = mean_backward(m, g_mean, self, dim, keepdim)
+        part = of_mean if part is None else part + of_mean
+    return (part,)
+
+
+def dof(shape, dims, correction) -> float:
+    """Degrees of freedom of a variance: the count less the correction (its reciprocal may be inf)."""
+    return count(shape, dims) - correction
+
+
+def var_backward(m, g, self, dim, correction, keepdim):
+    n = dof(self.shape, dim, correction)
+    scale = 2.0 / n if n else math.inf
+    return scale * unreduce(g, self.shape, dim, keepdim) * (self - m.mean(self, dim, True))
+
+
+def std_backward(m, g, self, result, dim, correction, keepdim):
+    """d std = d var / (2 std), and 0 where the std is 0 (as torch has it)."""
+    rk = unreduce(result, self.shape, dim, keepdim)
+    return var_backward(
+        m,
+        m.where(rk == 0, 0.0, unreduce(g, self.shape, dim, keepdim) / (2 * rk)),
+        self,
+        dim,
+        correction,
+        True,
+    )
+
+
+def mean_backward(m, g, self, dim, keepdim):
+    return m.expand(unreduce(g, self.shape, dim, keepdim), tuple(self.shape)) / count(self.shape, dim)
+
+
+def vector_norm_backward(m, g, self, result, ord, dim, keepdim):
+    """linalg.vector_norm's gradient by order, as torch's norm_backward: 0 where the norm is 0,
+    split equally between the largest (smallest) magnitudes for ord inf (-inf), none for ord 0."""
+    if ord == 0:
+        return None
+    gk = unreduce(g, self.shape, dim, keepdim)
+    if ord == 1:
+        return gk * m.sign(self)
+    rk = unreduce(result, self.shape, dim, keepdim)
+    if math.isinf(ord):
+        magnitude = abs(self)
+        mask = (magnitude == rk) | (magnitude != magnitude)
+        return m.sign(self) * (gk / cast_count(m.sum(mask, dim, True), gk) * mask)
+    if ord < 1:
+        scaled = m.where(self == 0, 0.0, m.sign(self) * abs(self) ** (ord - 1))
+        return scaled * gk * rk ** (1 - ord)
+    if ord == 2:
+        return self * m.where(rk == 0, 0.0, gk / rk)
+    if ord < 2:
+        return m.where(rk == 0, 0.0, m.sign(self) * abs(self) ** (ord - 1) * gk / rk ** (ord - 1))
+    return m.where(rk == 0, 0.0, self * abs(self) ** (ord - 2) * gk / rk ** (ord - 1))
+
+
+def dist_backward(m, g, self, other, result, p):
+    diff = self - other
+    return vector_norm_backward(m, g, diff, result, p, tuple(range(diff.ndim)), False)
+
+
+def dist_other_backward(m, g, self, other, result, p):
+    grad = dist_backward(m, g, self, other, result, p)
+    return None if grad is None else -grad
+
+
+# -- shape and indexing ---------------------------------------------------------------------------
+# The keys are those of the rows (engine/ops/shaping.py builds them): a 0-dim tensor is read and
+# written as one element, so a key addresses its (1,)-shaped form.
+
+
+def one_d(shape) -> tuple:
+    return tuple(shape) or (1,)
+
+
+def picked(g, key):
+    """g[key], a 0-dim g read as one element."""
+    return (g.reshape((1,)) if g.ndim == 0 else g)[key]
+
+
+def placed(m, g, shape, key, accumulate=True):
+    """Zeros of `shape` with g added at `key` (repeated positions add up) or, not accumulating, written."""
+    return m.index_grad(g, one_d(shape), key, not accumulate).reshape(tuple(shape))
+
+
+def zeroed_at(m, g, key):
+    """g with the positions `key` writes set to zero (what the overwritten values get)."""
+    shape = tuple(g.shape)
+    return m.zero_at(g.reshape(one_d(shape)), key).reshape(shape)
+
+
+def to_source(m, g, key, src_sym_sizes, src_key):
+    """The gradient of a scattered `src`: g read at `key`, in src's shape (zero beyond the index)."""
+    got = picked(g, key)
+    if tuple(got.shape) == tuple(src_sym_sizes):
+        return got
+    return placed(m, got, src_sym_sizes, src_key, False)
+
+
+def sum_all(m, x):
+    return m.sum(x, tuple(range(x.ndim)), False)
+
+
+def not_implemented(message: str, error=RuntimeError):
+    """The backward of an op whose derivative PyTorch does not implement: its error."""
+    raise error(message)
+
+
+def split_grads(m, grads, shape, dim, sizes):
+    """split's backward: the pieces' gradients side by side (zeros for a piece none reached)."""
+    like = next(g for g in grads if g is not None)
+    pieces = []
+    for g, n in zip(grads, sizes):
+        if g is None:
+            piece = list(shape)
+            piece[dim] = n
+            g = m.zeros(tuple(piece), like)
+        pieces.append(g)
+    return m.cat(pieces, dim)
+
+
+def unbind_grads(m, grads, shape, dim):
+    like = next(g for g in grads if g is not None)
+    rest = tuple(n for d, n in enumerate(shape) if d != dim)
+    return m.stack([m.zeros(rest, like) if g is None else g for g in grads], dim)
+
+
+def diagonal_backward(m, g, self_sym_sizes, offset, dim1, dim2):
+    """Zeros with g on the diagonal `offset` of dims dim1, dim2 (the diagonal view's backward)."""
+    return m.embed(g, tuple(self_sym_sizes), lambda xp, a: K.diagonal(xp, a, offset, dim1, dim2))
+
+
+def unfold_backward(m, g, self_sym_sizes, dimension, size, step):
+    """Each window element's gradient added to the element it views (windows overlap when step < size)."""
+    shape = tuple(self_sym_sizes)
+    if not shape:  # a 0-dim tensor's one window: the element itself, or nothing
+        return g.reshape(()) if size else m.zeros((), g)
+    key = view_positions(backend.xp_of(raw(g)), shape, lambda xp, a: K.unfold(xp, a, dimension, size, step))
+    return m.index_grad(g, shape, key, False)
+
+
+def as_strided_view_backward(m, g, self_sym_sizes, positions):
+    """Each output element's gradient added to the input element at the same place in memory
+    (`positions`: its flat index in the input, -1 where the view reads outside the input)."""
+    flat = g.reshape((-1,))
+    xp = backend.xp_of(positions)
+    inside = positions >= 0
+    if not bool(inside.all()):
+        (keep,) = xp.nonzero(inside)
+        flat, positions = flat[(keep,)], positions[inside]
+    numel = math.prod(self_sym_sizes)
+    return m.index_grad(flat, (numel,), (positions,), False).reshape(tuple(self_sym_sizes))
+
+
+def masked_scatter_source_backward(m, g, source_sym_sizes, key):
+    """The source's first elements went where the mask is set: their gradients, zeros for the rest."""
+    got = picked(g, key)
+    numel = math.prod(source_sym_sizes)
+    if got.shape[0] < numel:
+        got = m.index_grad(got, (numel,), (slice(0, got.shape[0]),), True)
+    return got.reshape(tuple(source_sym_sizes))
+
+
+def repeat_backward(m, g, self_sym_sizes, repeats):
+    """The sum of the gradient's copies: each dim split into (repeat, size), the repeats summed."""
+    shape = (1,) * (len(repeats) - len(self_sym_sizes)) + tuple(self_sym_sizes)
+    split = []
+    for r, n in zip(repeats, shape):
+        split += [r, n]
+    return m.sum(g.reshape(tuple(split)), tuple(range(0, len(split), 2)), False).reshape(
+        tuple(self_sym_sizes)
+    )
+
+
+def triangle(m, g, diagonal, lower):
+    return m.where(K.triangle_mask(backend.xp_of(raw(g)), g.shape, diagonal, lower), g, 0.0)
+
+
+def scatter_reduce_backward(
+    m, g, self, src, result, dim, index, reduce, include_self, src_sym_sizes, key, src_key
+):
+    """scatter_reduce's gradients, as PyTorch defines them (FunctionsManual's scatter_reduce_backward):
+    sum and mean spread g back; amax/amin share it among the elements equal to the result; prod
+    divides the result by each factor, with zeros handled by recomputing the product without them."""
+    xp = backend.xp_of(raw(g))
+    shape = tuple(self.shape)
+    written = K.scatter(xp, xp.zeros(one_d(shape), dtype=bool), key, True, None).reshape(shape)
+    src_in = src[src_key]
+    if reduce == "sum":
+        grad_self, grad_src = g, picked(g, key)
+    elif reduce == "mean":
+        counts = K.scatter(xp, xp.full(shape, 1 if include_self else 0, dtype=raw(g).dtype), key, 1, "sum")
+        counts = xp.maximum(counts, 1)
+        grad_self, grad_src = g / counts, picked(g, key) / picked(counts, key)
+    elif reduce in ("amax", "amin"):
+        value = picked(raw(result), key)
+        self_is = (raw(self) == raw(result)) & (include_self | ~written)
+        src_is = raw(src_in) == value
+        counts = K.scatter(xp, self_is.astype(raw(g).dtype), key, src_is.astype(raw(g).dtype), "sum")
+        share = g / counts
+        grad_self = m.where(self_is, share, 0.0)
+        grad_src = m.where(src_is, picked(share, key), 0.0)
+    else:  # prod
+        zero_self = raw(self) == 0
+        masked_self = m.where(zero_self, 1.0, self)
+        grad_self = (
+            g
+            * m.scatter_reduce(masked_self, dim, index, src, "prod", include_self, key, src_key)
+            / masked_self
+        )
+        src_zero = raw(src_in) == 0
+        zeros_at = picked(K.scatter(xp, xp.zeros(shape, dtype=raw(g).dtype), key, src_zero, "sum"), key)
+        single_zero = src_zero & (zeros_at == 1)
+        masked_src = m.where(
+            K.scatter(xp, xp.zeros(tuple(src_sym_sizes), dtype=bool), src_key, single_zero, None), 1.0, src
+        )
+        without_zero = m.scatter_reduce(self, dim, index, masked_src, "prod", include_self, key, src_key)
+        grad_src = m.where(
+            single_zero,
+            picked(g * without_zero, key),
+            picked(g * result, key) / m.where(src_zero, 1.0, src_in),
+        )
+    if not include_self:
+        grad_self = m.where(written, 0.0, grad_self)
+    if tuple(grad_src.shape) != tuple(src_sym_sizes):
+        grad_src = placed(m, grad_src, src_sym_sizes, src_key, False)
+    return grad_self, grad_src
+
+
 # -- elementwise (ops/pointwise.py) -------------------------------------------------------------
 
 
 def zero_grad(m, g):
     """The gradient of a piecewise-constant op (floor, sign, a rounded division): zeros, as torch's."""
     return m.zeros(g.shape, g)
-
-
-def not_implemented(name: str):
-    """The backward of an op PyTorch records as NotImplemented (floor_divide, a number % a tensor)."""
-    raise RuntimeError(f"derivative for aten::{name} is not implemented")
 
 
 def copysign_backward(m, g, self, result):
@@ -278,15 +695,6 @@ def pow_number_base_backward(m, g, exponent, result, self):
     if self == 0:
         return g * m.where(exponent >= 0, 0.0, result * -math.inf)
     return g * (result * K.log_number(self))
-
-
-def inplace_not_implemented(name: str):
-    """The formula of asinh_ / acosh_ / atanh_, which PyTorch does not differentiate in place: it raises."""
-
-    def formula(m, g):
-        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
-
-    return formula
 
 
 def pow_exponent_backward(m, g, self, exponent, result):

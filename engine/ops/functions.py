@@ -10,20 +10,21 @@ from __future__ import annotations
 import builtins
 import collections
 import numbers
+import warnings
 
 import numpy
 
 from .. import backend
+from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
-from . import arg_errors, creation
+from . import arg_errors, creation, promotion
 from . import derivatives as D
+from . import kernels as K
 from .api import IN_PLACE, exported, public
 from .op import apply_op, broadcast_error, check_same_device
 from .views import note_view
 
 ndarray = numpy.ndarray
-return_types_max = collections.namedtuple("max", ["values", "indices"])
-return_types_min = collections.namedtuple("min", ["values", "indices"])
 
 
 # --------------------------------------------------------------------------- helpers
@@ -62,6 +63,27 @@ def norm_dims(dim, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
         return tuple(sorted({norm_dim(d, ndim) for d in dim}))
     return (norm_dim(dim, ndim),)
+
+
+def with_number(a, number, typed: bool = True):
+    """A tensor and a Python number as torch computes them: the tensor in the result dtype (an integer
+    tensor meeting a float, a bool one meeting an int; these never require grad, so no node), and with
+    `typed` an integer number as a scalar of that dtype (-3 wraps for uint8, as in torch)."""
+    if a._data.dtype.kind == "f":  # a float tensor keeps its dtype whatever the number
+        return a, number
+    dt = promotion.result_type((a, number))
+    if dt != a._data.dtype:
+        a = wrap(a._data.astype(dt))
+    return a, K.typed_number(number, dt) if typed and dt.kind != "f" else number
+
+
+def number_operands(a, b, typed: bool = True) -> tuple:
+    """The two operands of a row taking a Python number on either side (`with_number`)."""
+    if not isinstance(b, Tensor):
+        return with_number(a, b, typed)
+    if not isinstance(a, Tensor):
+        b, a = with_number(b, a, typed)
+    return a, b
 
 
 def _binary(op, a, b, attrs=()):
@@ -109,6 +131,56 @@ def mul(a, b):
     return _binary(D.MUL, a, b)
 
 
+class _NotGiven:
+    """div's `rounding_mode` default: torch records DivBackward2 once a mode is passed, even None."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+NOT_GIVEN = _NotGiven()
+
+
+def check_rounding_mode(input, other, rounding_mode) -> None:
+    if rounding_mode is not None and not isinstance(rounding_mode, str):
+        given = (arg_errors.type_name(input), arg_errors.type_name(other))
+        raise arg_errors.invalid_combination(
+            "div",
+            given + (f"rounding_mode={arg_errors.type_name(rounding_mode)}",),
+            [
+                (arg_errors.TENSOR_OTHER, None),
+                ("(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)", None),
+                ("(Tensor input, Number other, *, str rounding_mode)", None),
+            ],
+        )
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+        )
+
+
+@public
+def div(input, other, *, rounding_mode=NOT_GIVEN):
+    """True division, or with `rounding_mode` "trunc" / "floor" (zero gradients, as torch's DivBackward2)."""
+    if rounding_mode is NOT_GIVEN and input.__class__ is Tensor and input._data.dtype.kind == "f":
+        return _binary(D.DIV, input, other)  # the common case, every float a / b
+    a, other = as_operand(input), as_operand(other)
+    if not isinstance(a, Tensor) and not isinstance(other, Tensor):
+        a = creation.tensor(a)  # torch.div(7, 2): a 0-dim tensor
+    if rounding_mode is not NOT_GIVEN:
+        check_rounding_mode(input, other, rounding_mode)
+        operands = number_operands(a, other, typed=rounding_mode is not None)
+        return apply_op(D.DIV_MODE, operands, (rounding_mode,))
+    out = apply_op(D.DIV, (a, other))
+    if promotion.result_type((a, other)).kind != "f":
+        out._data = out._data.astype(backend.get_default_dtype().np)  # int / int: true division, float32
+    return out
+
+
+true_divide = public(div, name="true_divide")
+divide = public(div, name="divide")
 multiply = public(mul, name="multiply")
 subtract = public(sub, name="subtract")
 
@@ -127,6 +199,36 @@ def reciprocal(a):
     if a._data.dtype.kind != "f":  # an integer or bool tensor's reciprocal is in the default dtype
         a = wrap(a._data.astype(backend.get_default_dtype().np))
     return apply_op(D.RECIPROCAL, (a,))
+
+
+POW_SIGNATURES = (
+    "(Tensor input, Tensor exponent, *, Tensor out = None)",
+    "(Number self, Tensor exponent, *, Tensor out = None)",
+    "(Tensor input, Number exponent, *, Tensor out = None)",
+)
+
+
+@public
+def pow(input, exponent):
+    if not isinstance(input, Tensor):
+        if not isinstance(exponent, Tensor):
+            raise arg_errors.signature_error("pow", (input, exponent), POW_SIGNATURES)
+        if isinstance(input, bool) and exponent._data.dtype.kind == "b":
+            raise K.not_implemented("pow", exponent._data.dtype)
+        exponent, input = with_number(exponent, input)
+        return apply_op(D.RPOW, (exponent,), (input,))
+    if isinstance(exponent, Tensor):
+        broadcast_check(input, exponent)
+        if input._data.dtype.kind == "b" and exponent._data.dtype.kind == "b":
+            raise K.not_implemented("pow", input._data.dtype)
+        return apply_op(D.POW_TENSOR, (input, exponent))
+    kind = input._data.dtype.kind
+    if kind != "f" and isinstance(exponent, int):
+        if exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if kind == "b" and isinstance(exponent, bool):  # bool ** bool stays bool in torch
+            return wrap(K.power(input._data, exponent).astype(input._data.dtype))
+    return apply_op(D.POW_SCALAR, (with_number(input, exponent, typed=False)[0],), (exponent,))
 
 
 @public
@@ -261,42 +363,99 @@ def clip(a, min=None, max=None):
     return _clamp("clip", a, min, max)
 
 
-@public(method=False)
-def where(condition, a, b):
-    cond = condition._data if isinstance(condition, Tensor) else condition
-    a, b = as_operand(a), as_operand(b)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        return wrap(backend.xp_of(cond).where(cond, a, b))
-    check_same_device(condition, a, b)
-    return apply_op(D.WHERE, (a, b), (cond,))
-
-
 # --------------------------------------------------------------------------- reductions
 
 
-@public
-def sum(a, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        a = a.to(dtype)
+def reduce_dims(dim, ndim: int, empty_means_all: bool = True) -> tuple:
+    """The dims a reduction reduces, sorted, read as torch reads `dim`.
+
+    None is every dim, and so is an empty list unless `empty_means_all` is False (all, any);
+    a dim given twice is refused; a 0-dim tensor's dim 0 (or -1) reduces nothing.
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if not dims:
+        return tuple(range(ndim)) if empty_means_all else ()
+    seen = []
+    for d in dims:
+        d = norm_dim(d, ndim)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+    return tuple(sorted(seen)) if ndim else ()
+
+
+def check_reduced_sizes(prefix: str, a, dims) -> None:
+    """torch's IndexError for reducing an empty dim by an op without identity (max, amax, median)."""
     shape = a._data.shape
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0 and not keepdim):
-        return apply_op(D.SUM, (a,), (shape,))
-    return apply_op(D.SUM_DIM, (a,), (shape, norm_dims(dim, len(shape)), keepdim))
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{prefix} Expected reduction dim {d} to have non-zero size.")
+
+
+def check_dim_given(name: str, a) -> None:
+    """torch's error for reducing every element of an empty tensor by an op without identity."""
+    if a._data.size == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+
+
+def reduction_dtype(a, dtype):
+    """The numpy dtype sum / prod / cumsum compute in, None for `a`'s own: `dtype`, else int64 for
+    integers and bools. torch refuses a dtype autograd cannot follow when `a` requires grad."""
+    if dtype is None:
+        return None if a._data.dtype.kind == "f" else backend.int64.np
+    if a._rg and grad_mode.is_grad_enabled() and not dtype.is_floating_point:
+        raise RuntimeError(f"Autograd not support dtype: {dtype.scalar_type}")
+    return None if dtype.np == a._data.dtype else dtype.np
+
+
+def keep_grad_dtype(out, a):
+    """`out` computed in another dtype than `a`: its gradient reaches `a` cast back to a's dtype,
+    as torch's engine casts it (the node's input metadata, FormulaNode.apply)."""
+    node = out.grad_fn
+    if node is not None and out._data.dtype != a._data.dtype:
+        node._meta = ((a._data.shape, a._data.dtype),)
+    return out
 
 
 @public
-def mean(a, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        a = a.to(dtype)
-    if not a.dtype.is_floating_point:
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    if axis is not None:
+        dim = axis
+    np_dtype = None if dtype is None and input._data.dtype.kind == "f" else reduction_dtype(input, dtype)
+    shape = input._data.shape
+    if dim is None and not keepdim:
+        out = apply_op(D.SUM, (input,), (shape, np_dtype))
+    else:
+        out = apply_op(D.SUM_DIM, (input,), (shape, reduce_dims(dim, len(shape)), keepdim, np_dtype))
+    return out if np_dtype is None else keep_grad_dtype(out, input)
+
+
+@public
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    if axis is not None:
+        dim = axis
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating point "
+            f"or complex dtype. Got: {dtype.scalar_type}"
+        )
+    if dtype is None and not input.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {a.dtype.name.capitalize()}"
+            f"or complex dtype. Got: {input.dtype.scalar_type}"
         )
-    shape = a._data.shape
-    if dim is None:
-        return apply_op(D.MEAN, (a,), (shape, a._data.size))
-    return apply_op(D.MEAN_DIM, (a,), (shape, norm_dims(dim, len(shape)), keepdim))
+    np_dtype = None if dtype is None or dtype.np == input._data.dtype else dtype.np
+    shape = input._data.shape
+    if dim is None and not keepdim:
+        out = apply_op(D.MEAN, (input,), (shape, input._data.size, np_dtype))
+    else:
+        out = apply_op(D.MEAN_DIM, (input,), (shape, reduce_dims(dim, len(shape)), keepdim, np_dtype))
+    return out if np_dtype is None else keep_grad_dtype(out, input)
 
 
 def _correction(unbiased, correction):
@@ -305,20 +464,42 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-@public
-def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):  # var(unbiased) positional form
+def variance_args(name: str, a, dim, unbiased, correction, stacklevel: int = 3) -> tuple:
+    """(dims, correction) of var / std / var_mean / std_mean; torch's dtype error and its warning
+    when the correction leaves no degrees of freedom (the result is then inf or nan)."""
+    if isinstance(dim, bool):  # the var(unbiased) positional form
         dim, unbiased = None, dim
-    dims = norm_dims(dim, a.dim())
-    return apply_op(D.VAR, (a,), (dims, _correction(unbiased, correction), keepdim))
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{name} only support floating point and complex dtypes"
+            if name in ("var_mean", "std_mean")
+            else "std and var only support floating point and complex dtypes"
+        )
+    dims = reduce_dims(dim, a.dim())
+    c = _correction(unbiased, correction)
+    kept = 1
+    for d in dims:
+        kept *= a._data.shape[d]
+    if kept - c <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+            "factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    return dims, c
 
 
 @public
-def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    dims = norm_dims(dim, a.dim())
-    return apply_op(D.STD, (a,), (dims, _correction(unbiased, correction), keepdim))
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    dims, c = variance_args("var", input, dim if axis is None else axis, unbiased, correction)
+    return apply_op(D.VAR, (input,), (dims, c, keepdim))
+
+
+@public
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    dims, c = variance_args("std", input, dim if axis is None else axis, unbiased, correction)
+    return apply_op(D.STD, (input,), (dims, c, keepdim))
 
 
 def pairwise_extreme(name: str, a, b, method: bool = False):
@@ -354,27 +535,32 @@ def max_min(name: str, a, dim=None, keepdim=False, other=None, method: bool = Fa
         if isinstance(dim, Tensor) and keepdim is False:
             return pairwise_extreme(name + "imum", a, dim, method)
         raise arg_errors.max_min_bad_dim(name, dim, keepdim, method)
-    if name == "max":
-        return _extreme(a, dim, keepdim, D.MAX, D.MAX_DIM, lambda x, **k: x.argmax(**k), return_types_max)
-    return _extreme(a, dim, keepdim, D.MIN, D.MIN_DIM, lambda x, **k: x.argmin(**k), return_types_min)
-
-
-def _extreme(a, dim, keepdim, full_op, dim_op, argfn, result_type):
     if dim is None:
-        if a.numel() == 0:
-            raise RuntimeError(
-                "max(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument."
-            )
-        return apply_op(full_op, (a,))
+        check_dim_given(name, a)
+        return apply_op(D.MAX if name == "max" else D.MIN, (a,))
+    if name == "max":
+        return picked_along(name, D.MAX_DIM, a, dim, keepdim, lambda x, d: x.argmax(axis=d, keepdims=True))
+    return picked_along(name, D.MIN_DIM, a, dim, keepdim, lambda x, d: x.argmin(axis=d, keepdims=True))
+
+
+return_types = {name: collections.namedtuple(name, ["values", "indices"]) for name in ("max", "min")}
+
+
+def picked_along(name: str, op, a, dim, keepdim, indices_of, result_type=None):
+    """A reduction that picks one element per slice along `dim` (max, min, median, mode):
+    `indices_of(array, dim)` finds them (keepdims) on the raw array; the row gathers the values."""
     d = norm_dim(dim, a.dim())
     data = a._data
     xp = backend.xp_of(data)
-    idx = argfn(data, axis=d, keepdims=True) if data.ndim else xp.zeros((), dtype=backend.int64.np)
+    if data.ndim:
+        check_reduced_sizes(f"{name}():", a, (d,))
+        idx = indices_of(data, d)
+    else:
+        idx = xp.zeros((), dtype=backend.int64.np)
     key = _grid_key(data.shape, d, idx, xp)
-    values = apply_op(dim_op, (a,), (a.shape, d, keepdim, key))
+    values = apply_op(op, (a,), (a.shape, d, keepdim, key))
     indices = wrap(idx if keepdim or data.ndim == 0 else idx.squeeze(d))
-    return result_type(values, indices)
+    return (result_type or return_types[name])(values, indices)
 
 
 def _grid_key(shape, dim, idx, xp):
@@ -400,9 +586,18 @@ def min(a, dim=None, keepdim=False, *, other=None):
     return max_min("min", a, dim, keepdim, other)
 
 
+def extreme_values(name: str, op, a, dim, keepdim):
+    """amax / amin: the extreme of each slice over `dim` (every dim by default), several at once."""
+    dims = reduce_dims(dim, a.dim())
+    if a._data.size == 0 and (dim is None or isinstance(dim, (tuple, list)) and not dim):
+        check_dim_given(name, a)
+    check_reduced_sizes(f"{name}():", a, dims)
+    return apply_op(op, (a,), (dims, keepdim))
+
+
 @public
-def amax(a, dim=None, keepdim=False):
-    return max(a) if dim is None else max(a, dim, keepdim).values
+def amax(input, dim=(), keepdim=False, *, axis=None):
+    return extreme_values("amax", D.AMAX, input, dim if axis is None else axis, keepdim)
 
 
 def _flat_index(a, index):
@@ -410,27 +605,101 @@ def _flat_index(a, index):
     return wrap(backend.xp_of(a._data).asarray(index, dtype=backend.int64.np))
 
 
-@public
-def argmax(a, dim=None, keepdim=False):
+def extreme_index(name: str, a, dim, keepdim):
+    """argmax / argmin: the index of the first extreme (a NaN counting as one), flat without `dim`."""
+    if a.dtype is backend.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is not None and (dim.__class__ is bool or not isinstance(dim, numbers.Integral)):
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    data = a._data
+    find = data.argmax if name == "argmax" else data.argmin
     if dim is None:
-        return _flat_index(a, a._data.argmax())
-    return wrap(a._data.argmax(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
+        if data.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        out = _flat_index(a, find())
+        return wrap(out._data.reshape((1,) * data.ndim)) if keepdim else out
+    d = norm_dim(dim, data.ndim)
+    if data.ndim == 0:
+        return _flat_index(a, 0)
+    check_reduced_sizes(f"{name}():", a, (d,))
+    return wrap(find(axis=d, keepdims=keepdim))
 
 
 @public
-def argmin(a, dim=None, keepdim=False):
-    if dim is None:
-        return _flat_index(a, a._data.argmin())
-    return wrap(a._data.argmin(axis=norm_dim(dim, a.dim()), keepdims=keepdim))
+def argmax(input, dim=None, keepdim=False, *, axis=None):
+    return extreme_index("argmax", input, dim if axis is None else axis, keepdim)
 
 
 @public
-def norm(a, p="fro", dim=None, keepdim=False):
-    if p == "fro" or p is None:
-        p = 2
-    if p in (float("inf"), float("-inf")) or p <= 0:
-        raise ValueError(f"norm: only finite p > 0 is supported here, got p={p}")
-    return apply_op(D.NORM, (a,), (p, norm_dims(dim, a.dim()), keepdim))
+def argmin(input, dim=None, keepdim=False, *, axis=None):
+    return extreme_index("argmin", input, dim if axis is None else axis, keepdim)
+
+
+def vector_norm_of(a, ord, dim, keepdim, dtype):
+    """linalg.vector_norm, with its checks; `Tensor.norm` with a numeric p comes here too."""
+    if isinstance(ord, Tensor):
+        ord = ord.item()
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {a.dtype.scalar_type}"
+        )
+    np_dtype = None
+    if dtype is not None:
+        if not dtype.is_floating_point:
+            raise RuntimeError(
+                f"linalg.vector_norm: dtype should be floating point or complex, but got {dtype.scalar_type}"
+            )
+        if dtype.itemsize < a.dtype.itemsize:
+            raise RuntimeError(
+                f"linalg.vector_norm: the dtype of the input ({a.dtype.scalar_type}) should be convertible "
+                f"without narrowing to the specified dtype ({dtype.scalar_type})"
+            )
+        np_dtype = None if dtype.np == a._data.dtype else dtype.np
+    dims = reduce_dims(dim, a.dim())
+    if a._data.size == 0 and (ord < 0 or ord == float("inf")):
+        if dim is None or isinstance(dim, (tuple, list)) and not dim:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor because the "
+                "operation does not have an identity"
+            )
+        for d in dims:
+            if a._data.shape[d] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension {d}because this "
+                    "dimension is empty and the operation does not have an identity"
+                )
+    out = apply_op(D.NORM, (a,), (ord, dims, keepdim, np_dtype))
+    return out if np_dtype is None else keep_grad_dtype(out, a)
+
+
+def matrix_norm_of(a, ord, dim, keepdim, dtype):
+    """linalg.matrix_norm's argument checks; its 'fro' norm is the vector 2-norm over the two dims.
+
+    The norms of the singular values ('nuc', 2, -2) and the row / column sums (1, -1, inf,
+    -inf) are engine.linalg.matrix_norm's (the linear algebra ops), not computed here.
+    """
+    if isinstance(ord, str) and ord not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if not isinstance(ord, str) and ord not in (1, -1, 2, -2, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord:g} not supported.")
+    if a.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    if ord == "fro":
+        return vector_norm_of(a, 2, dims, keepdim, dtype)
+    raise NotImplementedError(f"matrix norm of order {ord}: use engine.linalg.matrix_norm")
+
+
+@public
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm: a vector norm for a numeric p (and 'fro' over at most two dims), else a matrix norm."""
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, numbers.Integral) or len(dim) <= 2):
+            return vector_norm_of(input, 2, dim, keepdim, dtype)
+        return matrix_norm_of(input, p, tuple(range(input.dim())) if dim is None else dim, keepdim, dtype)
+    return vector_norm_of(input, 2 if p is None else p, dim, keepdim, dtype)
 
 
 @public
@@ -552,9 +821,13 @@ def flatten(a, start_dim=0, end_dim=-1):
 
 @public
 def t(a):
-    if a.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.dim()}D")
+    check_t(a, "t")
     return _view(D.T, a, ())
+
+
+def check_t(a, name: str) -> None:
+    if a.dim() > 2:
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {a.dim()}D")
 
 
 @public
@@ -615,40 +888,52 @@ def expand_as(a, other):
 
 @public
 def squeeze(a, dim=None, _name=None):
-    shape = a.shape
+    name = _name or squeeze_node_name(dim, ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2"))
+    return _view(D.SQUEEZE[name], a, (a.shape, squeezed_shape(a.shape, dim)))
+
+
+def squeeze_node_name(dim, names: tuple) -> str:
+    """PyTorch's node for squeeze of all dims, one dim, or a tuple of dims (names in that order)."""
     if dim is None:
-        name = _name or "SqueezeBackward0"
-        new = tuple(n for n in shape if n != 1)
-    else:
-        dims = norm_dims(dim, a.dim())
-        name = _name or ("SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
-        new = tuple(n for d, n in enumerate(shape) if not (d in dims and n == 1))
-    return _view(D.SQUEEZE[name], a, (shape, new))
+        return names[0]
+    return names[2] if isinstance(dim, (tuple, list)) else names[1]
+
+
+def squeezed_shape(shape, dim) -> tuple:
+    if dim is None:
+        return tuple(n for n in shape if n != 1)
+    dims = norm_dims(dim, len(shape))
+    return tuple(n for d, n in enumerate(shape) if not (d in dims and n == 1))
+
+
+def unsqueezed_shape(shape, dim) -> tuple:
+    d = norm_dim(dim, len(shape) + 1)
+    return shape[:d] + (1,) + shape[d:]
 
 
 @public
 def unsqueeze(a, dim):
-    shape = a.shape
-    d = norm_dim(dim, a.dim() + 1)
-    new = shape[:d] + (1,) + shape[d:]
-    return _view(D.SQUEEZE["UnsqueezeBackward0"], a, (shape, new))
+    return _view(D.SQUEEZE["UnsqueezeBackward0"], a, (a.shape, unsqueezed_shape(a.shape, dim)))
 
 
 @public
 def select(a, dim, index):
+    if a.dim() == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, a.dim())
     size = a.shape[d]
+    index = int(index)
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
-    index = index % size
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {d}"
+        )
+    return _select(a, d, index)
+
+
+def _select(a, d, index):
+    index = index % a.shape[d]
     key = (slice(None),) * d + (index, Ellipsis)  # Ellipsis: numpy returns a view, not a scalar
     return _view(D.SELECT, a, (a.shape, d, index, key))
-
-
-@public
-def narrow(a, dim, start, length):
-    d = norm_dim(dim, a.dim())
-    return _slice(a, d, start, start + length, 1)
 
 
 def _slice(a, d, start, end, step):
@@ -711,10 +996,18 @@ def getitem(a, key):
             index = int(k)
             if dim >= out.dim():
                 raise IndexError(f"too many indices for tensor of dimension {a.dim()}")
-            out = select(out, dim, index)
+            size = out.shape[dim]
+            if not -size <= index < size:
+                raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+            out = _select(out, dim, index)
     if out is a:
-        out = _view(D.ALIAS, a, ())
+        out = alias(a)
     return out
+
+
+def alias(a):
+    """A view of the whole tensor (AliasBackward0)."""
+    return _view(D.ALIAS, a, ())
 
 
 @public(function=False, name="_index_grad")
@@ -816,14 +1109,28 @@ def equal(a, b) -> bool:
     return a.shape == b.shape and bool((a._data == b._data).all())
 
 
-@public
-def all(a, dim=None):
-    return wrap(a._data.all() if dim is None else a._data.all(axis=dim))
+def truth_reduction(name: str, a, dim, keepdim):
+    """all / any over `dim` (an empty list reduces nothing): bool, or uint8 for a uint8 input."""
+    data = a._data
+    out = getattr(data, name)(axis=reduce_dims(dim, data.ndim, empty_means_all=False), keepdims=keepdim)
+    return wrap(out.astype(data.dtype) if data.dtype == backend.uint8.np else out)
 
 
 @public
-def any(a, dim=None):
-    return wrap(a._data.any() if dim is None else a._data.any(axis=dim))
+def all(input, dim=None, keepdim=False, *, axis=None):
+    return truth_reduction("all", input, dim if axis is None else axis, keepdim)
+
+
+@public
+def any(input, dim=None, keepdim=False, *, axis=None):
+    return truth_reduction("any", input, dim if axis is None else axis, keepdim)
+
+
+@public(method=False)
+def promote_types(type1, type2):
+    """The dtype an elementwise op of these two dtypes computes in, by torch's rules."""
+    np_dtype = promotion.promote_types(type1.np, type2.np)
+    return backend.dtype_of(numpy.empty(0, np_dtype))
 
 
 @public(method=False)

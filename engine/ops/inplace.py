@@ -15,15 +15,30 @@ with PyTorch's messages.
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy
 
+from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
 from ..tensor import SavedOutput, Tensor, wrap
 from . import derivatives as D
 from .api import public
-from .functions import _array_key, _is_advanced, as_operand, getitem
+from .functions import (
+    _array_key,
+    _is_advanced,
+    as_operand,
+    check_t,
+    getitem,
+    norm_dim,
+    squeeze_node_name,
+    squeezed_shape,
+    unsqueezed_shape,
+)
+from .namespaces import overlaps
 from .op import apply_op, check_same_device, new_node
 from .views import (
     DEFAULT,
@@ -53,6 +68,53 @@ VIEW_INPLACE_TAILS = {
         "output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
     ),
 }
+
+
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+INDEX_PUT_ON_EXPANDED = (
+    "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing this "
+    "operation. This also applies to advanced indexing e.g. tensor[indices] = tensor"
+)
+
+
+def check_overlap(t: Tensor, op, others: tuple, attrs: tuple) -> None:
+    """ATen's memory checks before an op writes into `t`: not into an expanded tensor (fill_ and
+    zero_ may: they read nothing), and no input sharing part of `t`'s memory."""
+    if op is D.INDEX_PUT:
+        _check_index_put_overlap(t, others, attrs[0])
+        return
+    data = t._data
+    if 0 in data.strides and op not in _READ_NOTHING and overlaps(data):
+        raise RuntimeError(INTERNAL_OVERLAP)
+    for x in others:
+        if not isinstance(x, Tensor) or x is t:
+            continue
+        other = x._data
+        if (data.base is not None or other.base is not None) and backend.memory_overlap(
+            data, other
+        ) == "partial":
+            raise RuntimeError(PARTIAL_OVERLAP)  # (two arrays owning their memory cannot overlap)
+
+
+_READ_NOTHING = (D.FILL, D.ZERO)  # in-place ops ATen lets write into an expanded tensor
+
+
+def _check_index_put_overlap(t: Tensor, values: tuple, key) -> None:
+    """index_put_ only warns about an expanded target, and refuses values or indices in its memory."""
+    if overlaps(t._data):
+        warnings.warn(INDEX_PUT_ON_EXPANDED, UserWarning, stacklevel=5)  # the user's `t[indices] = v`
+    indices = key if isinstance(key, tuple) else (key,)
+    arrays = [v._data for v in values if isinstance(v, Tensor)] + [k for k in indices if backend.is_array(k)]
+    for array in arrays:
+        if backend.memory_overlap(t._data, array) in ("partial", "full"):
+            raise RuntimeError(PARTIAL_OVERLAP)
 
 
 def check_inplace(t: Tensor, recording: bool = True) -> None:
@@ -116,6 +178,10 @@ def _write(t: Tensor, data) -> None:
             f"result type {_torch_type(data.dtype)} can't be cast to the desired output type "
             f"{_torch_type(dst.dtype)}"
         )
+    if overlaps(dst):  # expanded (fill_, index_put_): only what changed, so a shared element keeps it
+        changed = data != dst
+        dst[changed] = data[changed]
+        return
     dst[...] = data
 
 
@@ -137,6 +203,7 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     for x in others:
         if isinstance(x, Tensor) and x._data.__class__ is not t._data.__class__:
             check_same_device(t, x)
+    check_overlap(t, op, others, attrs)
     if not recording:  # apply_op records nothing here; it still promotes and explains shapes
         return _store(t, apply_op(op, (t, *others), attrs)._data)
     snapshot = _snapshot(t)
@@ -208,16 +275,24 @@ class CopySlices(Node):
             result = g.clone()
             region = result._view_of(self.view_fn)
             inner = self.fn.apply([region.clone()], m, True)
+            _check_region(region._data, inner[0])
             region.copy_(inner[0] if inner[0] is not None else region.new_zeros(region.shape))
         else:
             result = g.copy()
             region = self.view_fn(m.xp, result)
             inner = self.fn.apply([region.copy()], m, False)
+            _check_region(region, inner[0])
             region[...] = inner[0] if inner[0] is not None else 0
         return [result, *inner[1:]]
 
     def release(self) -> None:
         self.fn.release()
+
+
+def _check_region(region, grad) -> None:
+    """PyTorch copies the view's gradient into the base's: refused where the view is expanded."""
+    if grad is not None and overlaps(region):
+        raise RuntimeError(INTERNAL_OVERLAP)
 
 
 def _rebase_view(view: Tensor, node: Node) -> None:
@@ -363,3 +438,220 @@ def setitem(t, key, value) -> None:
         apply_inplace(t, D.INDEX_PUT, (value,), (array_key if len(array_key) > 1 else array_key[0],))
         return
     copy_(getitem(t, key), value)
+
+
+# ------------------------------------------------------------------ in-place view ops
+
+
+def apply_view_inplace(t: Tensor, op, attrs: tuple, inverse, view_fn=None) -> Tensor:
+    """`t.t_()` and the other in-place view ops: `t` becomes `op`'s view of itself (the same
+    storage and elements, a new shape), its version bumped, `op`'s node (TBackward1, ...)
+    recorded on its history. A base is not rebased (no CopySlices), as in torch.
+
+    `inverse(xp, array)` gives the old geometry back from the new one, for the views whose
+    base `t` is (they re-derive themselves from it); None where there is none (as_strided_).
+    `view_fn`: for a view, its new view function, where it is not the old one followed by `op`.
+    """
+    check_inplace(t, grad_mode.state[0] and t._rg)
+    if t._base is None and t._vc.views is not None:
+        _follow_new_geometry(t, inverse)
+    result = apply_op(op, (t,), attrs)
+    if t._base is not None:
+        t._view_fn = view_fn or _then(t._view_fn, op.forward, attrs)
+    t._data = result._data
+    _bump(t)
+    if result.grad_fn is not None:
+        _rebase(t, result.grad_fn)
+    if t._vc.views is not None:
+        refresh_views(t._vc.views, t if result.grad_fn is not None else None)
+    return t
+
+
+def _then(view_fn, forward, attrs: tuple):
+    """A view function followed by one more view op."""
+
+    def composed(xp, array):
+        return forward(xp, view_fn(xp, array), *attrs)
+
+    return composed
+
+
+def _follow_new_geometry(base: Tensor, inverse) -> None:
+    """The views of `base` re-derive themselves from its old geometry: put `inverse` first."""
+    for view, _ in live_views(base._vc.views):
+        if view._base is not base:
+            continue
+        if inverse is None:
+            raise NotImplementedError(
+                "as_strided_() of a tensor that has views is not supported by the engine: clone() it first"
+            )
+        view._view_fn = _after(inverse, view._view_fn)
+
+
+def _after(inverse, view_fn):
+    def composed(xp, array):
+        return view_fn(xp, inverse(xp, array))
+
+    return composed
+
+
+def _reshaped_to(shape: tuple):
+    return lambda xp, array: array.reshape(shape)
+
+
+@public(function=False)
+def t_(t):
+    check_t(t, "t_")
+    return apply_view_inplace(t, D.T_, (), lambda xp, array: array.T)
+
+
+@public(function=False)
+def transpose_(t, dim0, dim1):
+    n = t.dim()
+    d0, d1 = norm_dim(dim0, n), norm_dim(dim1, n)
+    return apply_view_inplace(t, D.TRANSPOSE_, (d0, d1), lambda xp, array: xp.swapaxes(array, d0, d1))
+
+
+swapdims_ = public(transpose_, name="swapdims_", function=False)
+swapaxes_ = public(transpose_, name="swapaxes_", function=False)
+
+
+@public(function=False)
+def squeeze_(t, dim=None):
+    name = squeeze_node_name(dim, ("SqueezeBackward3", "SqueezeBackward4", "SqueezeBackward5"))
+    shape = t.shape
+    return apply_view_inplace(t, D.SQUEEZE[name], (shape, squeezed_shape(shape, dim)), _reshaped_to(shape))
+
+
+@public(function=False)
+def unsqueeze_(t, dim):
+    shape = t.shape
+    new = unsqueezed_shape(shape, dim)
+    return apply_view_inplace(t, D.SQUEEZE["UnsqueezeBackward1"], (shape, new), _reshaped_to(shape))
+
+
+@public(function=False)
+def as_strided_(t, size, stride, storage_offset=None):
+    """`t` becomes the elements of its storage at `size`, `stride`, `storage_offset` (torch's)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    offset = backend.storage_offset(t._data) if storage_offset is None else int(storage_offset)
+    _check_strided(t._data, size, stride, offset)
+    gather, scatter = _shared_elements(t._data, size, stride, offset)
+    attrs = (t.shape, size, stride, offset, gather, scatter)
+    view_fn = None if t._base is None else _strided_view_fn(t._base, size, stride, offset)
+    return apply_view_inplace(t, D.AS_STRIDED_, attrs, None, view_fn)
+
+
+def _strided_view_fn(base: Tensor, size: tuple, stride: tuple, offset: int):
+    """How a view re-derives itself from (an array laid out like) its contiguous base, by geometry."""
+    _check_addressable(base)
+    relative = offset - backend.storage_offset(base._data)
+
+    def view_fn(xp, array):
+        return backend.restrided(array, size, stride, backend.storage_offset(array) + relative)
+
+    return view_fn
+
+
+def _check_addressable(base: Tensor) -> None:
+    if not base._data.flags.c_contiguous:
+        raise NotImplementedError(
+            "as_strided_() of a view whose base is not contiguous is not supported by the engine: clone() it first"
+        )
+
+
+def _check_strided(array, size: tuple, stride: tuple, offset: int) -> None:
+    """torch's checks of an as_strided geometry against the storage."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}"
+        )
+    itemsize = array.itemsize
+    needed = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * itemsize
+    available = backend.storage_bounds(array)[1]
+    if needed > available:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
+            f"{itemsize} requiring a storage size of {needed} are out of bounds for storage of size {available}"
+        )
+
+
+def _shared_elements(array, size: tuple, stride: tuple, offset: int):
+    """(positions in the new view, flat index in `array`) of the elements they both see."""
+    inside = backend.element_positions(array)
+    outside = backend.element_positions(backend.restrided(array, size, stride, offset))
+    order = numpy.argsort(inside, kind="stable")
+    ranked = inside[order]
+    at = numpy.clip(numpy.searchsorted(ranked, outside), 0, max(len(ranked) - 1, 0))
+    found = ranked[at] == outside if len(ranked) else numpy.zeros(len(outside), dtype=bool)
+    gather = numpy.nonzero(found)[0]
+    scatter = order[at[found]]
+    dev = backend.device_of(array)
+    return backend.to_device(gather, dev), backend.to_device(scatter, dev)
+
+
+# ----------------------------------------------------------------------------- resize_
+
+
+@public(function=False)
+def resize_(t, *sizes, memory_format=None):
+    """torch's resize_: the first elements of the storage from where `t` starts, in a new shape
+    (the storage grows, and its new elements are zeros, when it is too small)."""
+    if t._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _resize_shape(sizes)
+    if shape == t._data.shape:
+        return t
+    t._data = _resized(t._data, shape)
+    if t._base is not None and backend.storage_of(t._data) is not backend.storage_of(t._base._data):
+        t._base = t._view_fn = None  # a new storage: no longer a view of the base's
+        t._vc.views.pop(id(t), None)
+    elif t._base is not None:
+        t._view_fn = _strided_view_fn(
+            t._base, shape, _contiguous_strides(shape), backend.storage_offset(t._data)
+        )
+    _bump(t)
+    return t
+
+
+@public(function=False)
+def resize_as_(t, other, memory_format=None):
+    return resize_(t, other.shape)
+
+
+def _resize_shape(sizes) -> tuple:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    for n in sizes:
+        if isinstance(n, bool) or not isinstance(n, int) and not (isinstance(n, Tensor) and n.dim() == 0):
+            raise TypeError(
+                f"resize_(): argument 'size' (position 1) must be tuple of ints, not {type(n).__name__}"
+            )
+    shape = tuple(int(n) for n in sizes)
+    if any(n < 0 for n in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    return shape
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _resized(array, shape: tuple):
+    """`shape`, C-contiguous, from `array`'s first element in its storage; a larger storage with
+    the old elements first when this one is too small."""
+    start, available = backend.storage_bounds(array)
+    needed = math.prod(shape)
+    offset = start // array.itemsize
+    if start + needed * array.itemsize <= available:
+        return backend.restrided(array, shape, _contiguous_strides(shape), offset)
+    kept = (available - start) // array.itemsize
+    grown = backend.xp_of(array).zeros(needed, dtype=array.dtype)
+    grown[:kept] = backend.restrided(array, (kept,), (1,), offset)
+    return grown.reshape(shape)

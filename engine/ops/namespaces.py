@@ -16,7 +16,7 @@ import math
 import numpy
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from . import kernels
 
 
@@ -27,7 +27,8 @@ def reduced_shape(shape, dims) -> tuple:
 
 def overlaps(view) -> bool:
     """Whether a view of an array sees some element more than once (a stride 0 of an expand)."""
-    return any(stride == 0 and n > 1 for stride, n in zip(view.strides, view.shape))
+    strides = view.strides
+    return 0 in strides and any(stride == 0 and n > 1 for stride, n in zip(strides, view.shape))
 
 
 def view_positions(xp, shape, view_fn):
@@ -147,7 +148,7 @@ class ArrayMath:
         return x.astype(np_dtype)
 
     def to(self, x, dt, device):
-        return backend.to_device(x, device).astype(dt.np, copy=False)
+        return backend.cast(backend.to_device(x, device), dt, copy=False)
 
     def index_grad(self, g, shape, key, basic):
         """Zeros of `shape` with g added at `key` (duplicates in an advanced key add up)."""
@@ -172,6 +173,37 @@ class ArrayMath:
         out = g.copy()
         out[key] = 0
         return out
+
+    # -- reductions and scans
+    def cumsum(self, x, dim):
+        return self.xp.cumsum(x, axis=dim)
+
+    def cumprod(self, x, dim):
+        return self.xp.cumprod(x, axis=dim)
+
+    def logcumsumexp(self, x, dim):
+        return kernels.logcumsumexp(self.xp, x, dim)
+
+    def flip(self, x, dims):
+        return self.xp.flip(x, dims)
+
+    def roll(self, x, shifts, dims):
+        return self.xp.roll(x, shifts, dims or None)
+
+    def rot90(self, x, k, dims):
+        return self.xp.rot90(x, k, dims)
+
+    def diagonal(self, x, offset, dim1, dim2):
+        return kernels.diagonal(self.xp, x, offset, dim1, dim2)
+
+    def cat(self, xs, dim):
+        return self.xp.concatenate(xs, axis=dim)
+
+    def stack(self, xs, dim):
+        return self.xp.stack(xs, axis=dim)
+
+    def scatter_reduce(self, x, dim, index, src, reduce, include_self, key, src_key):
+        return kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
 
 
 class TensorMath:
@@ -329,6 +361,47 @@ class TensorMath:
     @staticmethod
     def index_grad(g, shape, key, basic):
         return g._index_grad(shape, key, basic)
+
+    # -- reductions and scans
+    @staticmethod
+    def cumsum(x, dim):
+        return x.cumsum(dim)
+
+    @staticmethod
+    def cumprod(x, dim):
+        return x.cumprod(dim)
+
+    @staticmethod
+    def logcumsumexp(x, dim):
+        return x.logcumsumexp(dim)
+
+    @staticmethod
+    def flip(x, dims):
+        return x.flip(dims)
+
+    @staticmethod
+    def roll(x, shifts, dims):
+        return x.roll(shifts, dims)
+
+    @staticmethod
+    def rot90(x, k, dims):
+        return x.rot90(k, dims)
+
+    @staticmethod
+    def diagonal(x, offset, dim1, dim2):
+        return x.diagonal(offset, dim1, dim2)
+
+    @staticmethod
+    def cat(xs, dim):
+        return xs[0]._cat(xs[1:], dim)
+
+    @staticmethod
+    def stack(xs, dim):
+        return xs[0]._stack(xs[1:], dim)
+
+    @staticmethod
+    def scatter_reduce(x, dim, index, src, reduce, include_self, key, src_key):
+        return x.scatter_reduce(dim, wrap(index), src, reduce, include_self=include_self)
 
 
 TENSOR_MATH = TensorMath()

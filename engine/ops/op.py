@@ -16,7 +16,7 @@ from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, freed_error, version_error
-from ..tensor import SavedOutput, Tensor, VersionCounter
+from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved, wrap
 from .creation import tensor as make_tensor
 from .promotion import promoted
 
@@ -42,7 +42,9 @@ class FormulaNode(Node):
     attr_names: tuple = ()
     input_names: tuple = ()  # the row's declared inputs (self, other, ...); a variadic row (cat) names one
 
-    def unpack(self, as_tensors: bool) -> list:
+    def unpack(self, as_tensors: bool, in_backward: bool = True) -> list:
+        """The saved values, checked; `in_backward=False` for `_saved_*` reads, which PyTorch
+        lets see a saved input detached in place."""
         saved = self._saved
         if saved is None:
             raise freed_error()
@@ -51,8 +53,11 @@ class FormulaNode(Node):
             if version is None:
                 out.append(value)
                 continue
-            if value.__class__ is SavedOutput and (as_tensors or value._vc.version != version):
-                value = value.tensor(self)
+            if value.__class__ is SavedOutput:
+                if as_tensors or value._vc.version != version:
+                    value = value.tensor(self)
+            elif in_backward and detached_since_saved(value, version):
+                raise RuntimeError(DETACHED_SAVED_MESSAGE)
             if value._vc.version != version:  # named after its current producer, as PyTorch does
                 raise version_error(value, version, _producer_of(value))
             out.append(value if as_tensors else value._data)
@@ -84,8 +89,9 @@ class FormulaNode(Node):
                     args.append(value)
                 elif value._vc.version == version:
                     args.append(value._data)
-                else:
-                    self.unpack(False)  # raises PyTorch's version error
+                else:  # changed in place, or detached: unpack raises PyTorch's error (or finds it fine)
+                    args = self.unpack(False)
+                    break
             if self._attrs:
                 args.extend(self._attrs)
         formulas = self.formulas
@@ -109,7 +115,7 @@ class FormulaNode(Node):
                 shape, dt = meta[i]
                 if gi.shape != shape:
                     gi = m.sum_to(gi, shape)
-                if (gi._data.dtype if create_graph else gi.dtype) != dt:
+                if (gi._data.dtype if create_graph else gi.dtype) is not dt:  # `!=` misses bfloat16's tag
                     gi = m.cast(gi, dt)
                 out[i] = gi
         return out
@@ -129,7 +135,7 @@ class FormulaNode(Node):
 
     def _saved_value(self, name):
         i = self.saved_names.index(name)
-        value = self.unpack(True)[i]
+        value = self.unpack(True, in_backward=False)[i]
         return value if value is None or isinstance(value, Tensor) else make_tensor(value)
 
 
@@ -200,9 +206,17 @@ def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=()) -
         _check_signature(name, f"formula for {input_name}", formula, expected)
 
 
-def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=()):
-    """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties."""
+def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=(), outputs=1):
+    """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties.
+
+    A row with several `outputs` (aminmax, var_mean) has a joint formula whose `g` is the tuple
+    of the outputs' gradients, None for an output that got none.
+    """
     _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees)
+    if outputs > 1 and (joint is None or "result" in saves):
+        raise RowError(
+            f"derivative table, {name}: a row with {outputs} outputs takes a joint formula and saves no result"
+        )
     sources = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
     ns = {
         "__slots__": (),
@@ -219,7 +233,16 @@ def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=Fa
         ns["_saved_" + a] = _saved_property(a, i, True, a in frees)
     ns["apply"] = own_copy(FormulaNode.apply)
     ns["release"] = own_copy(FormulaNode.release_with_attrs if frees else FormulaNode.release)
+    if outputs > 1:
+        ns["num_outputs"] = outputs
+        ns["apply_joint"] = ns["apply"]
+        ns["apply"] = _apply_every_output
     return type(name, (FormulaNode,), ns)
+
+
+def _apply_every_output(self, grads, m, create_graph):
+    """A node of several outputs: its joint formula's `g` is the tuple of their gradients."""
+    return self.apply_joint((tuple(grads),), m, create_graph)
 
 
 def own_copy(function):
@@ -331,6 +354,12 @@ def _xp_of_inputs(datas):
     return numpy
 
 
+def _wrapped_numbers(datas) -> list:
+    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000)."""
+    dtype = next(d.dtype for d in datas if hasattr(d, "dtype"))
+    return [numpy.array(d).astype(dtype) if d.__class__ is int else d for d in datas]
+
+
 def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
     """A FormulaNode with its saved values stamped with their current versions."""
     node = cls.__new__(cls)
@@ -405,8 +434,10 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         if error is None:
             raise
         raise error from None
+    except OverflowError:  # a Python int beyond a narrow int dtype: torch wraps it around
+        array = op.forward(xp, *_wrapped_numbers(datas), *attrs)
     if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
-        array = numpy.asarray(array)
+        array = backend.as_result_array(array, d0)  # a reduction's scalar: bfloat16 kept
     out = Tensor.__new__(Tensor)  # wrap(array), inlined
     out._data = array
     out._grad = out._base = out._view_fn = out._hooks = out._post_acc_hooks = out._acc = None
@@ -489,3 +520,26 @@ def _any_edge(edges, positions) -> bool:
         if edges[j][0] is not None:
             return True
     return False
+
+
+def apply_multi_output(op: Op, inputs: tuple, attrs: tuple = ()) -> tuple:
+    """Run a row whose forward returns several arrays: one Tensor each, all made by one node.
+
+    Off the hot path (aminmax, var_mean): the inputs are Tensors of one dtype, and only
+    inputs are saved, as `new_node` stamps them.
+    """
+    datas = [x._data for x in inputs]
+    check_same_device(*inputs)
+    arrays = op.forward(_xp_of_inputs(datas), *datas, *attrs)
+    outs = [wrap(array) for array in arrays]
+    if not (_grad_enabled[0] and any(x._rg for x in inputs)):
+        return tuple(outs)
+    saved = [inputs[i] for i, _ in op.save_plan]
+    node = new_node(op.node, tuple(edge_of(x) for x in inputs), saved, attrs)
+    if _anomaly_on[0]:
+        node._trace = anomaly.forward_trace(node, inputs, outs[0])
+    for k, out in enumerate(outs):
+        out.grad_fn = node
+        out._output_nr = k
+        out._rg = True
+    return tuple(outs)

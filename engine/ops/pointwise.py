@@ -18,7 +18,17 @@ from . import derivatives as D
 from . import inplace as I
 from . import kernels as K
 from .api import IN_PLACE, METHODS, exported, public
-from .functions import _binary, _unary, abs, as_operand, broadcast_check
+from .functions import (
+    NOT_GIVEN,
+    POW_SIGNATURES,
+    _unary,
+    abs,
+    as_operand,
+    check_rounding_mode,
+    number_operands,
+    pow,
+    with_number,
+)
 from .op import apply_op, broadcast_error, check_same_device
 from .promotion import result_type
 
@@ -28,33 +38,6 @@ from .promotion import result_type
 def _require_tensor(name: str, arg: str, position: int, value) -> None:
     if not isinstance(value, Tensor):
         raise arg_errors.not_a_tensor(name, arg, position, value)
-
-
-def _with_number(a, number, typed: bool = True):
-    """A tensor and a Python number as torch computes them: the tensor in the result dtype (an integer
-    tensor meeting a float, a bool one meeting an int; these never require grad, so no node), and with
-    `typed` an integer number as a scalar of that dtype (-3 wraps for uint8, as in torch)."""
-    if a._data.dtype.kind == "f":  # a float tensor keeps its dtype whatever the number
-        return a, number
-    dt = result_type((a, number))
-    if dt != a._data.dtype:
-        a = wrap(a._data.astype(dt))
-    return a, K.typed_number(number, dt) if typed and dt.kind != "f" else number
-
-
-def _signature_error(name: str, given, signatures, marked=()) -> TypeError:
-    """torch's argument-parser error for a call none of `signatures` takes; those in `marked` show
-    each given type as mismatched."""
-    types = tuple(arg_errors.type_name(x) for x in given)
-    marks = ", ".join(f"!{t}!" for t in types)
-    return arg_errors.invalid_combination(
-        name, types, [(s, marks if s in marked else None) for s in signatures]
-    )
-
-
-_TENSOR_OTHER = "(Tensor input, Tensor other, *, Tensor out = None)"
-_NUMBER_OTHER = "(Tensor input, Number other, *, Tensor out = None)"
-_NUMBER_SELF = "(Number self, Tensor other)"  # the overload torch's parser marks for two numbers
 
 
 def _alias(fn, name: str, row=None):
@@ -164,36 +147,6 @@ def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
 # ------------------------------------------------------------------- pow and division
 
 
-_POW_SIGNATURES = (
-    "(Tensor input, Tensor exponent, *, Tensor out = None)",
-    "(Number self, Tensor exponent, *, Tensor out = None)",
-    "(Tensor input, Number exponent, *, Tensor out = None)",
-)
-
-
-@public
-def pow(input, exponent):
-    if not isinstance(input, Tensor):
-        if not isinstance(exponent, Tensor):
-            raise _signature_error("pow", (input, exponent), _POW_SIGNATURES)
-        if isinstance(input, bool) and exponent._data.dtype.kind == "b":
-            raise K.not_implemented("pow", exponent._data.dtype)
-        exponent, input = _with_number(exponent, input)
-        return apply_op(D.RPOW, (exponent,), (input,))
-    if isinstance(exponent, Tensor):
-        broadcast_check(input, exponent)
-        if input._data.dtype.kind == "b" and exponent._data.dtype.kind == "b":
-            raise K.not_implemented("pow", input._data.dtype)
-        return apply_op(D.POW_TENSOR, (input, exponent))
-    kind = input._data.dtype.kind
-    if kind != "f" and isinstance(exponent, int):
-        if exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        if kind == "b" and isinstance(exponent, bool):  # bool ** bool stays bool in torch
-            return wrap(K.power(input._data, exponent).astype(input._data.dtype))
-    return apply_op(D.POW_SCALAR, (_with_number(input, exponent, typed=False)[0],), (exponent,))
-
-
 @public
 def float_power(input, exponent):
     """pow in float64, the inputs cast first (a recorded ToCopy for a float32 tensor), as torch composes it."""
@@ -202,7 +155,7 @@ def float_power(input, exponent):
         return pow(input.to(backend.float64), exponent)
     if isinstance(exponent, Tensor):
         return pow(float(input), exponent.to(backend.float64))
-    raise _signature_error("float_power", (input, exponent), _POW_SIGNATURES)
+    raise arg_errors.signature_error("float_power", (input, exponent), POW_SIGNATURES)
 
 
 @public(function=False)
@@ -215,66 +168,16 @@ def float_power_(self, exponent):
     return I.pow_(self, exponent.to(backend.float64) if isinstance(exponent, Tensor) else float(exponent))
 
 
-class _NotGiven:
-    """div's `rounding_mode` default: torch records DivBackward2 once a mode is passed, even None."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "None"
-
-
-_NOT_GIVEN = _NotGiven()
-
-
-def _check_rounding_mode(input, other, rounding_mode) -> None:
-    if rounding_mode is not None and not isinstance(rounding_mode, str):
-        given = (arg_errors.type_name(input), arg_errors.type_name(other))
-        raise arg_errors.invalid_combination(
-            "div",
-            given + (f"rounding_mode={arg_errors.type_name(rounding_mode)}",),
-            [
-                (_TENSOR_OTHER, None),
-                ("(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)", None),
-                ("(Tensor input, Number other, *, str rounding_mode)", None),
-            ],
-        )
-    if rounding_mode not in (None, "trunc", "floor"):
-        raise RuntimeError(
-            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
-        )
-
-
-@public
-def div(input, other, *, rounding_mode=_NOT_GIVEN):
-    """True division, or with `rounding_mode` "trunc" / "floor" (zero gradients, as torch's DivBackward2)."""
-    if rounding_mode is _NOT_GIVEN and input.__class__ is Tensor and input._data.dtype.kind == "f":
-        return _binary(D.DIV, input, other)  # the common case, every float a / b
-    a, other = as_operand(input), as_operand(other)
-    if not isinstance(a, Tensor) and not isinstance(other, Tensor):
-        a = creation.tensor(a)  # torch.div(7, 2): a 0-dim tensor
-    if rounding_mode is not _NOT_GIVEN:
-        _check_rounding_mode(input, other, rounding_mode)
-        operands = _operands(a, other, typed=rounding_mode is not None)
-        return apply_op(D.DIV_MODE, operands, (rounding_mode,))
-    out = apply_op(D.DIV, (a, other))
-    if result_type((a, other)).kind != "f":
-        out._data = out._data.astype(backend.get_default_dtype().np)  # int / int: true division, float32
-    return out
-
-
 @public(function=False)
-def div_(self, other, *, rounding_mode=_NOT_GIVEN):
-    if rounding_mode is _NOT_GIVEN:
+def div_(self, other, *, rounding_mode=NOT_GIVEN):
+    if rounding_mode is NOT_GIVEN:
         rounding_mode = None
         if self._data.dtype.kind == "f":
             return I.apply_inplace(self, D.DIV, (as_operand(other),))
-    _check_rounding_mode(self, other, rounding_mode)
+    check_rounding_mode(self, other, rounding_mode)
     return I.apply_inplace(self, D.DIV_MODE, (as_operand(other),), (rounding_mode,))
 
 
-true_divide = _alias(div, "true_divide")
-divide = _alias(div, "divide")
 true_divide_ = public(div_, name="true_divide_", function=False)
 divide_ = public(div_, name="divide_", function=False)
 
@@ -288,21 +191,12 @@ def _check_castable(self, dt) -> None:
         )
 
 
-def _operands(a, b, typed: bool = True) -> tuple:
-    """The two operands of a row taking a Python number on either side (`_with_number`)."""
-    if not isinstance(b, Tensor):
-        return _with_number(a, b, typed)
-    if not isinstance(a, Tensor):
-        b, a = _with_number(b, a, typed)
-    return a, b
-
-
 def _number_in_place(self, other, tensor_row, number_row, typed: bool = True):
     """`self.<op>_(other)`, other a Tensor or a Python number (`typed` as in `_with_number`)."""
     if isinstance(other, Tensor):
         return I.apply_inplace(self, tensor_row, (other,))
     _check_castable(self, result_type((self, other)))
-    return I.apply_inplace(self, number_row, (), (_with_number(self, other, typed)[1],))
+    return I.apply_inplace(self, number_row, (), (with_number(self, other, typed)[1],))
 
 
 @public
@@ -312,9 +206,9 @@ def floor_divide(input, other):
     if not isinstance(a, Tensor) and not isinstance(other, Tensor):
         a = creation.tensor(a)
     if isinstance(a, Tensor) and not isinstance(other, Tensor):
-        a, other = _with_number(a, other)
+        a, other = with_number(a, other)
         return apply_op(D.FLOOR_DIVIDE_NUMBER, (a,), (other,))
-    return apply_op(D.FLOOR_DIVIDE, _operands(a, other))
+    return apply_op(D.FLOOR_DIVIDE, number_operands(a, other))
 
 
 @public(function=False)
@@ -328,13 +222,16 @@ def remainder(input, other):
     if isinstance(input, Tensor):
         if isinstance(other, Tensor):
             return apply_op(D.REMAINDER, (input, other))
-        input, other = _with_number(input, other)
+        input, other = with_number(input, other)
         return apply_op(D.REMAINDER_SCALAR, (input,), (other,))
     if isinstance(other, Tensor):
-        other, input = _with_number(other, input)
+        other, input = with_number(other, input)
         return apply_op(D.REMAINDER_NUMBER_SELF, (other,), (input,))
-    raise _signature_error(
-        "remainder", (input, other), (_TENSOR_OTHER, _NUMBER_SELF, _NUMBER_OTHER), marked=(_NUMBER_SELF,)
+    raise arg_errors.signature_error(
+        "remainder",
+        (input, other),
+        (arg_errors.TENSOR_OTHER, arg_errors.NUMBER_SELF, arg_errors.NUMBER_OTHER),
+        marked=(arg_errors.NUMBER_SELF,),
     )
 
 
@@ -349,10 +246,12 @@ def _tensor_or_number(name: str, tensor_row, number_row, typed: bool):
 
     def function(input, other):
         if not isinstance(input, Tensor):
-            raise _signature_error(name, (input, other), (_TENSOR_OTHER, _NUMBER_OTHER))
+            raise arg_errors.signature_error(
+                name, (input, other), (arg_errors.TENSOR_OTHER, arg_errors.NUMBER_OTHER)
+            )
         if isinstance(other, Tensor):
             return apply_op(tensor_row, (input, other))
-        input, other = _with_number(input, other, typed)
+        input, other = with_number(input, other, typed)
         return apply_op(number_row, (input,), (other,))
 
     def in_place(self, other):
@@ -368,7 +267,11 @@ fmod = _tensor_or_number("fmod", D.FMOD, D.FMOD_SCALAR, typed=True)
 copysign = _tensor_or_number("copysign", D.COPYSIGN, D.COPYSIGN_SCALAR, typed=False)
 
 
-_XLOGY_SIGNATURES = (_TENSOR_OTHER, "(Number self, Tensor other, *, Tensor out = None)", _NUMBER_OTHER)
+_XLOGY_SIGNATURES = (
+    arg_errors.TENSOR_OTHER,
+    "(Number self, Tensor other, *, Tensor out = None)",
+    arg_errors.NUMBER_OTHER,
+)
 
 
 @public
@@ -380,7 +283,7 @@ def xlogy(input, other):
         return apply_op(D.XLOGY_NUMBER_OTHER, (input,), (other,))
     if isinstance(other, Tensor):
         return apply_op(D.XLOGY_NUMBER_SELF, (other,), (input,))
-    raise _signature_error("xlogy", (input, other), _XLOGY_SIGNATURES)
+    raise arg_errors.signature_error("xlogy", (input, other), _XLOGY_SIGNATURES)
 
 
 @public(function=False)
@@ -455,7 +358,7 @@ def _lerp_args(input, end, weight) -> tuple:
 def lerp(input, end, weight):
     """input + weight * (end - input)."""
     if not isinstance(input, Tensor) or not isinstance(end, Tensor):
-        raise _signature_error("lerp", (input, end, weight), _LERP_SIGNATURES)
+        raise arg_errors.signature_error("lerp", (input, end, weight), _LERP_SIGNATURES)
     row, others, attrs = _lerp_args(input, end, weight)
     return apply_op(row, (input, *others), attrs)
 
@@ -532,8 +435,11 @@ def _bitwise(name: str, kernel: str, compute, refused: str = "f"):
 
     def function(input, other):
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-            raise _signature_error(
-                name, (input, other), (_TENSOR_OTHER, _NUMBER_SELF, _NUMBER_OTHER), marked=(_NUMBER_SELF,)
+            raise arg_errors.signature_error(
+                name,
+                (input, other),
+                (arg_errors.TENSOR_OTHER, arg_errors.NUMBER_SELF, arg_errors.NUMBER_OTHER),
+                marked=(arg_errors.NUMBER_SELF,),
             )
         return wrap(array(input, other))
 
@@ -652,7 +558,7 @@ def _function_form(name: str):
     def function(input, *args, **kwargs):
         if name == "xlogy_" and not isinstance(input, Tensor):  # two overloads: torch's parser error
             signatures = ("(Tensor input, Tensor other)", "(Tensor input, Number other)")
-            raise _signature_error(name, (input, *args), signatures, marked=signatures)
+            raise arg_errors.signature_error(name, (input, *args), signatures, marked=signatures)
         _require_tensor(name, "input", 1, input)
         return method(input, *args, **kwargs)
 

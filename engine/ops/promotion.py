@@ -23,14 +23,30 @@ def _category(dtype) -> int:
 
 def promote_types(a, b):
     """torch.promote_types: the higher category's dtype; within one category, numpy's rule."""
-    if a is None or a == b:
+    if a is None:
         return b
     if b is None:
         return a
+    if a.metadata is not None or b.metadata is not None:  # bfloat16's storage is a tagged float32
+        bf_a, bf_b = backend.is_bfloat16(a), backend.is_bfloat16(b)
+        if bf_a or bf_b:
+            return _promote_bfloat16(a if bf_a else b, b if bf_a else a, bf_a and bf_b)
+    if a == b:
+        return b
     ca, cb = _category(a), _category(b)
     if ca != cb:
         return a if ca > cb else b
     return numpy.promote_types(a, b)
+
+
+def _promote_bfloat16(bf, other, both: bool):
+    """bfloat16 with another dtype, as torch: ints and bools give bfloat16, float16 float32,
+    and a wider float itself."""
+    if both or _category(other) < 2:
+        return bf
+    if other.itemsize >= 4:
+        return other
+    return numpy.dtype(numpy.float32)
 
 
 def _combine(higher, lower):
@@ -70,6 +86,10 @@ def promoted(inputs, datas) -> list:
     """The operands' arrays cast to torch's result dtype (numbers stay numbers: numpy treats
     them as weak, so they take the arrays' dtype)."""
     dtype = result_type(inputs)
+    bf = backend.is_bfloat16(dtype)
     return [
-        d.astype(dtype) if isinstance(x, Tensor) and d.dtype != dtype else d for x, d in zip(inputs, datas)
+        d.astype(dtype)
+        if isinstance(x, Tensor) and (d.dtype != dtype or backend.is_bfloat16(d.dtype) != bf)
+        else d
+        for x, d in zip(inputs, datas)
     ]

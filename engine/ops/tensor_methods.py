@@ -9,11 +9,17 @@ from .. import backend
 from .. import tensor as tensor_module
 from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor
-from . import api, creation
+from . import (
+    api,
+    arg_errors,
+    creation,
+    reductions,  # noqa: F401
+)
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
 from . import pointwise as P
+from . import shaping as _shaping  # noqa: F401  (installs its methods: split, gather, sort, ...)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
 from .op import apply_op
@@ -91,6 +97,53 @@ def _new(maker):
         )
 
     return new
+
+
+def new(self, *args, **kwargs):
+    """The legacy constructor: torch's Tensor.new(), in self's dtype and on its device (or `device`).
+
+    No argument: an empty tensor; ints or a Size: a tensor of that size; a sequence or array: its
+    values; a Tensor of the same dtype and device: an alias of it.
+    """
+    if any(k != "device" for k in kwargs) or (len(args) > 1 and any(isinstance(a, Tensor) for a in args)):
+        raise arg_errors.new_invalid(args, kwargs)
+    device = backend.device(kwargs["device"]) if kwargs.get("device") is not None else self.device
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return _new_alias(self, args[0], device)
+    if len(args) == 1 and (isinstance(args[0], bool) or not isinstance(args[0], (int, tensor_module.Size))):
+        data = args[0]
+        if not (isinstance(data, (list, tuple)) or backend.is_array(data)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        return creation.tensor(data, dtype=self.dtype, device=device)
+    return creation.empty(*(_new_size(args) if args else (0,)), dtype=self.dtype, device=device)
+
+
+def _new_size(args) -> tuple:
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], tensor_module.Size) else args
+    for position, n in enumerate(sizes, 1):
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(
+                f"new(): argument 'size' failed to unpack the object at pos {position} with error "
+                f'"type must be tuple of ints,but got {type(n).__name__}"'
+            )
+    return sizes
+
+
+def _new_alias(self, other, device):
+    """new(tensor): the same storage, as an alias (torch checks the dtype and device match)."""
+    if other.dtype is not self.dtype or other.device != device:
+        raise TypeError(
+            f"expected {_options(self.dtype, device)} (got {_options(other.dtype, other.device)})"
+        )
+    return F.alias(other)
+
+
+def _options(dtype, device) -> str:
+    """How c10 prints TensorOptions in messages."""
+    return (
+        f"TensorOptions(dtype={dtype.cpp_name}, device={device}, layout=Strided, requires_grad=false (default), "
+        "pinned_memory=false (default), memory_format=(nullopt))"
+    )
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -171,10 +224,10 @@ METHODS = {
     "__rsub__": F.rsub,
     "__mul__": F.mul,
     "__rmul__": F.mul,
-    "__truediv__": P.div,
+    "__truediv__": F.div,
     "__rtruediv__": lambda self, other: F.mul(F.reciprocal(self), other),
-    "__pow__": P.pow,
-    "__rpow__": _reflected(P.pow),
+    "__pow__": F.pow,
+    "__rpow__": _reflected(F.pow),
     "__ipow__": I.pow_,
     "__matmul__": F.matmul,
     "__rmatmul__": _reflected(F.matmul),
@@ -213,7 +266,6 @@ METHODS = {
     "clip": _clamp("clip"),
     "maximum": _pairwise_extreme("maximum"),
     "minimum": _pairwise_extreme("minimum"),
-    "where": lambda self, c, o: F.where(c, self, o),
     "max": _max_min("max"),
     "min": _max_min("min"),
     "__getitem__": F.getitem,
@@ -237,12 +289,17 @@ METHODS = {
     "float": _cast(backend.float32),
     "double": _cast(backend.float64),
     "half": _cast(backend.float16),
+    "bfloat16": _cast(backend.bfloat16),
+    "short": _cast(backend.int16),
+    "char": _cast(backend.int8),
+    "byte": _cast(backend.uint8),
     "long": _cast(backend.int64),
     "int": _cast(backend.int32),
     "bool": _cast(backend.bool_),
     "new_zeros": _new(creation.zeros),
     "new_ones": _new(creation.ones),
     "new_empty": _new(creation.empty),
+    "new": new,
     "new_full": new_full,
     "new_tensor": new_tensor,
 }

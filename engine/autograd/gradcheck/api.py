@@ -17,7 +17,7 @@ import numpy
 from ... import backend
 from ...tensor import Tensor, wrap
 from .check import Check
-from .messages import NON_DOUBLE_WARNING
+from .messages import BATCHED_GRAD_UNSUPPORTED, NON_DOUBLE_WARNING
 from .report import GradcheckError, GradcheckReport, describe_exception, empty_report, record
 from .second_order import gradgrad_problem
 from .state import Abort, Options
@@ -36,12 +36,15 @@ def gradcheck(
     check_undefined_grad: bool = True,
     fast_mode: bool = False,
     check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
 ) -> bool:
     """torch.autograd.gradcheck: True, or GradcheckError (False with raise_exception=False).
 
     As in torch, errors raised by `func` or its backward, and invalid inputs, propagate
-    as they are whatever `raise_exception` says.
+    as they are whatever `raise_exception` says. `check_batched_grad=True` is refused: the
+    engine has no vmap to compute batched gradients with.
     """
+    _refuse_batched(check_batched_grad, "gradcheck")
     tupled = as_tuple(inputs)
     _warn_non_double(tupled)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, check_grad_dtypes)
@@ -69,12 +72,14 @@ def gradgradcheck(
     check_undefined_grad: bool = True,
     fast_mode: bool = False,
     check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
 ) -> bool:
     """torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs) -> first-order grads.
 
     Random grad_outputs (uniform in [-1, 1), requiring grad) come from a fixed-seed
     generator, so the user's random state is untouched and reruns agree.
     """
+    _refuse_batched(check_batched_grad, "gradgradcheck")
     new_func, new_inputs = gradgrad_problem(func, as_tuple(inputs), grad_outputs, gen_non_contig_grad_outputs)
     return gradcheck(
         new_func,
@@ -143,6 +148,11 @@ def _run_collecting(check: Check) -> None:
         pass
     except Exception as exc:
         record(check.report, check.label(describe_exception("gradcheck", exc)))
+
+
+def _refuse_batched(check_batched_grad: bool, name: str) -> None:
+    if check_batched_grad:
+        raise NotImplementedError(BATCHED_GRAD_UNSUPPORTED.format(name=name))
 
 
 def _warn_non_double(inputs: tuple) -> None:

@@ -15,15 +15,13 @@ import numpy
 
 from ... import backend
 from ...tensor import Tensor, wrap
-from .. import grad_mode
 from ..backward import edge_of
 from ..backward import grad as autograd_grad
 from ..backward import run as run_graph
-from ..function import BackwardCFunction
 from .messages import UNDEFINED_GRAD_BC_WARNING, UNDEFINED_GRAD_FAILED, UNDEFINED_GRAD_NONZERO
 from .report import GradcheckError, describe_exception
 from .state import Abort, CheckState
-from .util import as_tuple, host, stacklevel_outside
+from .util import differentiable_outputs, host, stacklevel_outside
 
 
 def check_zero_grad_outputs(state: CheckState) -> None:
@@ -71,61 +69,35 @@ def check_zero_grad_outputs(state: CheckState) -> None:
 def check_undefined_grads(state: CheckState) -> None:
     """torch's check that backward copes with undefined (None) output gradients.
 
-    First every output undefined, then (with several outputs) one at a time, the others
-    zero. Backward must not fail and must give gradients that are None or zero.
+    As torch does, on fresh outputs of the function, through the executor: every output's
+    gradient undefined, then (with several outputs) one at a time, the others zero. Nodes get
+    what torch's engine gives them (custom Functions that don't materialise grads get None).
+    Backward must not fail and must give gradients that are None or zero.
     """
-    _undefined_everywhere(state)
-    if len(state.outputs) < 2:
-        return
-    roots = [edge_of(o) for _, o in state.outputs]
+    configurations = [None]  # None: every output undefined
+    if len(state.outputs) > 1:
+        configurations += list(range(len(state.outputs)))
     tensors = tuple(t for _, t in state.diff_inputs)
-    for undefined, (pos, _) in enumerate(state.outputs):
-        # autograd.grad has no way to pass an undefined grad_output: drive the executor.
+    for undefined in configurations:
+        outputs = differentiable_outputs(state.user("forward", state.func, *state.inputs))
         grads = [
-            None if k == undefined else backend.xp_of(o._data).zeros_like(o._data)
-            for k, (_, o) in enumerate(state.outputs)
+            None if undefined is None or k == undefined else backend.xp_of(o._data).zeros_like(o._data)
+            for k, o in enumerate(outputs)
         ]
-        context = f"backward with the gradient of output {pos} undefined"
+        context = (
+            "backward with every output gradient undefined"
+            if undefined is None
+            else f"backward with the gradient of output {state.outputs[undefined][0]} undefined"
+        )
         try:
-            captured = run_graph(roots, grads, True, False, inputs=tensors, capture=True)
+            captured = run_graph(
+                [edge_of(o) for o in outputs], grads, False, False, inputs=tensors, capture=True
+            )
         except Exception as exc:
             _undefined_failed(state, context, exc)
             return
         if not _undefined_gave_zeros(state, captured, context):
             return
-
-
-def _undefined_everywhere(state: CheckState) -> None:
-    """Every output gradient undefined, as torch runs it.
-
-    The engine never calls a node whose gradients are all undefined, where torch calls
-    it with None for custom Functions that set_materialize_grads(False) (and zeros for
-    the others, whose results are then defined). Those backwards are called directly,
-    walking the graph as far as undefined gradients would reach.
-    """
-    stack = [o.grad_fn for _, o in state.outputs if o.grad_fn is not None]
-    seen: set = set()
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        if isinstance(node, BackwardCFunction):
-            if node.materialize_grads:
-                continue  # it gets zeros: defined gradients from here on
-            context = f"{node.name()}.backward with every output gradient undefined"
-            try:
-                with grad_mode.no_grad():
-                    result = node._user_backward()(node, *([None] * node.num_outputs))
-            except Exception as exc:
-                _undefined_failed(state, context, exc)
-                return
-            result = [r for r in as_tuple(result) if r is not None]
-            if result:
-                if not _undefined_gave_zeros(state, result, context):
-                    return
-                continue
-        stack.extend(child for child, _ in node.next_functions if child is not None)
 
 
 def _undefined_failed(state: CheckState, context: str, exc: Exception) -> None:

@@ -14,7 +14,7 @@ from ...tensor import Tensor
 from .analytical import checked_analytical, checked_vjps
 from .backward_checks import check_undefined_grads, check_zero_grad_outputs
 from .compare import compare_fast, compare_full
-from .messages import NO_INPUT_REQUIRES_GRAD, NO_TENSOR_OUTPUT, STRIDE_ZERO
+from .messages import NO_INPUT_REQUIRES_GRAD, STRIDE_ZERO
 from .numerical import check_numerical_is_zero, numerical_jacobians, numerical_jvps, numerics_need_grad
 from .state import Abort, CheckState
 from .util import FAST_MODE_SEED, as_tuple, unit_vector
@@ -29,8 +29,9 @@ class Check(CheckState):
         out = self.user("forward", self.func, *self.inputs)
         self.forward_ran = True
         outs = as_tuple(out)
-        if not any(isinstance(o, Tensor) for o in outs):
-            self.error(TypeError(NO_TENSOR_OUTPUT.format(type=type(out).__name__)))
+        for o in outs:  # torch reads requires_grad of every output: no outputs at all is fine
+            if not isinstance(o, Tensor):
+                self.error(AttributeError(f"'{type(o).__name__}' object has no attribute 'requires_grad'"))
         self.outputs = [(k, o) for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
         float_outputs = [
             (k, o) for k, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_floating_point

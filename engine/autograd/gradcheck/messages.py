@@ -20,11 +20,14 @@ NON_DOUBLE_WARNING = (
     "This check will likely fail if all the inputs are not of double precision floating point "
     "or complex. "
 )
+BATCHED_GRAD_UNSUPPORTED = (
+    "check_batched_grad=True is not supported: the engine has no vmap to compute batched gradients with. "
+    "Call {name} with check_batched_grad=False (the default)."
+)
 NO_INPUT_REQUIRES_GRAD = (
     "gradcheck expects at least one input tensor to require gradient, but none of them have "
     "requires_grad=True."
 )
-NO_TENSOR_OUTPUT = "gradcheck expects func to return a Tensor or a tuple of Tensors, got {type}"
 STRIDE_ZERO = (
     "The {idx}th input has a dimension with stride 0. gradcheck only supports inputs that are "
     "non-overlapping to be able to compute the numerical gradients correctly. You should call "
@@ -142,6 +145,19 @@ def same_shape_error(eps: float, shape: tuple, got: Any) -> AssertionError:
         "Expected `func` to return outputs with the same shape when inputs are perturbed "
         f"by {eps}, but got: shapes {size_text(shape)} and {found}."
     )
+
+
+def perturbed_outputs_error(below: Tensor, above: Tensor, eps: float, index: tuple | None) -> AssertionError:
+    """torch's error for an output whose shape (checked first) or dtype differs between the
+    input moved by -eps and by +eps; full mode names the perturbed element's index."""
+    on_index = f"on index {index} " if index is not None else ""
+    if below._data.shape != above._data.shape:
+        what = f"shape when inputs are perturbed {on_index}by {eps}, but got: shapes "
+        got = f"{size_text(below._data.shape)} and {size_text(above._data.shape)}"
+    else:
+        what = f"dtype when inputs are perturbed {on_index}by {eps}, but got: dtypes "
+        got = f"{below.dtype} and {above.dtype}"
+    return AssertionError(f"Expected `func` to return outputs with the same {what}{got}.")
 
 
 def size_text(shape: tuple) -> str:

@@ -15,7 +15,7 @@ import numpy
 from ... import backend
 from ...tensor import Tensor
 from .. import grad_mode
-from .messages import NUMERICAL_NOT_ZERO, same_shape_error
+from .messages import NUMERICAL_NOT_ZERO, perturbed_outputs_error, same_shape_error
 from .report import describe_exception
 from .state import Abort, CheckState
 from .util import FAST_MODE_SEED, as_tuple, host, unit_vector
@@ -68,17 +68,22 @@ def central_differences(
     flat = array.reshape(-1) if array.flags.c_contiguous else None
     index = range(n) if flat is not None else list(numpy.ndindex(array.shape))
     target = flat if flat is not None else array
-    evaluate = _evaluator(state, outputs)
+    run, store = _evaluator(state, outputs)
     eps = state.opts.eps
     try:
         with _forward_mode(state):
             for row, idx in enumerate(index):
                 x0 = original[row]
                 target[idx] = x0 - eps
-                evaluate(minus, row)
+                below = run()
+                unlike = store(minus, row, below)  # now: an output may alias the input
                 target[idx] = x0 + eps
-                evaluate(plus, row)
+                above = run()
+                unlike = store(plus, row, above) or unlike
                 target[idx] = x0
+                check_perturbed_outputs(below, above, eps, lambda row=row: _position(row, array.shape))
+                if unlike is not None:
+                    raise same_shape_error(eps, *unlike)
     except Exception as exc:
         _numerical_failed(state, pos, exc)
     finally:
@@ -95,13 +100,18 @@ def numerical_jvps(
     minus = [numpy.empty((1, *o._data.shape)) for _, o in outputs]
     plus = [numpy.empty((1, *o._data.shape)) for _, o in outputs]
     saved = array.copy()
-    evaluate = _evaluator(state, outputs)
+    run, store = _evaluator(state, outputs)
     try:
         with _forward_mode(state):
             array[...] = saved - step
-            evaluate(minus, 0)
+            below = run()
+            unlike = store(minus, 0, below)
             array[...] = saved + step
-            evaluate(plus, 0)
+            above = run()
+            unlike = store(plus, 0, above) or unlike
+            check_perturbed_outputs(below, above, state.opts.eps)
+            if unlike is not None:
+                raise same_shape_error(state.opts.eps, *unlike)
     except Exception as exc:
         _numerical_failed(state, pos, exc)
     finally:
@@ -129,31 +139,45 @@ def _forward_mode(state: CheckState):
     return grad_mode.enable_grad() if state.numerics_need_grad else grad_mode.no_grad()
 
 
-def _evaluator(state: CheckState, outputs: list[tuple[int, Tensor]]) -> Callable:
-    """f(buffers, row): one forward at the current inputs, output k's values into buffers[k][row].
+def _evaluator(state: CheckState, outputs: list[tuple[int, Tensor]]) -> tuple[Callable, Callable]:
+    """(run, store): one forward at the current inputs, its outputs as a tuple; and output k's
+    values into buffers[k][row], or (the reference's shape, the output) for one that does not fit.
 
     This runs once per perturbation, so it does no more than it must: buffers are
     shaped (rows, *output shape) to take the values without a reshape.
     """
-    func, inputs, eps = state.func, state.inputs, state.opts.eps
+    func, inputs = state.func, state.inputs
     specs = [(k, o._data.shape) for k, o in outputs]
 
-    def evaluate(buffers: list[numpy.ndarray], row: int) -> None:
+    def run() -> tuple:
         outs = func(*inputs)
-        if isinstance(outs, Tensor) and len(specs) == 1 and specs[0][0] == 0:
-            data = outs._data
-            if data.shape != specs[0][1]:
-                raise same_shape_error(eps, specs[0][1], outs)
-            buffers[0][row] = host(data)
-            return
-        outs = as_tuple(outs)
+        return (outs,) if isinstance(outs, Tensor) else as_tuple(outs)
+
+    def store(buffers: list[numpy.ndarray], row: int, outs: tuple) -> tuple | None:
         for (k, shape), buf in zip(specs, buffers):
             o = outs[k] if k < len(outs) else None
             if not isinstance(o, Tensor) or o._data.shape != shape:
-                raise same_shape_error(eps, shape, o)
+                return shape, o
             buf[row] = host(o._data)
+        return None
 
-    return evaluate
+    return run, store
+
+
+def check_perturbed_outputs(below: tuple, above: tuple, eps: float, position: Callable | None = None) -> None:
+    """torch's check that moving an input by -eps and +eps gives outputs of one shape and dtype.
+
+    `position()`: the perturbed element's index, named in full mode's message."""
+    for a, b in zip(below, above):
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            continue
+        if a._data.shape != b._data.shape or a.dtype is not b.dtype:
+            raise perturbed_outputs_error(a, b, eps, None if position is None else position())
+
+
+def _position(row: int, shape: tuple) -> tuple:
+    """The index of the row-th element (in C order) of an array of `shape`, as torch prints it."""
+    return tuple(int(i) for i in numpy.unravel_index(row, shape))
 
 
 def _numerical_failed(state: CheckState, pos: int, exc: Exception) -> None:
