@@ -5,7 +5,7 @@ This module is the public namespace only: everything here is re-exported.
 
 import numpy as _numpy
 
-from . import autograd, backend, nn, optim
+from . import autograd, backend, cuda, nn, optim
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     bfloat16,
@@ -56,12 +56,15 @@ from .ops.pointwise import *
 from .ops.reductions import *
 from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
 from .tensor import Size, Tensor, typename
+from .typeinfo import finfo, iinfo
 
 float = float32
 double = float64
 half = float16
 short = int16
 long = int64
+int = int32
+short = int16
 
 # PyTorch never warns on division by zero or log(0); neither do we (numpy would).
 _numpy.seterr(all="ignore")

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import importlib
 import os
+import re
 import sys
 
 import numpy
@@ -152,27 +153,62 @@ def set_default_dtype(d: dtype) -> None:
 # -------------------------------------------------------------------------- devices
 
 
+_TORCH_DEVICE_TYPES = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, meta, hpu, "
+    "mtia, privateuseone"
+)
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
+
+
 class device:
-    """`cpu` or `cuda[:N]`, compared and printed like torch.device."""
+    """`cpu` or `cuda[:N]`, made, compared and printed like torch.device.
+
+    As in torch, `device("cuda")` has no index (it means the current GPU; `placement` picks it when
+    data is put there), so it is not equal to `device("cuda:0")`; and a device never equals a string.
+    """
 
     __slots__ = ("type", "index")
 
-    def __init__(self, spec, index: int | None = None):
-        if isinstance(spec, device):
-            self.type, self.index = spec.type, spec.index
+    def __init__(self, type, index=None):  # torch's keyword names: device(type=..., index=...)
+        if isinstance(type, device):
+            if index is not None:
+                raise _device_arguments_error(type, index)
+            self.type, self.index = type.type, type.index
             return
-        kind, _, num = str(spec).partition(":")
+        if isinstance(type, int) and not isinstance(type, bool) and index is None:
+            if not _cuda_usable():
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+            type, index = "cuda", type
+        if not isinstance(type, str):
+            raise _device_arguments_error(type, index)
+        match = _DEVICE_STRING.fullmatch(type)
+        if match is None:
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        kind, num = match.groups()
         if kind not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}")
+            if f" {kind}," in f" {_TORCH_DEVICE_TYPES},":
+                raise RuntimeError(f"engine supports the cpu and cuda device types only, not {kind}: {type}")
+            raise RuntimeError(
+                f"Expected one of {_TORCH_DEVICE_TYPES} device type at start of device string: {kind}"
+            )
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise TypeError(
+                    f"device(): argument 'index' (position 2) must be int, not {index.__class__.__name__}"
+                )
+            if num is not None:
+                raise RuntimeError(
+                    f"type (string) must not include an index because index was passed explicitly: {type}"
+                )
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
         self.type = kind
-        self.index = int(num) if num else index
-        if kind == "cuda" and self.index is None:
-            self.index = 0
+        self.index = int(num) if num is not None else index
 
-    def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+    def __eq__(self, other):
+        if not isinstance(other, device):
+            return NotImplemented  # torch.device("cpu") == "cpu" is False
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
@@ -185,6 +221,41 @@ class device:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def _device_arguments_error(spec, index) -> TypeError:
+    """torch's argument-parser error for a device() call that matches neither of its signatures."""
+    if index is not None:
+        got = "engine.device" if isinstance(spec, device) else spec.__class__.__name__
+        return TypeError(f"device(): argument 'type' (position 1) must be str, not {got}")
+    got = spec.__class__.__name__
+    return TypeError(
+        f"device() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+        " * (engine.device device)\n"
+        f"      didn't match because some of the arguments have invalid types: (!{got}!)\n"
+        " * (str type, int index = -1)\n"
+    )
+
+
+def _cuda_usable() -> bool:
+    try:
+        cuda_module()
+    except CudaUnavailable:
+        return False
+    return True
+
+
+def placement(spec) -> device:
+    """The device data goes to for `spec`: "cuda" without an index is the current GPU, as in torch."""
+    dev = spec if isinstance(spec, device) else device(spec)
+    if dev.type == "cpu":
+        return CPU
+    if dev.index is None:
+        return device("cuda", cuda_module().cuda.Device().id)
+    return dev
+
 
 CPU = device("cpu")
 _default_device = [CPU]
@@ -195,7 +266,7 @@ def get_default_device() -> device:
 
 
 def set_default_device(d) -> None:
-    d = device(d) if d is not None else CPU
+    d = placement(d) if d is not None else CPU
     if d.type == "cuda":
         # Fail now, clearly, rather than at the first tensor; and make it CuPy's current device,
         # where CuPy allocates and runs kernels.
@@ -396,6 +467,7 @@ def device_scope(dev: device):
 
 def to_device(array, dev: device):
     """Copy an array to a device (a no-op when it is already there); transfers are always explicit."""
+    dev = placement(dev)
     if device_of(array) == dev:
         return array
     if dev.type == "cpu":
@@ -455,19 +527,27 @@ def synchronize(dev: device) -> None:
 
 _generators: dict = {}
 _seed = [None]
+_device_seeds: dict = {}  # seeds given to one device since the last manual_seed (engine.cuda.manual_seed)
 
 
 def manual_seed(seed: int) -> None:
     _seed[0] = int(seed)
+    _device_seeds.clear()
     _generators.clear()
 
 
+def seed_device(dev: device, seed: int) -> None:
+    """Reseed one device's generator only (the others keep their state)."""
+    _device_seeds[dev] = int(seed)
+    _generators.pop(dev, None)
+
+
 def generator(dev: device):
-    """Per-device random generator, seeded by `manual_seed`."""
+    """Per-device random generator, seeded by `manual_seed` (or `seed_device`)."""
     gen = _generators.get(dev)
     if gen is None:
         with device_scope(dev):  # CuPy keeps a generator's state on the device it was made on
-            gen = xp_for(dev).random.default_rng(_seed[0])
+            gen = xp_for(dev).random.default_rng(_device_seeds.get(dev, _seed[0]))
         _generators[dev] = gen
     return gen
 

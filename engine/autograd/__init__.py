@@ -1,6 +1,6 @@
 """engine.autograd: the graph machinery, with PyTorch's public names."""
 
-from . import anomaly, grad_mode
+from . import anomaly, functional, grad_mode
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .backward import AccumulateGrad, backward, grad
 from .function import Function, FunctionCtx
@@ -23,6 +23,7 @@ __all__ = [
     "check_gradients",
     "detect_anomaly",
     "enable_grad",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",

@@ -12,7 +12,7 @@ from ..tensor import Tensor, wrap
 
 
 def _device(device) -> backend.device:
-    return backend.get_default_device() if device is None else backend.device(device)
+    return backend.get_default_device() if device is None else backend.placement(device)
 
 
 def _dtype(dtype, default=None) -> backend.dtype:
@@ -102,7 +102,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    if isinstance(data, Tensor) and dtype in (None, data.dtype) and device in (None, data.device):
+    if (
+        isinstance(data, Tensor)
+        and dtype in (None, data.dtype)
+        and (device is None or _device(device) == data.device)
+    ):
         return data
     return tensor(data, dtype=dtype, device=device)
 
@@ -167,6 +171,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dev = _device(device)
     dt = _dtype(dtype)
+    if dtype is backend.bool_:
+        raise NotImplementedError(f"\"linspace_{dev.type}\" not implemented for 'Bool'")
     with backend.device_scope(dev):
         array = backend.xp_for(dev).linspace(start, end, steps).astype(dt.np)
     return _finish(array, requires_grad, dt)
@@ -208,17 +214,22 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     return _random("normal", size, dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None) -> Tensor:
+def randint(
+    low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
+    """randint(high, size) or randint(low, high, size): integers in [low, high), int64 unless told."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
     dt = _dtype(dtype, backend.int64)
     if dt is backend.bool_:
         raise RuntimeError("to - 1 is out of bounds for bool")
     dev = _device(device)
     gen = backend.generator(dev)
     with backend.device_scope(dev):
-        array = gen.integers(low, high, size=tuple(size))
-    return _finish(array if dt is backend.bfloat16 else array.astype(dt.np), False, dt)
+        array = gen.integers(low, high, size=_size((size,)))
+    return _finish(array if dt is backend.bfloat16 else array.astype(dt.np), requires_grad, dt)
 
 
 def randperm(n, *, dtype=None, device=None) -> Tensor:
@@ -236,11 +247,11 @@ def randperm(n, *, dtype=None, device=None) -> Tensor:
 
 
 def _like(maker):
-    def like(t, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    def like(input, *, dtype=None, device=None, requires_grad=False, **kwargs):
         return maker(
-            t.shape,
-            dtype=dtype or t.dtype,
-            device=device or t.device,
+            input.shape,
+            dtype=dtype or input.dtype,
+            device=device or input.device,
             requires_grad=requires_grad,
             **kwargs,
         )
@@ -256,9 +267,13 @@ rand_like = _like(rand)
 randn_like = _like(randn)
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return full(
-        t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad
+        input.shape,
+        fill_value,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
     )
 
 

@@ -95,40 +95,40 @@ def _binary(op, a, b, attrs=()):
 
 
 @public
-def add(a, b, *, alpha=1):
-    if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a + b`)
-        return apply_op(D.ADD, (a, b if b.__class__ is Tensor else as_operand(b)), (alpha,))
-    a = as_operand(a)
-    if not isinstance(a, Tensor):
-        return add(b, a) if alpha == 1 else add(as_operand(b) * alpha, a)
-    return _binary(D.ADD, a, b, (alpha,))
+def add(input, other, *, alpha=1):
+    if input.__class__ is Tensor:  # the common case, one call shorter (this is every `a + b`)
+        return apply_op(D.ADD, (input, other if other.__class__ is Tensor else as_operand(other)), (alpha,))
+    input = as_operand(input)
+    if not isinstance(input, Tensor):
+        return add(other, input) if alpha == 1 else add(as_operand(other) * alpha, input)
+    return _binary(D.ADD, input, other, (alpha,))
 
 
 @public
-def sub(a, b, *, alpha=1):
-    if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a - b`)
-        return apply_op(D.SUB, (a, b if b.__class__ is Tensor else as_operand(b)), (alpha,))
-    a = as_operand(a)
-    if not isinstance(a, Tensor):
-        return rsub(b, a, alpha=alpha)
-    return _binary(D.SUB, a, b, (alpha,))
+def sub(input, other, *, alpha=1):
+    if input.__class__ is Tensor:  # the common case, one call shorter (this is every `a - b`)
+        return apply_op(D.SUB, (input, other if other.__class__ is Tensor else as_operand(other)), (alpha,))
+    input = as_operand(input)
+    if not isinstance(input, Tensor):
+        return rsub(other, input, alpha=alpha)
+    return _binary(D.SUB, input, other, (alpha,))
 
 
 @public(method=False)
-def rsub(a, other, *, alpha=1):
+def rsub(input, other, *, alpha=1):
     if isinstance(other, Tensor):
-        return sub(other, a, alpha=alpha)
-    return apply_op(D.RSUB, (a,), (other, alpha))
+        return sub(other, input, alpha=alpha)
+    return apply_op(D.RSUB, (input,), (other, alpha))
 
 
 @public
-def mul(a, b):
-    if a.__class__ is Tensor:  # the common case, one call shorter (this is every `a * b`)
-        return apply_op(D.MUL, (a, b if b.__class__ is Tensor else as_operand(b)))
-    a = as_operand(a)
-    if not isinstance(a, Tensor):
-        return mul(b, a)
-    return _binary(D.MUL, a, b)
+def mul(input, other):
+    if input.__class__ is Tensor:  # the common case, one call shorter (this is every `a * b`)
+        return apply_op(D.MUL, (input, other if other.__class__ is Tensor else as_operand(other)))
+    input = as_operand(input)
+    if not isinstance(input, Tensor):
+        return mul(other, input)
+    return _binary(D.MUL, input, other)
 
 
 class _NotGiven:
@@ -186,19 +186,19 @@ subtract = public(sub, name="subtract")
 
 
 @public
-def neg(a):
-    return apply_op(D.NEG, (a,))
+def neg(input):
+    return apply_op(D.NEG, (input,))
 
 
 negative = public(neg, name="negative")
 
 
 @public
-def reciprocal(a):
-    a = as_operand(a)
-    if a._data.dtype.kind != "f":  # an integer or bool tensor's reciprocal is in the default dtype
-        a = wrap(a._data.astype(backend.get_default_dtype().np))
-    return apply_op(D.RECIPROCAL, (a,))
+def reciprocal(input):
+    input = as_operand(input)
+    if input._data.dtype.kind != "f":  # an integer or bool tensor's reciprocal is in the default dtype
+        input = wrap(input._data.astype(backend.get_default_dtype().np))
+    return apply_op(D.RECIPROCAL, (input,))
 
 
 POW_SIGNATURES = (
@@ -232,37 +232,39 @@ def pow(input, exponent):
 
 
 @public
-def matmul(a, b):
-    if b.__class__ is not Tensor:
-        b = as_operand(b)
-    sa, sb = a._data.shape, b._data.shape
+def matmul(input, other):
+    if other.__class__ is not Tensor:
+        other = as_operand(other)
+    sa, sb = input._data.shape, other._data.shape
     na, nb = len(sa), len(sb)
     if na == 2 and nb == 2:  # the common case first
-        if a._data.__class__ is not b._data.__class__:
-            check_same_device(a, b)
+        if input._data.__class__ is not other._data.__class__:
+            check_same_device(input, other)
         _check_mm(sa, sb)
-        return apply_op(D.MM, (a, b))
-    check_same_device(a, b)
+        return apply_op(D.MM, (input, other))
+    check_same_device(input, other)
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
     if na == 1 and nb == 1:
-        if a.shape != b.shape:
-            n, k = a.shape[0], b.shape[0]
+        if input.shape != other.shape:
+            n, k = input.shape[0], other.shape[0]
             raise RuntimeError(
                 f"inconsistent tensor size, expected tensor [{n}] and src [{k}] to have the same "
                 f"number of elements, but got {n} and {k} elements respectively"
             )
-        return apply_op(D.DOT, (a, b))
+        return apply_op(D.DOT, (input, other))
     if na == 2 and nb == 1:
-        n, k = a.shape
+        n, k = input.shape
         _check_mm(
-            a.shape, (b.shape[0], 1), f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({b.shape[0]})"
+            input.shape,
+            (other.shape[0], 1),
+            f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({other.shape[0]})",
         )
-        return apply_op(D.MV, (a, b))
+        return apply_op(D.MV, (input, other))
     if na == 1 and nb == 2:
-        return squeeze(mm(unsqueeze(a, 0), b), 0, _name="SqueezeBackward4")
-    left = unsqueeze(a, 0) if na == 1 else a
-    right = unsqueeze(b, -1) if nb == 1 else b
+        return squeeze(mm(unsqueeze(input, 0), other), 0, _name="SqueezeBackward4")
+    left = unsqueeze(input, 0) if na == 1 else input
+    right = unsqueeze(other, -1) if nb == 1 else other
     if left.shape[-1] != right.shape[-2]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -284,22 +286,22 @@ def _check_mm(sa, sb, message=None):
 
 
 @public
-def mm(a, b):
-    if a.dim() != 2 or b.dim() != 2:
-        raise RuntimeError("self must be a matrix" if a.dim() != 2 else "mat2 must be a matrix")
-    return matmul(a, b)
+def mm(input, mat2):
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("self must be a matrix" if input.dim() != 2 else "mat2 must be a matrix")
+    return matmul(input, mat2)
 
 
 @public
-def dot(a, b):
-    if a.dim() != 1 or b.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
-    return matmul(a, b)
+def dot(input, tensor):
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
+    return matmul(input, tensor)
 
 
 @public
-def mv(a, v):
-    return matmul(a, v)
+def mv(input, vec):
+    return matmul(input, vec)
 
 
 # ---------------------------------------------------------------------------- pointwise
@@ -354,13 +356,13 @@ def _clamp(name, a, lo, hi, method=False):
 
 
 @public(method=False)
-def clamp(a, min=None, max=None):
-    return _clamp("clamp", a, min, max)
+def clamp(input, min=None, max=None):
+    return _clamp("clamp", input, min, max)
 
 
 @public(method=False)
-def clip(a, min=None, max=None):
-    return _clamp("clip", a, min, max)
+def clip(input, min=None, max=None):
+    return _clamp("clip", input, min, max)
 
 
 # --------------------------------------------------------------------------- reductions
@@ -577,13 +579,13 @@ def _grid_key(shape, dim, idx, xp):
 
 
 @public(method=False)
-def max(a, dim=None, keepdim=False, *, other=None):
-    return max_min("max", a, dim, keepdim, other)
+def max(input, dim=None, keepdim=False, *, other=None):
+    return max_min("max", input, dim, keepdim, other)
 
 
 @public(method=False)
-def min(a, dim=None, keepdim=False, *, other=None):
-    return max_min("min", a, dim, keepdim, other)
+def min(input, dim=None, keepdim=False, *, other=None):
+    return max_min("min", input, dim, keepdim, other)
 
 
 def extreme_values(name: str, op, a, dim, keepdim):
@@ -703,17 +705,17 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 @public
-def softmax(a, dim, dtype=None):
+def softmax(input, dim, dtype=None):
     if dtype is not None:
-        a = a.to(dtype)
-    return apply_op(D.SOFTMAX, (a,), (norm_dim(dim, a.dim()),))
+        input = input.to(dtype)
+    return apply_op(D.SOFTMAX, (input,), (norm_dim(dim, input.dim()),))
 
 
 @public
-def log_softmax(a, dim, dtype=None):
+def log_softmax(input, dim, dtype=None):
     if dtype is not None:
-        a = a.to(dtype)
-    return apply_op(D.LOG_SOFTMAX, (a,), (norm_dim(dim, a.dim()),))
+        input = input.to(dtype)
+    return apply_op(D.LOG_SOFTMAX, (input,), (norm_dim(dim, input.dim()),))
 
 
 # ------------------------------------------------------------------------------- views
@@ -774,55 +776,57 @@ def _can_view(data, shape) -> bool:
 
 
 @public(function=False)
-def view(a, *shape):
+def view(input, *shape, size=None):
+    if size is not None:  # x.view(size=(2, 3))
+        shape = (size,)
     if len(shape) == 1 and isinstance(shape[0], backend.dtype):
         raise NotImplementedError("view(dtype) is not supported")
-    new = _infer_shape(shape, a.numel())
-    if not _can_view(a._data, new):
+    new = _infer_shape(shape, input.numel())
+    if not _can_view(input._data, new):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    return _view(D.VIEW, a, (a.shape, new))
+    return _view(D.VIEW, input, (input.shape, new))
 
 
 @public
-def reshape(a, *shape):
-    new = _infer_shape(shape, a.numel())
-    if _can_view(a._data, new):
-        return _view(D.VIEW, a, (a.shape, new))
-    copied = clone(a)
-    return apply_op(D.UNSAFE_VIEW, (copied,), (a.shape, new))
+def reshape(input, *shape_args, shape=None):
+    new = _infer_shape(shape_args if shape is None else (shape,), input.numel())
+    if _can_view(input._data, new):
+        return _view(D.VIEW, input, (input.shape, new))
+    copied = clone(input)
+    return apply_op(D.UNSAFE_VIEW, (copied,), (input.shape, new))
 
 
 @public(function=False)
-def view_as(a, other):
-    return view(a, other.shape)
+def view_as(input, other):
+    return view(input, other.shape)
 
 
 @public(function=False)
-def reshape_as(a, other):
-    return reshape(a, other.shape)
+def reshape_as(input, other):
+    return reshape(input, other.shape)
 
 
 @public
-def flatten(a, start_dim=0, end_dim=-1):
-    if a.dim() == 0:
-        return reshape(a, 1)
-    s, e = norm_dim(start_dim, a.dim()), norm_dim(end_dim, a.dim())
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.dim() == 0:
+        return reshape(input, 1)
+    s, e = norm_dim(start_dim, input.dim()), norm_dim(end_dim, input.dim())
     if s == e:
-        return a
-    shape = a.shape
+        return input
+    shape = input.shape
     n = 1
     for d in shape[s : e + 1]:
         n *= d
-    return reshape(a, shape[:s] + (n,) + shape[e + 1 :])
+    return reshape(input, shape[:s] + (n,) + shape[e + 1 :])
 
 
 @public
-def t(a):
-    check_t(a, "t")
-    return _view(D.T, a, ())
+def t(input):
+    check_t(input, "t")
+    return _view(D.T, input, ())
 
 
 def check_t(a, name: str) -> None:
@@ -831,19 +835,22 @@ def check_t(a, name: str) -> None:
 
 
 @public
-def transpose(a, dim0, dim1):
-    n = a.dim()
-    return _view(D.TRANSPOSE, a, (norm_dim(dim0, n), norm_dim(dim1, n)))
-
-
-swapaxes = public(transpose, name="swapaxes")
+def transpose(input, dim0, dim1):
+    n = input.dim()
+    return _view(D.TRANSPOSE, input, (norm_dim(dim0, n), norm_dim(dim1, n)))
 
 
 @public
-def permute(a, *dims):
+def swapaxes(input, axis0, axis1):
+    return transpose(input, axis0, axis1)
+
+
+@public
+def permute(input, *dims_args, dims=None):
+    dims = dims_args if dims is None else (dims,)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
-    n = a.dim()
+    n = input.dim()
     dims = tuple(norm_dim(d, n) for d in dims)
     if sorted(dims) != list(range(n)):
         raise RuntimeError(
@@ -852,14 +859,16 @@ def permute(a, *dims):
             f"{n} is not equal to len(dims) = {len(dims)}"
         )
     inverse = tuple(sorted(range(n), key=dims.__getitem__))
-    return _view(D.PERMUTE, a, (dims, inverse))
+    return _view(D.PERMUTE, input, (dims, inverse))
 
 
 @public(function=False)
-def expand(a, *sizes):
+def expand(input, *sizes, size=None):
+    if size is not None:  # x.expand(size=(2, 3))
+        sizes = (size,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
-    shape = a.shape
+    shape = input.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
         raise RuntimeError(
@@ -878,18 +887,18 @@ def expand(a, *sizes):
                 f"Tensor sizes: [{', '.join(map(str, shape))}]"
             )
         new.append(int(n))
-    return _view(D.EXPAND, a, (shape, tuple(new)))
+    return _view(D.EXPAND, input, (shape, tuple(new)))
 
 
 @public(function=False)
-def expand_as(a, other):
-    return expand(a, other.shape)
+def expand_as(input, other):
+    return expand(input, other.shape)
 
 
 @public
-def squeeze(a, dim=None, _name=None):
+def squeeze(input, dim=None, _name=None):
     name = _name or squeeze_node_name(dim, ("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2"))
-    return _view(D.SQUEEZE[name], a, (a.shape, squeezed_shape(a.shape, dim)))
+    return _view(D.SQUEEZE[name], input, (input.shape, squeezed_shape(input.shape, dim)))
 
 
 def squeeze_node_name(dim, names: tuple) -> str:
@@ -912,28 +921,28 @@ def unsqueezed_shape(shape, dim) -> tuple:
 
 
 @public
-def unsqueeze(a, dim):
-    return _view(D.SQUEEZE["UnsqueezeBackward0"], a, (a.shape, unsqueezed_shape(a.shape, dim)))
+def unsqueeze(input, dim):
+    return _view(D.SQUEEZE["UnsqueezeBackward0"], input, (input.shape, unsqueezed_shape(input.shape, dim)))
 
 
 @public
-def select(a, dim, index):
-    if a.dim() == 0:
+def select(input, dim, index):
+    if input.dim() == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = norm_dim(dim, a.dim())
-    size = a.shape[d]
+    d = norm_dim(dim, input.dim())
+    size = input.shape[d]
     index = int(index)
     if not -size <= index < size:
         raise IndexError(
-            f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {d}"
+            f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}"
         )
-    return _select(a, d, index)
+    return _select(input, d, index)
 
 
-def _select(a, d, index):
-    index = index % a.shape[d]
+def _select(input, d, index):
+    index = index % input.shape[d]
     key = (slice(None),) * d + (index, Ellipsis)  # Ellipsis: numpy returns a view, not a scalar
-    return _view(D.SELECT, a, (a.shape, d, index, key))
+    return _view(D.SELECT, input, (input.shape, d, index, key))
 
 
 def _slice(a, d, start, end, step):
@@ -1084,12 +1093,12 @@ def stack(tensors, dim=0):
 
 
 def _compare(ufunc_name):
-    def fn(a, b):
-        if isinstance(b, Tensor):
-            if b._data.__class__ is not a._data.__class__:
-                check_same_device(a, b)
-            b = b._data
-        return wrap(getattr(backend.xp_of(a._data), ufunc_name)(a._data, b))
+    def fn(input, other):
+        if isinstance(other, Tensor):
+            if other._data.__class__ is not input._data.__class__:
+                check_same_device(input, other)
+            other = other._data
+        return wrap(getattr(backend.xp_of(input._data), ufunc_name)(input._data, other))
 
     fn.__name__ = ufunc_name
     return fn
@@ -1104,9 +1113,9 @@ ge = public(_compare("greater_equal"), name="ge")
 
 
 @public
-def equal(a, b) -> bool:
-    check_same_device(a, b)
-    return a.shape == b.shape and bool((a._data == b._data).all())
+def equal(input, other) -> bool:
+    check_same_device(input, other)
+    return input.shape == other.shape and bool((input._data == other._data).all())
 
 
 def truth_reduction(name: str, a, dim, keepdim):
@@ -1134,13 +1143,15 @@ def promote_types(type1, type2):
 
 
 @public(method=False)
-def detach(a):
-    return a.detach()
+def detach(input):
+    return input.detach()
 
 
 @public(method=False)
-def numel(a) -> int:
-    return a.numel()
+def numel(input) -> int:
+    if not isinstance(input, Tensor):
+        raise arg_errors.not_a_tensor("numel", "input", 1, input)
+    return input.numel()
 
 
 __all__ = exported(__name__)  # what `engine` exports from here (api.public)

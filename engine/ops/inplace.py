@@ -420,11 +420,11 @@ def fill_(t, value):
 
 
 @public(function=False)
-def copy_(t, src, non_blocking=False):
-    src = as_operand(src)
-    if isinstance(src, Tensor) and src._data.__class__ is not t._data.__class__:
-        src = src.to(t.device)
-    return apply_inplace(t, D.COPY, (src,))
+def copy_(t, other, non_blocking=False):  # torch's keyword: x.copy_(other=...)
+    other = as_operand(other)
+    if isinstance(other, Tensor) and other._data.__class__ is not t._data.__class__:
+        other = other.to(t.device)
+    return apply_inplace(t, D.COPY, (other,))
 
 
 def setitem(t, key, value) -> None:
@@ -513,7 +513,11 @@ def transpose_(t, dim0, dim1):
 
 
 swapdims_ = public(transpose_, name="swapdims_", function=False)
-swapaxes_ = public(transpose_, name="swapaxes_", function=False)
+
+
+@public(function=False)
+def swapaxes_(t, axis0, axis1):
+    return transpose_(t, axis0, axis1)
 
 
 @public(function=False)
@@ -596,12 +600,12 @@ def _shared_elements(array, size: tuple, stride: tuple, offset: int):
 
 
 @public(function=False)
-def resize_(t, *sizes, memory_format=None):
+def resize_(t, *size, memory_format=None):
     """torch's resize_: the first elements of the storage from where `t` starts, in a new shape
     (the storage grows, and its new elements are zeros, when it is too small)."""
     if t._rg:
         raise RuntimeError("cannot resize variables that require grad")
-    shape = _resize_shape(sizes)
+    shape = _resize_shape(size)
     if shape == t._data.shape:
         return t
     t._data = _resized(t._data, shape)
@@ -617,8 +621,8 @@ def resize_(t, *sizes, memory_format=None):
 
 
 @public(function=False)
-def resize_as_(t, other, memory_format=None):
-    return resize_(t, other.shape)
+def resize_as_(t, the_template, memory_format=None):
+    return resize_(t, the_template.shape)
 
 
 def _resize_shape(sizes) -> tuple:

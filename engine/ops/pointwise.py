@@ -11,6 +11,8 @@ they may not, and the dtypes of integer and bool inputs.
 
 from __future__ import annotations
 
+import inspect
+
 from .. import backend
 from ..tensor import Tensor, wrap
 from . import arg_errors, creation
@@ -563,6 +565,9 @@ def _function_form(name: str):
         return method(input, *args, **kwargs)
 
     function.__name__ = function.__qualname__ = name
+    signature = inspect.signature(method)  # the method's, its tensor named `input` as torch names it
+    first, *rest = signature.parameters.values()
+    function.__signature__ = signature.replace(parameters=[first.replace(name="input"), *rest])
     return public(function, method=False)
 
 

@@ -172,11 +172,11 @@ def _check_split_input(a, name: str) -> None:
 
 @public
 @dim_or_axis
-def split_with_sizes(a, split_sizes, dim=0):
-    _check_split_input(a, "split_with_sizes")
-    d = norm_dim(dim, a.dim())
+def split_with_sizes(input, split_sizes, dim=0):
+    _check_split_input(input, "split_with_sizes")
+    d = norm_dim(dim, input.dim())
     sizes = tuple(int(n) for n in split_sizes)
-    size = a.shape[d]
+    size = input.shape[d]
     if builtins.any(n < 0 for n in sizes):
         raise RuntimeError(
             f"split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={list(sizes)}"
@@ -186,18 +186,18 @@ def split_with_sizes(a, split_sizes, dim=0):
             f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension "
             f"{d}), but got split_sizes={list(sizes)}"
         )
-    return _pieces(D.SPLIT_WITH_SIZES, a, (a.shape, sizes, d), _split_keys(d, sizes))
+    return _pieces(D.SPLIT_WITH_SIZES, input, (input.shape, sizes, d), _split_keys(d, sizes))
 
 
 @public
-def split(a, split_size_or_sections=None, dim=0, *, split_size=None):
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
     if split_size_or_sections is None:  # Tensor.split names it split_size
         split_size_or_sections = split_size
     if isinstance(split_size_or_sections, (tuple, list)):
-        return split_with_sizes(a, split_size_or_sections, dim)
-    _check_split_input(a, "split")
-    d = norm_dim(dim, a.dim())
-    size, step = a.shape[d], int(split_size_or_sections)
+        return split_with_sizes(tensor, split_size_or_sections, dim)
+    _check_split_input(tensor, "split")
+    d = norm_dim(dim, tensor.dim())
+    size, step = tensor.shape[d], int(split_size_or_sections)
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
     if step == 0 and size != 0:
@@ -206,42 +206,42 @@ def split(a, split_size_or_sections=None, dim=0, *, split_size=None):
         )
     count = builtins.max((size + step - 1) // step, 1) if step else 1
     sizes = tuple(builtins.min(step, size - i * step) for i in range(count))
-    return _pieces(D.SPLIT, a, (a.shape, step, d, sizes), _split_keys(d, sizes))
+    return _pieces(D.SPLIT, tensor, (tensor.shape, step, d, sizes), _split_keys(d, sizes))
 
 
 @public
 @dim_or_axis
-def chunk(a, chunks, dim=0):
-    _check_split_input(a, "chunk")
+def chunk(input, chunks, dim=0):
+    _check_split_input(input, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = norm_dim(dim, a.dim())
-    size = a.shape[d]
+    d = norm_dim(dim, input.dim())
+    size = input.shape[d]
     step = (size + chunks - 1) // chunks
     if step == 0 and size == 0:  # torch: `chunks` empty pieces
-        return split_with_sizes(a, [0] * chunks, d)
-    return split(a, step, d)
+        return split_with_sizes(input, [0] * chunks, d)
+    return split(input, step, d)
 
 
 @public
 @dim_or_axis
-def unbind(a, dim=0):
-    if a.dim() == 0:
+def unbind(input, dim=0):
+    if input.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = norm_dim(dim, a.dim())
-    keys = [(slice(None),) * d + (i, Ellipsis) for i in range(a.shape[d])]
-    return _pieces(D.UNBIND, a, (a.shape, d), keys)
+    d = norm_dim(dim, input.dim())
+    keys = [(slice(None),) * d + (i, Ellipsis) for i in range(input.shape[d])]
+    return _pieces(D.UNBIND, input, (input.shape, d), keys)
 
 
 @public
 @dim_or_axis
 def tensor_split(
-    a, indices_or_sections=None, dim=0, *, sections=None, indices=None, tensor_indices_or_sections=None
+    input, indices_or_sections=None, dim=0, *, sections=None, indices=None, tensor_indices_or_sections=None
 ):
     spec = next(
         s for s in (indices_or_sections, sections, indices, tensor_indices_or_sections) if s is not None
     )
-    if a.dim() == 0:
+    if input.dim() == 0:
         raise RuntimeError(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
         )
@@ -257,8 +257,8 @@ def tensor_split(
                 f"{_dtype_name(spec)}"
             )
         spec = spec.item() if spec.dim() == 0 else spec.tolist()
-    d = norm_dim(dim, a.dim())
-    size = a.shape[d]
+    d = norm_dim(dim, input.dim())
+    size = input.shape[d]
     if isinstance(spec, numbers.Integral):
         if spec <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
@@ -274,7 +274,7 @@ def tensor_split(
     for end in bounds + [size]:
         lo = builtins.min(builtins.max(start if start >= 0 else start + size, 0), size)
         hi = builtins.min(builtins.max(end if end >= 0 else end + size, lo), size)
-        out.append(_slice(a, d, lo, hi, 1))
+        out.append(_slice(input, d, lo, hi, 1))
         start = end
     return tuple(out)
 
@@ -284,8 +284,8 @@ def tensor_split(
 
 @public
 @dim_or_axis
-def narrow(a, dim, start, length):
-    if a.dim() == 0:
+def narrow(input, dim, start, length):
+    if input.dim() == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if isinstance(start, Tensor):
         if start.dim() != 0 or start.dtype.is_floating_point or start.dtype.name == "bool":
@@ -293,8 +293,8 @@ def narrow(a, dim, start, length):
         start = start.item()
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
-    d = norm_dim(dim, a.dim())
-    size = a.shape[d]
+    d = norm_dim(dim, input.dim())
+    size = input.shape[d]
     if not -size <= start <= size:
         raise IndexError(
             f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
@@ -303,15 +303,15 @@ def narrow(a, dim, start, length):
         start += size
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return _slice(a, d, start, start + length, 1)
+    return _slice(input, d, start, start + length, 1)
 
 
 @public
-def diagonal(a, offset=0, dim1=0, dim2=1):
-    d1, d2 = norm_dim(dim1, a.dim()), norm_dim(dim2, a.dim())
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    d1, d2 = norm_dim(dim1, input.dim()), norm_dim(dim2, input.dim())
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return _view(D.DIAGONAL, a, (a.shape, int(offset), d1, d2))
+    return _view(D.DIAGONAL, input, (input.shape, int(offset), d1, d2))
 
 
 @public(function=False)
@@ -328,7 +328,7 @@ def unfold(a, dimension, size, step):
 
 
 @public
-def as_strided(a, size, stride, storage_offset=None):
+def as_strided(input, size, stride, storage_offset=None):
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -336,7 +336,7 @@ def as_strided(a, size, stride, storage_offset=None):
         raise RuntimeError(
             f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}"
         )
-    data = a._data
+    data = input._data
     root, own_offset = backend.storage_and_offset(data)
     offset = own_offset if storage_offset is None else int(storage_offset)
     item = data.itemsize
@@ -347,7 +347,7 @@ def as_strided(a, size, stride, storage_offset=None):
             f"requiring a storage size of {needed * item} are out of bounds for storage of size {root.nbytes}"
         )
     positions = _positions_in(data, root, own_offset, size, stride, offset)
-    return _view(D.AS_STRIDED_VIEW, a, (a.shape, size, stride, offset, positions))
+    return _view(D.AS_STRIDED_VIEW, input, (input.shape, size, stride, offset, positions))
 
 
 def _memory_positions(xp, shape, strides, offset):
@@ -375,8 +375,8 @@ def _positions_in(data, root, own_offset, size, stride, offset):
 
 
 @public
-def movedim(a, source, destination):
-    n = a.dim()
+def movedim(input, source, destination):
+    n = input.dim()
     src, dst = _ints(source), _ints(destination)
     if len(src) != len(dst):
         raise RuntimeError(
@@ -388,31 +388,31 @@ def movedim(a, source, destination):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     if n == 0:
-        return _view(D.ALIAS, a, ())
+        return _view(D.ALIAS, input, ())
     order = [-1] * n
     for s, d in zip(src_n, dst_n):
         order[d] = s
     rest = iter(d for d in range(n) if d not in src_n)
     order = [o if o >= 0 else next(rest) for o in order]
-    return permute(a, order)
+    return permute(input, order)
 
 
 moveaxis = public(movedim, name="moveaxis")
 
 
 @public
-def swapdims(a, dim0, dim1):
-    return transpose(a, dim0, dim1)
+def swapdims(input, dim0, dim1):
+    return transpose(input, dim0, dim1)
 
 
 @public
 @dim_or_axis
-def unflatten(a, dim, sizes):
+def unflatten(input, dim, sizes):
     sizes = tuple(int(n) for n in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    d = norm_dim(dim, a.dim())
-    size = a.shape[d]
+    d = norm_dim(dim, input.dim())
+    size = input.shape[d]
     if sizes.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = math.prod(n for n in sizes if n != -1)
@@ -423,12 +423,12 @@ def unflatten(a, dim, sizes):
             f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} ({size}) in the "
             "input tensor"
         )
-    return view(a, a.shape[:d] + sizes + a.shape[d + 1 :])
+    return view(input, input.shape[:d] + sizes + input.shape[d + 1 :])
 
 
 @public
-def broadcast_to(a, size):
-    return expand(a, tuple(size))
+def broadcast_to(input, size):
+    return expand(input, tuple(size))
 
 
 @public(method=False)
@@ -510,13 +510,13 @@ def _check_index_dtype(index, message, allowed=_INDEX_TYPES, exception=RuntimeEr
 
 @public
 @dim_or_axis
-def index_select(a, dim, index):
+def index_select(input, dim, index):
     _check_index_dtype(index, lambda i: "index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    d = norm_dim(dim, a.dim())
-    idx = _index_array(a, index)
-    size = a.shape[d] if a.dim() else 1
+    d = norm_dim(dim, input.dim())
+    idx = _index_array(input, index)
+    size = input.shape[d] if input.dim() else 1
 
     def out_of_range(_):
         return IndexError("index out of range in self")
@@ -524,15 +524,15 @@ def index_select(a, dim, index):
     _check_bounds(idx, size, out_of_range)
     if idx.size and bool((idx < 0).any()):  # index_select takes no negative index
         raise IndexError("index out of range in self")
-    if a.dim() == 0:
+    if input.dim() == 0:
         if idx.size != 1:
             raise RuntimeError(
                 f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
             )
         key = (idx.reshape(()),)
     else:
-        key = _dim_key(a, d, idx)
-    return apply_op(D.INDEX_SELECT, (a,), (a.shape, d, idx, key))
+        key = _dim_key(input, d, idx)
+    return apply_op(D.INDEX_SELECT, (input,), (input.shape, d, idx, key))
 
 
 def _check_gather_shapes(a, d, index, name, src=None) -> None:
@@ -580,55 +580,55 @@ def _gather_key(a, d, index):
 
 @public
 @dim_or_axis
-def gather(a, dim, index, *, sparse_grad=False):
+def gather(input, dim, index, *, sparse_grad=False):
     _check_index_dtype(index, lambda i: "gather(): Expected dtype int32/int64 for index")
-    d = norm_dim(dim, a.dim())
-    _check_gather_shapes(a, d, index, "gather")
-    idx, key = _gather_key(a, d, index)
-    return apply_op(D.GATHER, (a,), (a.shape, d, idx, sparse_grad, key))
+    d = norm_dim(dim, input.dim())
+    _check_gather_shapes(input, d, index, "gather")
+    idx, key = _gather_key(input, d, index)
+    return apply_op(D.GATHER, (input,), (input.shape, d, idx, sparse_grad, key))
 
 
 @public
-def take(a, index):
+def take(input, index):
     _check_index_dtype(
         index, lambda i: f"take(): Expected a long tensor for index, but got {_dtype_name(i)}", ("int64",)
     )
-    idx = _index_array(a, index)
-    n = a.numel()
+    idx = _index_array(input, index)
+    n = input.numel()
 
     def out_of_range(bad):
         return IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
 
     _check_bounds(idx, n, out_of_range)
-    return apply_op(D.TAKE, (a,), (a.shape, idx))
+    return apply_op(D.TAKE, (input,), (input.shape, idx))
 
 
 @public
 @dim_or_axis
-def take_along_dim(a, indices, dim=None):
+def take_along_dim(input, indices, dim=None):
     if dim is None:
-        return gather(reshape(a, -1), 0, reshape(indices, -1))
+        return gather(reshape(input, -1), 0, reshape(indices, -1))
     if not isinstance(indices, Tensor) or indices.dtype.name != "int64":
         raise RuntimeError(
             f"engine.take_along_dim(): dtype of indices should be Long but got {_dtype_name(indices)}"
         )
-    if a.dim() != indices.dim():
+    if input.dim() != indices.dim():
         raise RuntimeError(
             "engine.take_along_dim(): input and indices should have the same number of dimensions, but got "
-            f"{a.dim()} dimensions for input, and {indices.dim()} dimensions for indices"
+            f"{input.dim()} dimensions for input, and {indices.dim()} dimensions for indices"
         )
-    d = norm_dim(dim, a.dim())
-    self_sizes = list(a.shape)
+    d = norm_dim(dim, input.dim())
+    self_sizes = list(input.shape)
     self_sizes[d] = indices.shape[d]
     shape = _broadcast_shape([self_sizes, list(indices.shape)])
     index_shape = list(shape)
-    shape[d] = a.shape[d]
-    return gather(expand(a, shape), d, expand(indices, index_shape))
+    shape[d] = input.shape[d]
+    return gather(expand(input, shape), d, expand(indices, index_shape))
 
 
 @public
-def nonzero(a, *, as_tuple=False):
-    data = a._data
+def nonzero(input, *, as_tuple=False):
+    data = input._data
     xp = backend.xp_of(data)
     if as_tuple:
         found = xp.nonzero(data.reshape(-1) if data.ndim == 0 else data)
@@ -639,8 +639,8 @@ def nonzero(a, *, as_tuple=False):
 
 
 @public
-def argwhere(a):
-    return nonzero(a)
+def argwhere(input):
+    return nonzero(input)
 
 
 @public(method=False)
@@ -728,15 +728,15 @@ def _scatter(a, dim, index, src, value, reduce, in_place):
 
 @public
 @dim_or_axis
-def scatter(a, dim, index, src=None, value=None, *, reduce=None):
-    return _scatter(a, dim, index, src, value, reduce, False)
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    return _scatter(input, dim, index, src, value, reduce, False)
 
 
 @public
 @dim_or_axis
-def scatter_add(a, dim, index, src):
-    d, idx, key, src_key = _scatter_args("scatter", a, dim, index, src)
-    return apply_op(D.SCATTER_ADD, (a, src), (d, idx, src.shape, key, src_key))
+def scatter_add(input, dim, index, src):
+    d, idx, key, src_key = _scatter_args("scatter", input, dim, index, src)
+    return apply_op(D.SCATTER_ADD, (input, src), (d, idx, src.shape, key, src_key))
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -751,9 +751,9 @@ def _scatter_reduce_attrs(a, dim, index, src, reduce, include_self):
 
 @public
 @dim_or_axis
-def scatter_reduce(a, dim, index, src, reduce, *, include_self=True):
-    attrs = _scatter_reduce_attrs(a, dim, index, src, reduce, include_self)
-    return apply_op(D.SCATTER_REDUCE, (a, src), attrs)
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    attrs = _scatter_reduce_attrs(input, dim, index, src, reduce, include_self)
+    return apply_op(D.SCATTER_REDUCE, (input, src), attrs)
 
 
 def _index_vector(a, dim, index):
@@ -821,8 +821,8 @@ def _index_add_attrs(a, dim, index, source, alpha):
 
 @public
 @dim_or_axis
-def index_add(a, dim, index, source, *, alpha=1):
-    return apply_op(D.INDEX_ADD, (a, source), _index_add_attrs(a, dim, index, source, alpha))
+def index_add(input, dim, index, source, *, alpha=1):
+    return apply_op(D.INDEX_ADD, (input, source), _index_add_attrs(input, dim, index, source, alpha))
 
 
 def _index_copy_attrs(a, dim, index, source):
@@ -848,8 +848,8 @@ def _index_copy_attrs(a, dim, index, source):
 
 @public
 @dim_or_axis
-def index_copy(a, dim, index, source):
-    return apply_op(D.INDEX_COPY, (a, source), _index_copy_attrs(a, dim, index, source))
+def index_copy(input, dim, index, source):
+    return apply_op(D.INDEX_COPY, (input, source), _index_copy_attrs(input, dim, index, source))
 
 
 def _index_fill_call(a, dim, index, value):
@@ -877,9 +877,9 @@ def _index_fill_call(a, dim, index, value):
 
 @public
 @dim_or_axis
-def index_fill(a, dim, index, value):
-    op, others, attrs = _index_fill_call(a, dim, index, value)
-    return apply_op(op, (a, *others), attrs)
+def index_fill(input, dim, index, value):
+    op, others, attrs = _index_fill_call(input, dim, index, value)
+    return apply_op(op, (input, *others), attrs)
 
 
 def _mask_of(name, a, mask):
@@ -912,9 +912,9 @@ def _masked_fill_call(a, mask, value):
 
 
 @public
-def masked_fill(a, mask, value):
-    op, others, attrs = _masked_fill_call(a, mask, value)
-    return apply_op(op, (a, *others), attrs)
+def masked_fill(input, mask, value):
+    op, others, attrs = _masked_fill_call(input, mask, value)
+    return apply_op(op, (input, *others), attrs)
 
 
 def _mask_key(xp, mask_data, shape):
@@ -923,15 +923,17 @@ def _mask_key(xp, mask_data, shape):
 
 
 @public
-def masked_select(a, mask):
+def masked_select(input, mask):
     if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    check_same_device(a, mask)
-    error = broadcast_error((mask, a))
+    check_same_device(input, mask)
+    error = broadcast_error((mask, input))
     if error is not None:
         raise error
-    shape = tuple(_broadcast_shape([mask.shape, a.shape]))
-    return apply_op(D.MASKED_SELECT, (a,), (a.shape, mask._data, shape, _mask_key(_xp(a), mask._data, shape)))
+    shape = tuple(_broadcast_shape([mask.shape, input.shape]))
+    return apply_op(
+        D.MASKED_SELECT, (input,), (input.shape, mask._data, shape, _mask_key(_xp(input), mask._data, shape))
+    )
 
 
 def _masked_scatter_attrs(a, mask, source):
@@ -949,8 +951,8 @@ def _masked_scatter_attrs(a, mask, source):
 
 
 @public
-def masked_scatter(a, mask, source):
-    return apply_op(D.MASKED_SCATTER, (a, source), _masked_scatter_attrs(a, mask, source))
+def masked_scatter(input, mask, source):
+    return apply_op(D.MASKED_SCATTER, (input, source), _masked_scatter_attrs(input, mask, source))
 
 
 # --------------------------------------------------------------------------- reordering
@@ -967,9 +969,9 @@ def _distinct_dims(dims, ndim) -> tuple:
 
 
 @public(method=False)
-def flip(a, dims):
-    dims = _distinct_dims(_ints(dims), a.dim())
-    return apply_op(D.FLIP, (a,), (dims if a.dim() else (),))
+def flip(input, dims):
+    dims = _distinct_dims(_ints(dims), input.dim())
+    return apply_op(D.FLIP, (input,), (dims if input.dim() else (),))
 
 
 @public(function=False, name="flip")
@@ -978,29 +980,29 @@ def flip_method(a, *dims):
 
 
 @public
-def fliplr(a):
-    if a.dim() < 2:
+def fliplr(input):
+    if input.dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(a, (1,))
+    return flip(input, (1,))
 
 
 @public
-def flipud(a):
-    if a.dim() < 1:
+def flipud(input):
+    if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(a, (0,))
+    return flip(input, (0,))
 
 
 @public
-def roll(a, shifts, dims=None):
+def roll(input, shifts, dims=None):
     shifts = _ints(shifts)
     dims = () if dims is None else _ints(dims)
     if not shifts:
         raise RuntimeError("`shifts` required")
     if len(shifts) != len(dims) and not (not dims and len(shifts) == 1):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
-    dims = tuple(norm_dim(d, a.dim()) for d in dims) if a.dim() or not dims else _zero_dim(dims)
-    return apply_op(D.ROLL, (a,), (shifts, dims))
+    dims = tuple(norm_dim(d, input.dim()) for d in dims) if input.dim() or not dims else _zero_dim(dims)
+    return apply_op(D.ROLL, (input,), (shifts, dims))
 
 
 def _zero_dim(dims):
@@ -1008,47 +1010,47 @@ def _zero_dim(dims):
 
 
 @public
-def rot90(a, k=1, dims=(0, 1)):
+def rot90(input, k=1, dims=(0, 1)):
     dims = _ints(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if a.dim() < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {a.dim()}")
-    d0, d1 = norm_dim(dims[0], a.dim()), norm_dim(dims[1], a.dim())
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
+    d0, d1 = norm_dim(dims[0], input.dim()), norm_dim(dims[1], input.dim())
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
-    return apply_op(D.ROT90, (a,), (int(k) % 4, (d0, d1)))
+    return apply_op(D.ROT90, (input,), (int(k) % 4, (d0, d1)))
 
 
 @public(function=False)
-def repeat(a, *sizes):
-    repeats = _sizes(sizes)
-    if len(repeats) < a.dim():
+def repeat(input, *repeats):
+    repeats = _sizes(repeats)
+    if len(repeats) < input.dim():
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
-    padded = (1,) * (len(repeats) - a.dim()) + tuple(a.shape)
+    padded = (1,) * (len(repeats) - input.dim()) + tuple(input.shape)
     target = [r * n for r, n in zip(repeats, padded)]
     if builtins.any(n < 0 for n in target):
         bad = next(n for n in target if n < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {target}")
-    return apply_op(D.REPEAT, (a,), (a.shape, repeats))
+    return apply_op(D.REPEAT, (input,), (input.shape, repeats))
 
 
 @public
-def tile(a, dims):
+def tile(input, dims):
     dims = _ints(dims)
-    return repeat(a, (1,) * (a.dim() - len(dims)) + dims)
+    return repeat(input, (1,) * (input.dim() - len(dims)) + dims)
 
 
 @public
 @dim_or_axis
-def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(repeats): each index repeated repeats[i] times
-        counts = a
+        counts = input
         return wrap(_repeated_indices(counts))
-    flat = flatten(a) if dim is None else a
-    d = 0 if dim is None else norm_dim(dim, a.dim())
+    flat = flatten(input) if dim is None else input
+    d = 0 if dim is None else norm_dim(dim, input.dim())
     if isinstance(repeats, Tensor):
         if repeats.dim() > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -1102,42 +1104,42 @@ def _triangle_check(name, a) -> None:
 
 
 @public
-def tril(a, diagonal=0):
-    _triangle_check("tril", a)
-    return apply_op(D.TRIL, (a,), (int(diagonal),))
+def tril(input, diagonal=0):
+    _triangle_check("tril", input)
+    return apply_op(D.TRIL, (input,), (int(diagonal),))
 
 
 @public
-def triu(a, diagonal=0):
-    _triangle_check("triu", a)
-    return apply_op(D.TRIU, (a,), (int(diagonal),))
+def triu(input, diagonal=0):
+    _triangle_check("triu", input)
+    return apply_op(D.TRIU, (input,), (int(diagonal),))
 
 
 @public
-def diag_embed(a, offset=0, dim1=-2, dim2=-1):
-    n = a.dim() + 1
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    n = input.dim() + 1
     d1, d2 = norm_dim(dim1, n), norm_dim(dim2, n)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply_op(D.DIAG_EMBED, (a,), (int(offset), d1, d2))
+    return apply_op(D.DIAG_EMBED, (input,), (int(offset), d1, d2))
 
 
 @public
-def diag(a, diagonal=0):
-    if a.dim() == 1:
-        return diag_embed(a, diagonal, 0, 1)
-    if a.dim() != 2:
-        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.dim()}D")
-    return apply_op(D.DIAGONAL_COPY, (a,), (a.shape, int(diagonal), 0, 1))
+def diag(input, diagonal=0):
+    if input.dim() == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.dim() != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+    return apply_op(D.DIAGONAL_COPY, (input,), (input.shape, int(diagonal), 0, 1))
 
 
 @public
-def trace(a):
-    if a.dim() != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.dim()}")
-    if a.dtype.name == "bool":
+def trace(input):
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    if input.dtype.name == "bool":
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-    return apply_op(D.TRACE, (a,), (a.shape,))
+    return apply_op(D.TRACE, (input,), (input.shape,))
 
 
 # ------------------------------------------------------------------------------ sorting
@@ -1166,51 +1168,51 @@ def _picked(op, a, d, indices, extra=()):
 
 @public
 @dim_or_axis
-def sort(a, dim=-1, descending=False, *, stable=None):
-    d = norm_dim(dim, a.dim())
-    data = a._data
+def sort(input, dim=-1, descending=False, *, stable=None):
+    d = norm_dim(dim, input.dim())
+    data = input._data
     order = _order(data, d, descending) if data.ndim else backend.xp_of(data).zeros((), backend.int64.np)
     op = D.SORT["SortBackward0" if stable is None else "SortBackward1"]
-    return return_types_sort(*_picked(op, a, d, order))
+    return return_types_sort(*_picked(op, input, d, order))
 
 
 @public
 @dim_or_axis
-def argsort(a, dim=-1, descending=False, stable=False):
-    return sort(a, dim, descending, stable=stable).indices
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable=stable).indices
 
 
 @public
-def msort(a):
-    return sort(a, 0).values
+def msort(input):
+    return sort(input, 0).values
 
 
 @public
 @dim_or_axis
-def topk(a, k, dim=-1, largest=True, sorted=True):
-    d = norm_dim(dim, a.dim())
-    size = a.shape[d] if a.dim() else 1
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    d = norm_dim(dim, input.dim())
+    size = input.shape[d] if input.dim() else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    data = a._data
+    data = input._data
     xp = backend.xp_of(data)
     if data.ndim == 0:
         order = xp.zeros((), backend.int64.np)
     else:
         order = _order(data, d, largest)[(slice(None),) * d + (slice(0, k),)]
-    return return_types_topk(*_picked(D.TOPK, a, d, order))
+    return return_types_topk(*_picked(D.TOPK, input, d, order))
 
 
 @public
 @dim_or_axis
-def kthvalue(a, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False):
     if not isinstance(k, numbers.Integral) or isinstance(k, bool):
         raise TypeError(f"kthvalue(): argument 'k' (position 1) must be int, not {type(k).__name__}")
-    d = norm_dim(dim, a.dim())
-    size = a.shape[d] if a.dim() else 1
+    d = norm_dim(dim, input.dim())
+    size = input.shape[d] if input.dim() else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    data = a._data
+    data = input._data
     xp = backend.xp_of(data)
     if data.ndim == 0:
         order = xp.zeros((), backend.int64.np)
@@ -1221,14 +1223,14 @@ def kthvalue(a, k, dim=-1, keepdim=False):
     if data.ndim and not keepdim:
         key = K.grid_key(xp, d, xp.expand_dims(order, d))
         key = tuple(k_.squeeze(d) if k_.ndim else k_ for k_ in key)
-        values = apply_op(D.KTHVALUE, (a,), (a.shape, d, keepdim, order, key))
+        values = apply_op(D.KTHVALUE, (input,), (input.shape, d, keepdim, order, key))
         return return_types_kthvalue(values, wrap(order))
-    return return_types_kthvalue(*_picked(D.KTHVALUE, a, d, order, (keepdim,)))
+    return return_types_kthvalue(*_picked(D.KTHVALUE, input, d, order, (keepdim,)))
 
 
 @public
-def unique(a, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    data = a._data
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    data = input._data
     xp = backend.xp_of(data)
     if dim is None:
         flat = data.reshape(-1)
@@ -1236,14 +1238,14 @@ def unique(a, sorted=True, return_inverse=False, return_counts=False, dim=None):
         inverse = inverse.reshape(data.shape)
         op = D.UNIQUE["Unique2Backward0"]
     else:
-        d = norm_dim(dim, a.dim())
+        d = norm_dim(dim, input.dim())
         moved = xp.moveaxis(data, d, 0)
         rows = moved.reshape((moved.shape[0], -1))
         values, inverse, counts = xp.unique(rows, axis=0, return_inverse=True, return_counts=True)
         values = xp.moveaxis(values.reshape((-1,) + moved.shape[1:]), 0, d)
         inverse = inverse.reshape(-1)
         op = D.UNIQUE["UniqueDimBackward0"]
-    out = apply_op(op, (a,), (xp.ascontiguousarray(values),))
+    out = apply_op(op, (input,), (xp.ascontiguousarray(values),))
     extra = []
     if return_inverse:
         extra.append(wrap(inverse.astype(backend.int64.np, copy=False)))

@@ -5,8 +5,11 @@ Kept apart from tensor.py so the Tensor class stays a small, readable record of 
 
 from __future__ import annotations
 
+import warnings
+
 from .. import backend
 from .. import tensor as tensor_module
+from ..autograd import grad_mode
 from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor
 from . import (
@@ -56,9 +59,12 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
 def to(self, *args, **kwargs):
     dtype, device = parse_to_args(args, kwargs)
     dtype = self.dtype if dtype is None else dtype
-    device = self.device if device is None else backend.device(device)
+    device = self.device if device is None else backend.placement(device)
     if dtype is self.dtype and device == self.device:
         return self
+    if not dtype.is_floating_point and self._rg:  # an integer copy has no gradient, so no history
+        with grad_mode.no_grad():
+            return apply_op(TO_COPY, (self,), (dtype, device, self.dtype, self.device))
     return apply_op(TO_COPY, (self,), (dtype, device, self.dtype, self.device))
 
 
@@ -91,11 +97,27 @@ def contiguous(self):
 
 
 def _new(maker):
-    def new(self, *size, dtype=None, device=None, requires_grad=False):
+    def new(
+        self,
+        *size_args,
+        size=None,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+    ):
+        if size is None:
+            if not size_args:
+                raise TypeError(f'new_{maker.__name__}() missing 1 required positional arguments: "size"')
+            size = size_args
+        else:
+            size = (size,)
         return maker(
             *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
         )
 
+    new.__name__ = new.__qualname__ = "new_" + maker.__name__
     return new
 
 
@@ -146,16 +168,45 @@ def _options(dtype, device) -> str:
     )
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def new_full(
+    self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+):
     return creation.full(
         size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
     )
 
 
-def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than tensor.new_tensor(sourceTensor)."
+)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """A copy of `data` (never sharing its history), in this tensor's dtype and device unless told otherwise."""
+    if isinstance(data, Tensor):
+        warnings.warn(COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
     return creation.tensor(
         data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
     )
+
+
+_TYPE_NAMES = {d.tensor_type: d for d in backend.DTYPES}
+
+
+def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
+    """`x.type()`: "engine.FloatTensor" (engine.cuda.* on a GPU); `x.type(dtype)` / `x.type("engine.DoubleTensor")`: `to`."""
+    if dtype is None:
+        return backend.tensor_type_name(self._data)
+    if isinstance(dtype, str):
+        prefix, _, name = dtype.rpartition(".")
+        target = _TYPE_NAMES.get(name)
+        if target is None or prefix not in ("engine", "torch", "engine.cuda", "torch.cuda"):
+            raise ValueError(f"invalid type: '{dtype}'")
+        if prefix.endswith("cuda"):
+            return to(self, "cuda" if self.device.type == "cpu" else self.device, target)
+        return to(self, backend.CPU, target)
+    return to(self, dtype)
 
 
 def sum_to_size(self, *size):
@@ -302,6 +353,7 @@ METHODS = {
     "new": new,
     "new_full": new_full,
     "new_tensor": new_tensor,
+    "type": tensor_type,
 }
 
 for _name, _fn in api.METHODS.items():

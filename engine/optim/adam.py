@@ -8,7 +8,7 @@ import numpy
 
 from .. import backend
 from ..tensor import wrap
-from .optimizer import Optimizer
+from .optimizer import Optimizer, bump, check_hyperparameters, lerp_
 
 
 class Adam(Optimizer):
@@ -33,16 +33,7 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "betas": tuple(betas),
@@ -83,11 +74,7 @@ class Adam(Optimizer):
                     param *= 1 - lr * weight_decay
                 else:
                     grad = grad + weight_decay * param
-            weight = 1 - beta1  # exp_avg.lerp_(grad, weight), as ATen's CPU lerp computes it
-            if weight < 0.5:
-                exp_avg += weight * (grad - exp_avg)
-            else:
-                exp_avg[...] = grad - (grad - exp_avg) * (1 - weight)
+            lerp_(exp_avg, grad, 1 - beta1)
             exp_avg_sq *= beta2
             exp_avg_sq += (1 - beta2) * grad * grad
             step = float(step_t._data)
@@ -102,9 +89,7 @@ class Adam(Optimizer):
                 denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt
             denom += eps
             param += (-(lr / bias_correction1) * exp_avg) / denom
-            p._vc.version += 1
-            for key in ("exp_avg", "exp_avg_sq", "step"):
-                state[key]._vc.version += 1
+            bump(p, state["exp_avg"], state["exp_avg_sq"], step_t)
 
 
 class AdamW(Adam):

@@ -13,9 +13,59 @@ from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any
 
+import numpy
+
+from .. import backend
 from ..autograd import grad_mode
 from ..nn.parameter import zero_grads
-from ..tensor import Tensor, typename
+from ..tensor import Tensor, typename, wrap
+
+# How torch.optim names each hyperparameter in its "Invalid ...: value" errors.
+_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_hyperparameters(**values) -> None:
+    """torch.optim's argument checks, in the order given: each value >= 0, betas in [0, 1), rho in [0, 1]."""
+    for name, value in values.items():
+        if name == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= beta < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+            continue
+        if name == "lr" and isinstance(value, Tensor) and value.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= value or (name == "rho" and value > 1.0):
+            raise ValueError(f"Invalid {_LABELS.get(name, name + ' value')}: {value}")
+
+
+def as_scalar(value):
+    """A hyperparameter as a number; a Tensor lr as a numpy scalar of its dtype, so that the step's scalar
+    arithmetic runs in that precision, as torch's does on the 0-d tensor."""
+    return backend.to_numpy(value._data)[()] if isinstance(value, Tensor) else value
+
+
+def step_counter(value: float = 0.0, like=None, fused: bool = False) -> Tensor:
+    """The 0-d `step` state: float64 when that is the default dtype, else float32 (always float32 when
+    fused), as torch; on the CPU, or beside the parameter array `like` (capturable, fused)."""
+    default = backend.get_default_dtype() is backend.float64 and not fused
+    dtype = numpy.float64 if default else numpy.float32
+    if like is None:
+        return wrap(numpy.array(value, dtype=dtype))
+    return wrap(backend.xp_of(like).full((), value, dtype=dtype))
+
+
+def lerp_(target, end, weight: float) -> None:
+    """target.lerp_(end, weight), as ATen's CPU kernel computes it (exact at both ends)."""
+    if weight < 0.5:
+        target += weight * (end - target)
+    else:
+        target[...] = end - (end - target) * (1 - weight)
+
+
+def bump(*tensors: Tensor) -> None:
+    """Record an in-place change of each tensor (what torch's in-place ops do to `_version`)."""
+    for t in tensors:
+        t._vc.version += 1
 
 
 class Optimizer:
@@ -94,6 +144,30 @@ class Optimizer:
     def _step(self, group: dict) -> None:
         raise NotImplementedError
 
+    # What `_state` makes and checks; torch's words for its capturable check, per optimizer.
+    _STATE_SCALARS: dict[str, float] = {}  # 0-d state after "step", with its first value
+    _CAPTURABLE_STATE = "params and state_steps"
+    _CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
+
+    def _state(self, p: Tensor, group: dict, buffers) -> dict:
+        """p's state for this step, made on first use: a 0-d "step" (beside p when capturable), the
+        `_STATE_SCALARS`, then zero `buffers` shaped like p. capturable=True needs p on the GPU, as in torch."""
+        state = self.state[p]
+        capturable = group.get("capturable", False)
+        if not state:
+            like = p._data if capturable else None
+            state["step"] = step_counter(like=like)
+            for name, value in self._STATE_SCALARS.items():
+                state[name] = step_counter(value, like)
+            for name in buffers:
+                state[name] = wrap(backend.xp_of(p._data).zeros_like(p._data))
+        if capturable and p.device.type != "cuda":
+            raise AssertionError(
+                f"If capturable=True, {self._CAPTURABLE_STATE} must be on supported devices: "
+                f"{self._CAPTURABLE_DEVICES}."
+            )
+        return state
+
     @staticmethod
     def _gradients(group: dict):
         """(parameter, its gradient array) for each parameter that has a grad, negated under maximize."""
@@ -105,6 +179,11 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None):
         """One update of every parameter that has a grad; `closure` re-evaluates the loss first."""
+        if any(group.get("differentiable") for group in self.param_groups):
+            raise NotImplementedError(
+                "differentiable=True is not supported: engine.optim updates parameters in place without "
+                "recording the step for autograd"
+            )
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
@@ -150,21 +229,26 @@ class Optimizer:
             )
         )
 
-        def cast(param, value, key=None):
+        # the step's dtype and place: fused and capturable keep it beside the parameter, in float32
+        beside = {i for g in saved_groups if g.get("fused") or g.get("capturable") for i in g["params"]}
+
+        def cast(param, value, key=None, index=None):
             if isinstance(value, Tensor):
-                if key == "step":
+                if key == "step":  # never cast otherwise
+                    if index in beside:
+                        return value.to(dtype=backend.float32, device=param.device)
                     return value
                 if param.is_floating_point():
                     return value.to(dtype=param.dtype, device=param.device)
                 return value.to(device=param.device)
             if isinstance(value, dict):
-                return {k: cast(param, v, k) for k, v in value.items()}
+                return {k: cast(param, v, k, index) for k, v in value.items()}
             return value
 
         state: defaultdict = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
-                state[id_map[k]] = cast(id_map[k], v)
+                state[id_map[k]] = cast(id_map[k], v, index=k)
             else:
                 state[k] = v
         for group, new in zip(groups, saved_groups):
