@@ -648,6 +648,8 @@ IN_PLACE = [  # (method, args builder)
     ("sgn_", lambda lib: ()),
     ("arcsin_", lambda lib: ()),
     ("absolute_", lambda lib: ()),
+    ("negative_", lambda lib: ()),
+    ("clip_", lambda lib: (0.8, 2.0)),
     ("square_", lambda lib: ()),
     ("nan_to_num_", lambda lib: ()),
     ("atan2_", lambda lib: (lib.tensor([0.5, -1.5, 2.0], dtype=lib.float64, requires_grad=True),)),

@@ -239,10 +239,14 @@ def _clamp(name):
     return method
 
 
-def clamp_(self, min=None, max=None):
-    if F.clamp_bounds_are_tensors("clamp_", min, max, True):
-        return I.apply_inplace(self, D.CLAMP_TENSOR, (min, max))
-    return I.clamp_(self, min, max)
+def _clamp_(name):
+    def method(self, min=None, max=None):
+        if F.clamp_bounds_are_tensors(name, min, max, True):
+            return I.apply_inplace(self, D.CLAMP_TENSOR, (min, max))
+        return I.clamp_(self, min, max)
+
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
 def _reflected(fn):
@@ -328,7 +332,8 @@ METHODS = {
     "mT": property(lambda self: F.transpose(self, -2, -1)),
     "sum_to_size": sum_to_size,
     "contiguous": contiguous,
-    "clamp_": clamp_,
+    "clamp_": _clamp_("clamp_"),
+    "clip_": _clamp_("clip_"),
     "__iadd__": _inplace_op(I.add_),
     "__isub__": _inplace_op(I.sub_),
     "__imul__": _inplace_op(I.mul_),
