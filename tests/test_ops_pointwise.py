@@ -447,6 +447,12 @@ def test_shifts_and_bitwise_ops():
         (lambda lib: lib.pow(2, 2), "pow() received an invalid combination", TypeError),
         (lambda lib: lib.float_power(2, 2), "float_power() received an invalid combination", TypeError),
         (lambda lib: lib.lerp(1.0, lib.ones(2), 0.5), "lerp() received an invalid combination", TypeError),
+        (lambda lib: lib.ones(2).lerp(2.0, 0.5), "lerp() received an invalid combination", TypeError),
+        (
+            lambda lib: lib.ones(2).lerp_(2.0, lib.ones(2)),
+            "lerp_() received an invalid combination",
+            TypeError,
+        ),
         (
             lambda lib: lib.lerp(lib.ones(2), lib.ones(2, dtype=lib.float64), 0.5),
             "expected dtype float for `end` but got dtype double",

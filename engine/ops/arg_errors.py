@@ -40,11 +40,16 @@ def invalid_combination(name: str, given, options) -> TypeError:
 
 
 def signature_error(name: str, given, signatures, marked=()) -> TypeError:
-    """`invalid_combination` for the values `given`; the signatures in `marked` show each given type as
-    mismatched (as torch's parser does for an overload of the same length)."""
+    """`invalid_combination` for the values `given`. The signatures in `marked` (those torch's parser
+    explains) mark each given type but a Tensor given for a Tensor: torch marks a number even where a
+    Number is taken."""
     types = tuple(type_name(x) for x in given)
-    marks = ", ".join(f"!{t}!" for t in types)
-    return invalid_combination(name, types, [(s, marks if s in marked else None) for s in signatures])
+
+    def marks(signature: str) -> str:
+        params = [p.split()[0] for p in signature.strip("()").split(", *")[0].split(", ")]
+        return ", ".join(t if t == p == "Tensor" else f"!{t}!" for t, p in zip(types, params))
+
+    return invalid_combination(name, types, [(s, marks(s) if s in marked else None) for s in signatures])
 
 
 TENSOR_OTHER = "(Tensor input, Tensor other, *, Tensor out = None)"

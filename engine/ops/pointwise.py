@@ -344,30 +344,42 @@ _LERP_SIGNATURES = (
 )
 
 
-def _lerp_args(input, end, weight) -> tuple:
-    """lerp's inputs and attrs: `end` (and a weight with dimensions) must have input's dtype, as in torch."""
-    for name, value in (("end", end), ("weight", weight)):
-        if isinstance(value, Tensor) and value.dtype is not input.dtype and (name == "end" or value.dim()):
+_LERP_METHOD_SIGNATURES = ("(Tensor end, Tensor weight)", "(Tensor end, Number weight)")
+
+
+def _lerp_args(name: str, input, end, weight) -> tuple:
+    """lerp's row, other inputs and attrs: `end` a tensor of input's dtype (and a weight with dimensions
+    too), as in torch."""
+    if not isinstance(end, Tensor):  # the method's parser error (the function checks first)
+        marked = _LERP_METHOD_SIGNATURES
+        raise arg_errors.signature_error(name, (end, weight), _LERP_METHOD_SIGNATURES, marked=marked)
+    for arg, value in (("end", end), ("weight", weight)):
+        if isinstance(value, Tensor) and value.dtype is not input.dtype and (arg == "end" or value.dim()):
             raise RuntimeError(
-                f"expected dtype {input.dtype.cpp_name} for `{name}` but got dtype {value.dtype.cpp_name}"
+                f"expected dtype {input.dtype.cpp_name} for `{arg}` but got dtype {value.dtype.cpp_name}"
             )
     if isinstance(weight, Tensor):
         return D.LERP_TENSOR, (end, weight), ()
     return D.LERP, (end,), (weight,)
 
 
-@public
+@public(method=False)
 def lerp(input, end, weight):
     """input + weight * (end - input)."""
     if not isinstance(input, Tensor) or not isinstance(end, Tensor):
         raise arg_errors.signature_error("lerp", (input, end, weight), _LERP_SIGNATURES)
-    row, others, attrs = _lerp_args(input, end, weight)
-    return apply_op(row, (input, *others), attrs)
+    return lerp_method(input, end, weight)
+
+
+@public(function=False, name="lerp")
+def lerp_method(self, end, weight):
+    row, others, attrs = _lerp_args("lerp", self, end, weight)
+    return apply_op(row, (self, *others), attrs)
 
 
 @public(function=False)
 def lerp_(self, end, weight):
-    row, others, attrs = _lerp_args(self, end, weight)
+    row, others, attrs = _lerp_args("lerp_", self, end, weight)
     return I.apply_inplace(self, row, others, attrs)
 
 
