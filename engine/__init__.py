@@ -5,7 +5,7 @@ This module is the public namespace only: everything here is re-exported.
 
 import numpy as _numpy
 
-from . import autograd, backend, cuda, nn, optim
+from . import autograd, backend, cuda, linalg, nn, optim
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     bfloat16,
@@ -52,6 +52,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
+from .ops.linalg_ops import *
 from .ops.pointwise import *
 from .ops.reductions import *
 from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)

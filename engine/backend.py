@@ -128,9 +128,16 @@ def bfloat16_like(array, inputs):
     return array.view(BFLOAT16_STORAGE)
 
 
-def as_result_array(value, like):
-    """A 0-d array for an op's scalar result, bfloat16 again when the op's first input was."""
-    array = numpy.asarray(value)
+def as_result_array(value, like, keep_bfloat16: bool = True):
+    """An op's result as an array (a 0-d one for a scalar), bfloat16 again when the op's first input
+    was: numpy's scalars (reductions, ops on 0-d arrays) and CuPy's 0-d results drop the tag.
+    `keep_bfloat16=False` for a cast, whose result has the dtype it was asked for."""
+    if _device_module(value) is None:
+        array = numpy.asarray(value)
+    elif value.ndim == 0 and keep_bfloat16:
+        array = value
+    else:
+        return value
     dtype_of_like = getattr(like, "dtype", None)
     if dtype_of_like is not None and array.dtype == numpy.float32 and is_bfloat16(dtype_of_like):
         return array.view(BFLOAT16_STORAGE)
@@ -372,12 +379,31 @@ def storage_of(array):
     return array  # CuPy: addressed through its MemoryPointer instead (see storage_bounds)
 
 
+def same_storage(a, b) -> bool:
+    """Whether two arrays look at the same storage: one owning numpy array, or one CuPy allocation."""
+    if isinstance(a, numpy.ndarray) or isinstance(b, numpy.ndarray):
+        return (
+            isinstance(a, numpy.ndarray) and isinstance(b, numpy.ndarray) and storage_of(a) is storage_of(b)
+        )
+    return a.data.mem.ptr == b.data.mem.ptr
+
+
+def owns_memory(array) -> bool:
+    """Whether `array` is known to own its memory, so that it shares none with another that does.
+    A numpy array without a base does; a CuPy array is never taken to, since the views CuPy makes
+    on a MemoryPointer (restrided's) have no base either."""
+    return array.__class__ is numpy.ndarray and array.base is None
+
+
 def storage_bounds(array) -> tuple[int, int]:
     """(offset of the first element from the storage's start, the storage's size), in bytes."""
     if isinstance(array, numpy.ndarray):
         root = storage_of(array)
         return data_ptr(array) - data_ptr(root), root.nbytes
-    memory = array.data.mem  # CuPy: the allocation behind the MemoryPointer
+    # CuPy: the allocation behind the MemoryPointer. Its size is the one asked for with CuPy's raw
+    # allocator; its default memory pool rounds allocations up to a multiple of 512 bytes, and a
+    # storage on a GPU then has that size (torch's bounds checks let a few elements more through).
+    memory = array.data.mem
     return array.data.ptr - memory.ptr, memory.size
 
 
@@ -424,7 +450,7 @@ def memory_overlap(a, b) -> str:
     "too hard" when either is not dense (strided with gaps, expanded), which ATen lets pass."""
     if a is b:
         return "full"
-    if (a.base is None and b.base is None) or a.size == 0 or b.size == 0:
+    if (owns_memory(a) and owns_memory(b)) or a.size == 0 or b.size == 0:
         return "no"  # two arrays that own their memory: the common case, decided at once
     if not xp_of(a).may_share_memory(a, b):  # bounds only: quick
         return "no"

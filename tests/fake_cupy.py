@@ -15,12 +15,18 @@ that such code trips over:
   which dispatches some of them, because the engine's rule is to call them through `xp`;
 - reductions and integer indexing give 0-d arrays, not numpy scalars;
 - `reshape(..., copy=...)` is refused and `random.default_rng` has no `permutation`;
-- `.get()`, `.device.id`, `.data.ptr`, `cuda.Device`, `cuda.runtime.getDeviceCount`,
-  `lib.stride_tricks.as_strided` and `cupyx.scatter_add` exist.
+- broadcast views (`broadcast_to`) can be written, as CuPy's can (numpy's are read-only);
+- `array.data` is a MemoryPointer: `.ptr`, `.mem` (the allocation: `.ptr`, `.size`) and `+ n`;
+  `ndarray(shape, dtype, memptr=, strides=)` and `lib.stride_tricks.as_strided` make views of an
+  allocation that have no `base`, as CuPy's do;
+- `.get()`, `.device.id`, `cuda.Device`, `cuda.runtime.getDeviceCount`, `linalg` (numpy's) and
+  `cupyx.scatter_add` exist.
 
 Not modelled: asynchrony and streams, several GPUs (every array is on device 0), CuPy's
-own kernels and numerics (the values are numpy's, so results equal the CPU's exactly),
-memory limits, and `cupyx.scipy` (the engine's erf falls back to its array-op series).
+own kernels and numerics (the values are numpy's, so results equal the CPU's exactly; and
+numpy's dtypes pass on their metadata, the engine's bfloat16 tag, where CuPy's kernels may
+not), the memory pool's rounding of allocation sizes, memory limits, and `cupyx.scipy` (the
+engine's erf falls back to its array-op series).
 """
 
 from __future__ import annotations
@@ -90,13 +96,42 @@ class _DeviceRef:
         self.id = index
 
 
+def _allocation(array: numpy.ndarray) -> numpy.ndarray:
+    """The numpy array owning the memory `array` looks at (as_strided's views hold it one step further)."""
+    while True:
+        base = array.base
+        if not isinstance(base, numpy.ndarray):
+            base = getattr(base, "base", None)
+        if not isinstance(base, numpy.ndarray):
+            return array
+        array = base
+
+
+class _Memory:
+    """`array.data.mem`: the allocation (CuPy's BaseMemory), with its `ptr` and `size` in bytes.
+
+    The size is the one asked for, as CuPy's raw allocator gives it; CuPy's default memory pool
+    rounds it up to a multiple of 512 bytes (see the engine's backend.storage_bounds)."""
+
+    __slots__ = ("owner", "ptr", "size")
+
+    def __init__(self, owner: numpy.ndarray) -> None:
+        self.owner = owner
+        self.ptr = owner.__array_interface__["data"][0]
+        self.size = owner.nbytes
+
+
 class _MemoryPointer:
-    """`array.data`: CuPy's MemoryPointer; only `.ptr`, the first element's address, is read."""
+    """`array.data`: CuPy's MemoryPointer, a place (`ptr`) in an allocation (`mem`); `+ n` moves it n bytes."""
 
-    __slots__ = ("ptr",)
+    __slots__ = ("mem", "ptr")
 
-    def __init__(self, ptr: int) -> None:
+    def __init__(self, mem: _Memory, ptr: int) -> None:
+        self.mem = mem
         self.ptr = ptr
+
+    def __add__(self, offset: int) -> _MemoryPointer:
+        return _MemoryPointer(self.mem, self.ptr + int(offset))
 
 
 class ndarray:
@@ -104,8 +139,19 @@ class ndarray:
 
     __slots__ = ("_a",)
 
-    def __init__(self, shape, dtype=float) -> None:
-        self._a = numpy.empty(shape, dtype)
+    def __new__(cls, shape, dtype=float, memptr=None, strides=None):
+        # CuPy's constructor: a new allocation, or (memptr) a view of an existing one at any strides,
+        # which CuPy makes without a `base`: _AddressedView
+        return object.__new__(ndarray if memptr is None else _AddressedView)
+
+    def __init__(self, shape, dtype=float, memptr=None, strides=None) -> None:
+        if memptr is None:
+            self._a = numpy.empty(shape, dtype)
+            return
+        owner = memptr.mem.owner
+        self._a = numpy.ndarray(
+            shape, dtype=dtype, buffer=owner, offset=memptr.ptr - memptr.mem.ptr, strides=strides
+        )
 
     # -- what CuPy adds to numpy's interface
     @property
@@ -118,7 +164,7 @@ class ndarray:
 
     @property
     def data(self) -> _MemoryPointer:
-        return _MemoryPointer(self._a.__array_interface__["data"][0])
+        return _MemoryPointer(_Memory(_allocation(self._a)), self._a.__array_interface__["data"][0])
 
     def reshape(self, *shape, order: str = "C"):  # no `copy=`: CuPy's reshape has none
         return _wrap(self._a.reshape(*shape, order=order))
@@ -219,6 +265,17 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
 ndarray.__hash__ = None  # arrays are unhashable
 
 
+class _AddressedView(ndarray):
+    """An array CuPy makes on a MemoryPointer (`cupy.ndarray(..., memptr=...)`, `as_strided`): a view of
+    another array's memory that, unlike numpy's views, has no `base`."""
+
+    __slots__ = ()
+
+    @property
+    def base(self) -> None:
+        return None
+
+
 # ------------------------------------------------------------------------------ modules
 
 
@@ -259,6 +316,11 @@ class _CudaDevice:
         return None
 
 
+# cupy.linalg's functions the engine calls (numpy's values; CuPy answers a singular matrix with inf / nan
+# rather than raising, which is not modelled)
+LINALG = ("cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet", "solve", "svd")
+
+
 class FakeCupy:
     """The stand-in `cupy` module: named functions below, any other numpy function wrapped on demand."""
 
@@ -271,10 +333,17 @@ class FakeCupy:
             runtime=types.SimpleNamespace(getDeviceCount=lambda: self.device_count),
         )
         self.random = types.SimpleNamespace(default_rng=_Generator)
+        self.linalg = types.SimpleNamespace(
+            LinAlgError=numpy.linalg.LinAlgError,
+            **{name: _function(getattr(numpy.linalg, name)) for name in LINALG},
+        )
         self.lib = types.SimpleNamespace(
             stride_tricks=types.SimpleNamespace(
-                as_strided=lambda x, shape=None, strides=None: _wrap(
-                    numpy.lib.stride_tricks.as_strided(x._a, shape, strides)
+                as_strided=lambda x, shape=None, strides=None: ndarray(
+                    x.shape if shape is None else shape,
+                    x.dtype,
+                    x.data,
+                    x.strides if strides is None else strides,
                 )
             )
         )
@@ -292,6 +361,16 @@ class FakeCupy:
         return _wrap(
             numpy.array(inner, dtype=dtype, copy=True if copy or not isinstance(value, ndarray) else None)
         )
+
+    @staticmethod
+    def broadcast_to(array, shape):
+        """A broadcast view that can be written, as CuPy's are (numpy's are read-only); arrays only, as in CuPy."""
+        if not isinstance(array, ndarray):
+            raise TypeError(
+                f"Argument 'array' has incorrect type (expected cupy.ndarray, got {type(array).__name__})"
+            )
+        view = numpy.broadcast_to(array._a, shape)
+        return _wrap(numpy.lib.stride_tricks.as_strided(array._a, view.shape, view.strides))
 
     @staticmethod
     def asnumpy(value):

@@ -61,6 +61,27 @@ def test_the_stand_in_refuses_what_cupy_refuses(fake_cuda):
     assert isinstance(a.get(), numpy.ndarray) and a.device.id == 0
 
 
+def test_the_stand_in_addresses_memory_as_cupy_does(fake_cuda):
+    a = fake_cuda.arange(6.0)
+    mem = a.data.mem  # the allocation behind the MemoryPointer
+    assert (mem.ptr, mem.size) == (a.data.ptr, 48) and a[2:].data.mem.ptr == mem.ptr
+    assert a[2:].data.ptr == (a.data + 16).ptr
+    view = fake_cuda.ndarray((2,), a.dtype, memptr=a.data + 8, strides=(16,))
+    assert view.base is None and a[1:].base is not None  # CuPy's views on a MemoryPointer have none
+    view[0] = 7.0
+    assert view.tolist() == [7.0, 3.0] and a.tolist()[1] == 7.0
+    assert fake_cuda.lib.stride_tricks.as_strided(a, (2,), (8,)).base is None
+
+
+def test_the_stand_in_s_broadcast_views_can_be_written_as_cupy_s(fake_cuda):
+    a = fake_cuda.zeros(3)
+    wide = fake_cuda.broadcast_to(a, (2, 3))
+    wide[1, 0] = 5.0
+    assert a.tolist() == [5.0, 0.0, 0.0]
+    with pytest.raises(TypeError, match="Argument 'array' has incorrect type"):
+        fake_cuda.broadcast_to(1.0, (2,))  # arrays only, as in CuPy
+
+
 # --------------------------------------------------------------------------- creation, moves
 
 
@@ -233,6 +254,62 @@ def test_copy_and_cpu_indices_cross_devices_as_in_torch(fake_cuda):
     assert on_fake(g) and host(g).tolist() == [1.0, 2.0, 3.0]
     picked = g[engine.tensor([2, 0])]  # a CPU index tensor for a CUDA tensor
     assert on_fake(picked) and host(picked).tolist() == [3.0, 1.0]
+
+
+# ------------------------------------------------- numbers, narrow dtypes and storage on the device
+
+
+def test_setitem_of_a_number_on_cuda(fake_cuda):
+    t = engine.zeros(3, device="cuda")
+    t[0] = 5.0  # copy_ of a Python number: CuPy's broadcast_to takes arrays only
+    t[1:] = 2
+    assert on_fake(t) and host(t).tolist() == [5.0, 2.0, 2.0]
+
+
+def test_int8_arithmetic_wraps_around_on_cuda(fake_cuda):
+    t = engine.ones(2, dtype=engine.int8, device="cuda") + 1000  # 1000 wrapped to a numpy scalar
+    assert on_fake(t) and t.dtype == engine.int8 and host(t).tolist() == [-23, -23]
+
+
+def test_bfloat16_reductions_stay_bfloat16_on_cuda_and_casts_do_not(fake_cuda):
+    x = engine.tensor([[1.5, -2.25], [0.5, 1.0]], dtype=engine.bfloat16, device="cuda", requires_grad=True)
+    results = {
+        "sum": x.sum(),
+        "max": x.max(),
+        "var": x.var(),
+        "index": x[0, 1],
+        "0-d product": x.sum() * x.max(),
+    }
+    assert {name: y.dtype for name, y in results.items()} == dict.fromkeys(results, engine.bfloat16)
+    results["sum"].backward()
+    assert x.grad.dtype == engine.bfloat16
+    s = x.detach().sum()
+    assert s.float().dtype == s.to(engine.float32).dtype == engine.float32  # a cast keeps what it asked for
+    assert on_fake(s.float()) and s.float().item() == 0.75
+
+
+def test_as_strided_and_resize_address_the_device_storage(fake_cuda):
+    a = engine.arange(4.0, device="cuda")
+    with pytest.raises(
+        RuntimeError, match="requiring a storage size of 20 are out of bounds for storage of size 16"
+    ):
+        a.as_strided_((3,), (2,))
+    a.as_strided_((2,), (2,), 1)
+    assert host(a).tolist() == [1.0, 3.0] and a.storage_offset() == 1
+    b = engine.arange(4.0, device="cuda")[1:]
+    b.resize_(2)  # within its storage: still a view of its base
+    b.fill_(9)
+    assert b._base is not None and host(b._base).tolist() == [0.0, 9.0, 9.0, 3.0]
+
+
+def test_partial_overlap_with_a_view_cupy_made_without_a_base_is_refused(fake_cuda):
+    t = engine.arange(8.0, device="cuda")
+    u = t.view(8)
+    u.as_strided_((1,), (1,), 3)  # CuPy makes this view on a MemoryPointer: no base
+    with pytest.raises(
+        RuntimeError, match="some elements of the input tensor and the written-to tensor refer"
+    ):
+        t.add_(u)
 
 
 # ------------------------------------------------------- every op and layer: CPU == stand-in

@@ -114,13 +114,15 @@ def test_assignment_errors():
         match=exact(f"cannot assign 'int' as child module 'fc' ({NAME}.nn.Module or None expected)"),
     ):
         n.fc = 3
+    value = torch.ones(2, 3)
+    type_name = f"{NAME}.cuda.FloatTensor" if value.is_cuda else f"{NAME}.FloatTensor"  # torch.typename's
     with pytest.raises(
         TypeError,
         match=exact(
-            f"cannot assign '{NAME}.FloatTensor' as parameter 'weight' ({NAME}.nn.Parameter or None expected)"
+            f"cannot assign '{type_name}' as parameter 'weight' ({NAME}.nn.Parameter or None expected)"
         ),
     ):
-        n.fc.weight = torch.ones(2, 3)
+        n.fc.weight = value
     with pytest.raises(
         TypeError,
         match=exact(
@@ -133,7 +135,7 @@ def test_assignment_errors():
     with pytest.raises(
         TypeError,
         match=exact(
-            f"cannot assign '{NAME}.FloatTensor' object to parameter 'w' ({NAME}.nn.Parameter or None required)"
+            f"cannot assign '{type_name}' object to parameter 'w' ({NAME}.nn.Parameter or None required)"
         ),
     ):
         n.register_parameter("w", torch.ones(1))

@@ -901,19 +901,3 @@ def test_variance_over_an_empty_dim_list_has_the_gradient_of_the_full_variance()
     x = engine.tensor(np.random.default_rng(0).uniform(-1, 1, (3, 4)), requires_grad=True)
     check_grad(lambda t: t.var(()), x)
     check_gradgrad(lambda t: t.std((), keepdim=True), x)
-
-
-def test_a_row_of_several_outputs_needs_a_joint_formula_and_no_saved_result():
-    from engine.ops.derivatives import row
-    from engine.ops.op import RowError
-
-    with pytest.raises(RowError, match="a row with 2 outputs takes a joint formula and saves no result"):
-        row("PairBackward0", lambda xp, self: (self, self), outputs=2, self=lambda m, g: g)
-    with pytest.raises(RowError, match="saves no result"):
-        row(
-            "PairBackward0",
-            lambda xp, self: (self, self),
-            saves=("result",),
-            outputs=2,
-            joint=lambda m, g, result: (g[0],),
-        )

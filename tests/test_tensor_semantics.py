@@ -30,6 +30,18 @@ def raises(exc_type, message: str):
     return pytest.raises(exc_type, match="^" + re.escape(message) + "$")
 
 
+def type_name(lib, t, tensor_type: str) -> str:
+    """How torch names the type of `t` in messages (torch.typename): `torch.cuda.FloatTensor` on a GPU."""
+    return f"{lib.__name__}.{'cuda.' if t.is_cuda else ''}{tensor_type}"
+
+
+def on_default_device(lib, text: str) -> str:
+    """A repr as torch prints it for a tensor on the default device: `device='cuda:0', ` before the
+    dtype where that is a GPU (an ENGINE_TEST_DEVICE session), the text itself on the CPU."""
+    device = lib.get_default_device()
+    return text if device.type == "cpu" else text.replace("dtype=", f"device='{device}', dtype=", 1)
+
+
 def chain(t) -> list[str]:
     """grad_fn names from `t` down its first edges, AccumulateGrad without its namespace."""
     names = []
@@ -205,9 +217,12 @@ def test_data_ptr(lib):
     assert isinstance(a.data_ptr(), int)
 
 
-def test_data_ptr_is_the_numpy_address():
+def test_data_ptr_is_the_address_in_the_array_module():
     a = engine.arange(6.0)
-    assert a[1:].data_ptr() == a.numpy()[1:].__array_interface__["data"][0]
+    if a.device.type == "cpu":
+        assert a[1:].data_ptr() == a.numpy()[1:].__array_interface__["data"][0]
+    else:  # CuPy's: the MemoryPointer of the element
+        assert a[1:].data_ptr() == a._data[1:].data.ptr == a.data_ptr() + a.element_size()
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -241,7 +256,7 @@ def test_narrow_dtypes_are_exported_with_torch_attributes(lib, name, info):
         lib.int8,
         lib.bfloat16,
     )
-    assert lib.typename(t) == f"{lib.__name__}.{tensor_type}"
+    assert lib.typename(t) == type_name(lib, t, tensor_type)
 
 
 @pytest.mark.parametrize(
@@ -253,22 +268,25 @@ def test_narrow_dtypes_are_exported_with_torch_attributes(lib, name, info):
     ],
 )
 def test_narrow_dtypes_print_as_torch(lib, name, text):
-    assert repr(lib.tensor([1, 2, -3]).to(getattr(lib, name))) == text.format(lib=lib.__name__)
+    assert repr(lib.tensor([1, 2, -3]).to(getattr(lib, name))) == on_default_device(
+        lib, text.format(lib=lib.__name__)
+    )
 
 
 def test_bfloat16_values_are_rounded_and_printed_as_torch(lib):
     t = lib.tensor([1.001, 3.14159, 1e-3, 100.7, 65504.0, 1e38]).to(lib.bfloat16)
-    assert repr(t) == (
+    assert repr(t) == on_default_device(
+        lib,
         "tensor([1.0000e+00, 3.1406e+00, 9.9945e-04, 1.0050e+02, 6.5536e+04, 9.9692e+37],\n"
-        f"       dtype={lib.__name__}.bfloat16)"
+        f"       dtype={lib.__name__}.bfloat16)",
     )
     assert lib.tensor([0.1, 0.2], dtype=lib.bfloat16).tolist() == [0.10009765625, 0.2001953125]
     assert lib.tensor([1.001], dtype=lib.bfloat16).item() == 1.0
-    assert (
-        repr(lib.tensor([1.0], dtype=lib.bfloat16) / 3) == f"tensor([0.3340], dtype={lib.__name__}.bfloat16)"
+    assert repr(lib.tensor([1.0], dtype=lib.bfloat16) / 3) == on_default_device(
+        lib, f"tensor([0.3340], dtype={lib.__name__}.bfloat16)"
     )
-    assert repr(lib.tensor([1.001, 2.3], dtype=lib.bfloat16).sum()) == (
-        f"tensor(3.2969, dtype={lib.__name__}.bfloat16)"
+    assert repr(lib.tensor([1.001, 2.3], dtype=lib.bfloat16).sum()) == on_default_device(
+        lib, f"tensor(3.2969, dtype={lib.__name__}.bfloat16)"
     )
     both = lib.cat([lib.ones(2, dtype=lib.bfloat16)] * 2)
     assert both.dtype == lib.bfloat16 and lib.stack([both, both]).dtype == lib.bfloat16
@@ -304,7 +322,9 @@ def test_bfloat16_with_numbers_and_zero_dim_tensors(lib):
 
 
 def test_int8_arithmetic_wraps_around_like_c(lib):
-    assert repr(lib.ones(2, dtype=lib.int8) + 1000) == f"tensor([-23, -23], dtype={lib.__name__}.int8)"
+    assert repr(lib.ones(2, dtype=lib.int8) + 1000) == on_default_device(
+        lib, f"tensor([-23, -23], dtype={lib.__name__}.int8)"
+    )
     assert lib.tensor([200]).to(lib.int8).tolist() == [-56]
     assert lib.ones(2, dtype=lib.int8).sum().dtype == lib.int64
 
@@ -389,10 +409,11 @@ def test_bfloat16_has_no_numpy_array(lib):
 def test_random_floats_of_an_integer_dtype_raise_torchs_error(lib, name, scalar_type):
     dt = getattr(lib, name)
     like = lib.zeros(2, dtype=dt)
+    normal_kernel = f"normal_kernel_{like.device.type}"  # torch's CUDA kernel is normal_kernel_cuda
     for make, kernel in (
-        (lambda: lib.randn(2, dtype=dt), "normal_kernel_cpu"),
-        (lambda: lib.randn(2, 3, dtype=dt, requires_grad=True), "normal_kernel_cpu"),
-        (lambda: lib.randn_like(like), "normal_kernel_cpu"),
+        (lambda: lib.randn(2, dtype=dt), normal_kernel),
+        (lambda: lib.randn(2, 3, dtype=dt, requires_grad=True), normal_kernel),
+        (lambda: lib.randn_like(like), normal_kernel),
         (lambda: lib.rand(2, dtype=dt), "check_uniform_bounds"),
         (lambda: lib.rand_like(like), "check_uniform_bounds"),
     ):
@@ -603,7 +624,7 @@ def test_saved_tensor_changed_by_an_in_place_view_op(lib):
     with raises(
         RuntimeError,
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[{lib.__name__}.FloatTensor [3, 2]], which is output 0 of T1, is at version 1; expected version 0 "
+        f"[{type_name(lib, b, 'FloatTensor')} [3, 2]], which is output 0 of T1, is at version 1; expected version 0 "
         f"instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
         f"with {lib.__name__}.autograd.set_detect_anomaly(True, check_nan=False).",
     ):
@@ -725,16 +746,16 @@ def test_resize_errors(lib):
 # ---------------------------------------------------------------------------- Tensor.new
 
 
-def options(lib, dtype: str) -> str:
+def options(dtype: str, device) -> str:
     return (
-        f"TensorOptions(dtype={dtype}, device=cpu, layout=Strided, requires_grad=false (default), "
+        f"TensorOptions(dtype={dtype}, device={device}, layout=Strided, requires_grad=false (default), "
         "pinned_memory=false (default), memory_format=(nullopt))"
     )
 
 
 def test_new_makes_tensors_of_self_s_dtype_and_device(lib):
     x = lib.randn(2, 3, dtype=lib.float64)
-    assert repr(x.new()) == f"tensor([], dtype={lib.__name__}.float64)"
+    assert repr(x.new()) == on_default_device(lib, f"tensor([], dtype={lib.__name__}.float64)")
     assert x.new(2, 3).shape == (2, 3) and x.new(2, 3).dtype == lib.float64
     assert x.new(lib.Size([2, 3])).shape == (2, 3) and x.new(0).shape == (0,)
     assert x.new((2, 3)).tolist() == [2.0, 3.0]  # a plain tuple is data
@@ -757,9 +778,9 @@ def test_new_of_a_tensor_is_an_alias(lib):
 
 def test_new_errors(lib):
     x = lib.randn(2, 3, dtype=lib.float64)
-    with raises(TypeError, f"expected {options(lib, 'double')} (got {options(lib, 'float')})"):
+    with raises(TypeError, f"expected {options('double', x.device)} (got {options('float', x.device)})"):
         x.new(lib.tensor([1.0, 2.0]))
-    with raises(TypeError, f"expected {options(lib, 'double')} (got {options(lib, 'long int')})"):
+    with raises(TypeError, f"expected {options('double', x.device)} (got {options('long int', x.device)})"):
         x.new(lib.tensor([1, 2]))
     for value, kind in ((2.5, "float"), (True, "bool")):
         with raises(TypeError, f"new(): data must be a sequence (got {kind})"):

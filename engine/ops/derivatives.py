@@ -13,6 +13,10 @@ The language of a row
 - `saves`: the tensors the backward reads: inputs by name, and `result` for the output
   (`_saved_<name>` too). An input is saved only when the formula of an input that requires
   grad reads it, as PyTorch saves conditionally.
+- `outputs`: the outputs' names, when PyTorch names them (`("U", "S", "Vh")`; `("result",)`
+  by default), so `saves` can name them. A row of several outputs returns a tuple from its
+  forward, is applied with `apply_multi`, and its formulas get `g` as a tuple, one gradient
+  per output (None where none arrived).
 - `frees`: attrs that PyTorch's node keeps as saved tensors (an index, a mask): freed with
   the saved values after backward, so a second backward through the node raises PyTorch's
   error, and so does reading `_saved_<name>` afterwards.
@@ -25,6 +29,9 @@ The language of a row
 - `broadcasts=True`: the inputs broadcast against each other, so each input's gradient is
   summed back to its shape and cast back to its dtype (in FormulaNode.apply, one place).
   `promotes=True`: the operands' dtypes are promoted as torch does (promotion.py).
+- `casts=True`: the forward converts to a dtype it is given (`.to()`), so a result that is not
+  bfloat16 stays so; otherwise a 0-d result that lost its first input's bfloat16 tag (numpy's
+  scalars, CuPy's reductions) gets it back (op.apply_op).
 
 Every name is checked when the row is built: forward and formulas must take exactly these
 parameters, by name, with no `*args`, so a malformed row fails at import, not in a user's
@@ -61,14 +68,15 @@ def row(
     broadcasts=False,
     promotes=False,
     variadic=False,
+    casts=False,
     joint=None,
     frees=(),
-    outputs=1,
+    outputs=("result",),
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
     node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs)
-    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic)
+    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic, casts=casts)
 
 
 ELEMENTWISE = {"broadcasts": True, "promotes": True}
@@ -315,7 +323,7 @@ AS_STRIDED = row("AsStridedBackward0", lambda xp, self, self_sym_sizes, view_fn:
 CLONE = row("CloneBackward0", lambda xp, self: self.copy(), self=lambda m, g: g)
 TO_COPY = row("ToCopyBackward0",
               lambda xp, self, dtype, device, self_dtype, self_device: K.to_copy(self, dtype, device),
-              attrs=("dtype", "device", "self_dtype", "self_device"),
+              attrs=("dtype", "device", "self_dtype", "self_device"), casts=True,
               self=lambda m, g, dtype, device, self_dtype, self_device: m.to(g, self_dtype, self_device))
 INDEX = row("IndexBackward0", lambda xp, self, self_sym_sizes, indices: self[indices],
             attrs=("self_sym_sizes", "indices"), frees=("indices",),
@@ -333,7 +341,7 @@ STACK = row("StackBackward0", lambda xp, tensors, dim, n: K.stack(xp, tensors, d
             joint=lambda m, g, dim, n: [g[(slice(None),) * dim + (i,)] for i in range(n)])
 
 # --- in-place building blocks (applied through ops.inplace) ------------------------------------
-COPY = row("CopyBackwards", lambda xp, self, src: xp.broadcast_to(src, self.shape).astype(self.dtype, copy=True),
+COPY = row("CopyBackwards", lambda xp, self, src: K.copied_into(xp, self, src),
            inputs=("self", "src"), broadcasts=True,
            self=lambda m, g: g * 0.0,
            src=lambda m, g: g)
@@ -369,15 +377,17 @@ AMIN = row("AminBackward0", lambda xp, self, dim, keepdim: self.min(axis=dim, ke
 AMINMAX = row("AminmaxBackward0",
               lambda xp, self, dim, keepdim: (self.min(axis=dim, keepdims=keepdim),
                                               self.max(axis=dim, keepdims=keepdim)),
-              saves=("self",), attrs=("dim", "keepdim"), outputs=2, joint=F.extremes_backward)
+              saves=("self",), attrs=("dim", "keepdim"), outputs=("min", "max"), joint=F.extremes_backward)
 VAR_MEAN = row("VarMeanBackward0",
                lambda xp, self, dim, correction, keepdim: (K.variance(xp, self, dim, correction, keepdim),
                                                            self.mean(axis=dim, keepdims=keepdim)),
-               saves=("self",), attrs=("dim", "correction", "keepdim"), outputs=2, joint=F.var_mean_backward)
+               saves=("self",), attrs=("dim", "correction", "keepdim"), outputs=("result0", "result1"),
+               joint=F.var_mean_backward)
 STD_MEAN = row("StdMeanBackward0",
                lambda xp, self, dim, correction, keepdim: (xp.sqrt(K.variance(xp, self, dim, correction, keepdim)),
                                                            self.mean(axis=dim, keepdims=keepdim)),
-               saves=("self",), attrs=("dim", "correction", "keepdim"), outputs=2, joint=F.std_mean_backward)
+               saves=("self",), attrs=("dim", "correction", "keepdim"), outputs=("result0", "result1"),
+               joint=F.std_mean_backward)
 
 
 def scatters_back(node_name: str) -> Op:
@@ -838,4 +848,76 @@ FLOOR_DIVIDE_NUMBER = row(NOT_IMPLEMENTED, lambda xp, self, other: K.div_rounded
 REMAINDER_NUMBER_SELF = row(NOT_IMPLEMENTED, lambda xp, other, self: K.remainder(xp, self, other),
                             inputs=("other",), attrs=("self",),
                             other=lambda m, g, self: F.not_implemented(NO_REMAINDER))
+
+# =================================================================================================
+# --- linear algebra ------------------------------------------------------------------------------
+# Rows behind the matrix products and engine.linalg (ops/linalg_ops.py), with torch's names for
+# their saved values. A row of several outputs names them (`outputs=`) and its formula gets `g`
+# as a tuple; it is applied with op.apply_multi. LAPACK's failures become torch's errors in the
+# forwards (kernels.py).
+# =================================================================================================
+ADDMM_SCALED = row("AddmmBackward0",
+                   lambda xp, self, mat1, mat2, beta, alpha: K.scaled_addmm(xp, self, mat1, mat2, beta, alpha),
+                   inputs=("self", "mat1", "mat2"), saves=("mat1", "mat2"), attrs=("beta", "alpha"), broadcasts=True,
+                   self=lambda m, g, mat1, mat2, beta, alpha: F.scaled(g, beta),
+                   mat1=lambda m, g, mat1, mat2, beta, alpha: F.scaled(g @ m.transpose(mat2, 0, 1), alpha),
+                   mat2=lambda m, g, mat1, mat2, beta, alpha: F.scaled(F.addmm_mat2_backward(m, g, mat1, mat2), alpha))
+ADDMV = row("AddmvBackward0", lambda xp, self, mat, vec, beta, alpha: K.scaled_addmm(xp, self, mat, vec, beta, alpha),
+            inputs=("self", "mat", "vec"), saves=("mat", "vec"), attrs=("beta", "alpha"), broadcasts=True,
+            self=lambda m, g, mat, vec, beta, alpha: F.scaled(g, beta),
+            mat=lambda m, g, mat, vec, beta, alpha: F.scaled(F.as_column(g) * F.as_row(vec), alpha),
+            vec=lambda m, g, mat, vec, beta, alpha: F.scaled(m.transpose(mat, 0, 1) @ g, alpha))
+ADDR = row("AddrBackward0",
+           lambda xp, self, vec1, vec2, beta, alpha: K.scaled_addmm(xp, self, vec1[:, None], vec2[None, :], beta, alpha),
+           inputs=("self", "vec1", "vec2"), saves=("vec1", "vec2"), attrs=("beta", "alpha"), broadcasts=True,
+           self=lambda m, g, vec1, vec2, beta, alpha: F.scaled(g, beta),
+           vec1=lambda m, g, vec1, vec2, beta, alpha: F.scaled(g @ vec2, alpha),
+           vec2=lambda m, g, vec1, vec2, beta, alpha: F.scaled(m.transpose(g, 0, 1) @ vec1, alpha))
+BADDBMM = row("BaddbmmBackward0",
+              lambda xp, self, batch1, batch2, beta, alpha: K.scaled_addmm(xp, self, batch1, batch2, beta, alpha),
+              inputs=("self", "batch1", "batch2"), saves=("batch1", "batch2"), attrs=("beta", "alpha"),
+              broadcasts=True,
+              self=lambda m, g, batch1, batch2, beta, alpha: F.scaled(g, beta),
+              batch1=lambda m, g, batch1, batch2, beta, alpha: F.scaled(g @ F.mT(m, batch2), alpha),
+              batch2=lambda m, g, batch1, batch2, beta, alpha: F.scaled(F.mT(m, batch1) @ g, alpha))
+ADDBMM = row("AddbmmBackward0",
+             lambda xp, self, batch1, batch2, beta, alpha:
+                 K.scaled_addmm(xp, self, batch1.transpose(1, 0, 2).reshape(batch1.shape[1], -1),
+                         batch2.reshape(-1, batch2.shape[2]), beta, alpha),
+             inputs=("self", "batch1", "batch2"), saves=("batch1", "batch2"), attrs=("beta", "alpha"),
+             broadcasts=True,
+             self=lambda m, g, batch1, batch2, beta, alpha: F.scaled(g, beta),
+             batch1=lambda m, g, batch1, batch2, beta, alpha: F.scaled(g @ F.mT(m, batch2), alpha),
+             batch2=lambda m, g, batch1, batch2, beta, alpha: F.scaled(F.mT(m, batch1) @ g, alpha))
+LINALG_CROSS = row("LinalgCrossBackward0", lambda xp, self, other, dim: F.cross(self, other, dim),
+                   inputs=("self", "other"), saves=("self", "other"), attrs=("dim",), broadcasts=True,
+                   self=lambda m, g, self, other, dim: F.cross(other, g, dim),
+                   other=lambda m, g, self, other, dim: F.cross(g, self, dim))
+DET = row("LinalgDetBackward0", lambda xp, A: xp.linalg.det(A), inputs=("A",), saves=("A", "result"),
+          A=F.det_backward)
+SLOGDET = row("LinalgSlogdetBackward0", lambda xp, A: K.slogdet(xp, A), inputs=("A",),
+              outputs=("sign", "logabsdet"), saves=("A", "sign"), A=F.slogdet_backward)
+INV = row("LinalgInvExBackward0", lambda xp, A, name: K.inv(xp, A, name), inputs=("A",), attrs=("name",),
+          outputs=("inverse",), saves=("inverse",), A=lambda m, g, inverse, name: F.inv_backward(m, g, inverse))
+SOLVE = row("LinalgSolveExBackward0", lambda xp, A, B, left, vector: K.solve(xp, A, B, left, vector),
+            inputs=("A", "B"), saves=("A", "result"), attrs=("left", "vector"), broadcasts=True,
+            joint=F.solve_backward)
+CHOLESKY = row("LinalgCholeskyExBackward0", lambda xp, A, upper, name: K.cholesky(xp, A, upper, name),
+               inputs=("A",), attrs=("upper", "name"), outputs=("L",), saves=("L",),
+               A=lambda m, g, L, upper, name: F.cholesky_backward(m, g, L, upper))
+CHOLESKY_DEPRECATED = row("CholeskyBackward0", lambda xp, A, upper, name: K.cholesky(xp, A, upper, name),
+                          inputs=("A",), attrs=("upper", "name"), saves=("result",),
+                          A=lambda m, g, result, upper, name: F.cholesky_backward(m, g, result, upper))
+QR = row("LinalgQrBackward0", lambda xp, A, mode: K.qr(xp, A, mode), inputs=("A",), attrs=("mode",),
+         outputs=("Q", "R"), saves=("Q", "R"), A=F.qr_backward)
+SVD = row("LinalgSvdBackward0",
+          lambda xp, A, full_matrices, compute_uv: K.svd(xp, A, full_matrices, compute_uv),
+          inputs=("A",), attrs=("full_matrices", "compute_uv"), outputs=("U", "S", "Vh"), saves=("U", "S", "Vh"),
+          A=lambda m, g, U, S, Vh, full_matrices, compute_uv: F.svd_backward(m, g, U, S, Vh, full_matrices))
+EIGH = row("LinalgEighBackward0", lambda xp, A, UPLO, compute_v: K.eigh(xp, A, UPLO, compute_v),
+           inputs=("A",), attrs=("UPLO", "compute_v"), outputs=("eigenvalues", "eigenvectors"),
+           saves=("eigenvalues", "eigenvectors"),
+           A=lambda m, g, eigenvalues, eigenvectors, UPLO, compute_v:
+               F.eigh_backward(m, g, eigenvalues, eigenvectors, UPLO))
+# einsum's repeated labels take a DIAGONAL; matrix_norm's orders 1, 2 and inf an AMAX or AMIN (rows above)
 # fmt: on

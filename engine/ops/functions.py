@@ -22,6 +22,7 @@ from . import derivatives as D
 from . import kernels as K
 from .api import IN_PLACE, exported, public
 from .op import apply_op, broadcast_error, check_same_device
+from .promotion import result_type
 from .views import note_view
 
 ndarray = numpy.ndarray
@@ -71,7 +72,7 @@ def with_number(a, number, typed: bool = True):
     `typed` an integer number as a scalar of that dtype (-3 wraps for uint8, as in torch)."""
     if a._data.dtype.kind == "f":  # a float tensor keeps its dtype whatever the number
         return a, number
-    dt = promotion.result_type((a, number))
+    dt = result_type((a, number))
     if dt != a._data.dtype:
         a = wrap(a._data.astype(dt))
     return a, K.typed_number(number, dt) if typed and dt.kind != "f" else number
@@ -174,7 +175,7 @@ def div(input, other, *, rounding_mode=NOT_GIVEN):
         operands = number_operands(a, other, typed=rounding_mode is not None)
         return apply_op(D.DIV_MODE, operands, (rounding_mode,))
     out = apply_op(D.DIV, (a, other))
-    if promotion.result_type((a, other)).kind != "f":
+    if result_type((a, other)).kind != "f":
         out._data = out._data.astype(backend.get_default_dtype().np)  # int / int: true division, float32
     return out
 

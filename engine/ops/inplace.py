@@ -97,9 +97,9 @@ def check_overlap(t: Tensor, op, others: tuple, attrs: tuple) -> None:
         if not isinstance(x, Tensor) or x is t:
             continue
         other = x._data
-        if (data.base is not None or other.base is not None) and backend.memory_overlap(
-            data, other
-        ) == "partial":
+        if not (backend.owns_memory(data) and backend.owns_memory(other)) and (
+            backend.memory_overlap(data, other) == "partial"
+        ):
             raise RuntimeError(PARTIAL_OVERLAP)  # (two arrays owning their memory cannot overlap)
 
 
@@ -609,7 +609,7 @@ def resize_(t, *size, memory_format=None):
     if shape == t._data.shape:
         return t
     t._data = _resized(t._data, shape)
-    if t._base is not None and backend.storage_of(t._data) is not backend.storage_of(t._base._data):
+    if t._base is not None and not backend.same_storage(t._data, t._base._data):
         t._base = t._view_fn = None  # a new storage: no longer a view of the base's
         t._vc.views.pop(id(t), None)
     elif t._base is not None:

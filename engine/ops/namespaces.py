@@ -205,6 +205,29 @@ class ArrayMath:
     def scatter_reduce(self, x, dim, index, src, reduce, include_self, key, src_key):
         return kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
 
+    # -- linear algebra: formulas of the decompositions (formulas.py, "linear algebra")
+    def eye(self, n, like):
+        return self.xp.eye(n, dtype=like.dtype)
+
+    def tril(self, x, k=0):
+        return self.xp.tril(x, k)
+
+    def triu(self, x, k=0):
+        return self.xp.triu(x, k)
+
+    def solve(self, a, b):
+        try:
+            return self.xp.linalg.solve(a, b)
+        except numpy.linalg.LinAlgError:  # singular: LAPACK's inf and nan, as torch's solvers give
+            x = kernels.lu_solve(backend.to_numpy(a), backend.to_numpy(b))
+            return backend.to_device(x, backend.device_of(a))
+
+    def det(self, a):
+        return self.xp.linalg.det(a)
+
+    def svd(self, a):
+        return self.xp.linalg.svd(a, full_matrices=False)
+
 
 class TensorMath:
     """Formulas on Tensors: every step is an op, so the backward is itself differentiable."""
@@ -402,6 +425,31 @@ class TensorMath:
     @staticmethod
     def scatter_reduce(x, dim, index, src, reduce, include_self, key, src_key):
         return x.scatter_reduce(dim, wrap(index), src, reduce, include_self=include_self)
+
+    # -- linear algebra: masks are constants, so the recorded ops are where / sum / the rows
+    @staticmethod
+    def eye(n, like):
+        return wrap(array_math(like._data).eye(n, like._data))
+
+    @staticmethod
+    def tril(x, k=0):
+        return x.where(array_math(x._data).xp.tri(*x.shape[-2:], k, dtype=bool), 0.0)
+
+    @staticmethod
+    def triu(x, k=0):
+        return x.where(~array_math(x._data).xp.tri(*x.shape[-2:], k - 1, dtype=bool), 0.0)
+
+    @staticmethod
+    def solve(a, b):
+        return a._linalg_solve(b)
+
+    @staticmethod
+    def det(a):
+        return a.det()
+
+    @staticmethod
+    def svd(a):
+        return a._linalg_svd()
 
 
 TENSOR_MATH = TensorMath()

@@ -120,6 +120,11 @@ class FormulaNode(Node):
                 out[i] = gi
         return out
 
+    def apply_outputs(self, grads, m, create_graph):
+        """A row of several outputs (svd's U, S, Vh): its formulas get every output's gradient as `g`,
+        a tuple with None where no gradient reached that output."""
+        return FormulaNode.apply(self, (tuple(grads),), m, create_graph)
+
     def release(self) -> None:
         if self._versions:
             self._saved = None
@@ -185,14 +190,15 @@ def _check_signature(node_name: str, role: str, fn, expected: tuple) -> None:
         )
 
 
-def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=()) -> None:
+def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=(), outputs=("result",)) -> None:
     """Every name of a row agrees: forward `(xp, *inputs, *attrs)`, formulas `(m, g, *saves, *attrs)`."""
     unknown = [k for k in formulas if k not in inputs]
     if unknown:
         raise RowError(f"derivative table, {name}: formulas for {unknown}, which are not inputs {inputs}")
-    bad_saves = [s for s in saves if s not in inputs and s != "result"]
+    bad_saves = [s for s in saves if s not in inputs and s not in outputs]
     if bad_saves:
-        raise RowError(f"derivative table, {name}: saves {bad_saves}, which are neither inputs nor 'result'")
+        what = repr(outputs[0]) if len(outputs) == 1 else f"outputs {outputs}"
+        raise RowError(f"derivative table, {name}: saves {bad_saves}, which are neither inputs nor {what}")
     bad_frees = [a for a in frees if a not in attrs]
     if bad_frees:
         raise RowError(f"derivative table, {name}: frees {bad_frees}, which are not attrs {attrs}")
@@ -206,20 +212,18 @@ def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=()) -
         _check_signature(name, f"formula for {input_name}", formula, expected)
 
 
-def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=(), outputs=1):
+def node_class(
+    name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=(), outputs=("result",)
+):
     """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties.
 
-    A row with several `outputs` (aminmax, var_mean) has a joint formula whose `g` is the tuple
-    of the outputs' gradients, None for an output that got none.
+    A saved output k has source -1 - k (the only output, `result`, is -1).
     """
-    _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees)
-    if outputs > 1 and (joint is None or "result" in saves):
-        raise RowError(
-            f"derivative table, {name}: a row with {outputs} outputs takes a joint formula and saves no result"
-        )
-    sources = tuple(-1 if s == "result" else inputs.index(s) for s in saves)
+    _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees, outputs)
+    sources = tuple(-1 - outputs.index(s) if s in outputs else inputs.index(s) for s in saves)
     ns = {
         "__slots__": (),
+        "num_outputs": len(outputs),
         "formulas": () if variadic else tuple(formulas.get(i) for i in inputs),
         "joint": staticmethod(joint) if joint else None,
         "saved_names": tuple(saves),
@@ -231,18 +235,9 @@ def node_class(name, inputs, saves, attrs, formulas, joint, forward, variadic=Fa
         ns["_saved_" + s] = _saved_property(s, i, False)
     for i, a in enumerate(attrs):
         ns["_saved_" + a] = _saved_property(a, i, True, a in frees)
-    ns["apply"] = own_copy(FormulaNode.apply)
+    ns["apply"] = own_copy(FormulaNode.apply if len(outputs) == 1 else FormulaNode.apply_outputs)
     ns["release"] = own_copy(FormulaNode.release_with_attrs if frees else FormulaNode.release)
-    if outputs > 1:
-        ns["num_outputs"] = outputs
-        ns["apply_joint"] = ns["apply"]
-        ns["apply"] = _apply_every_output
     return type(name, (FormulaNode,), ns)
-
-
-def _apply_every_output(self, grads, m, create_graph):
-    """A node of several outputs: its joint formula's `g` is the tuple of their gradients."""
-    return self.apply_joint((tuple(grads),), m, create_graph)
 
 
 def own_copy(function):
@@ -286,20 +281,21 @@ class Op:
     saved); `conditional` says whether any value depends on which inputs require grad.
     """
 
-    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes")
+    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes", "casts")
 
-    def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False):
+    def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False, casts=False):
         self.forward = _variadic(forward, len(node.attr_names)) if variadic else forward
         self.node = node
         self.broadcasts = broadcasts  # input gradients summed and cast back to each input (FormulaNode.apply)
         self.promotes = promotes  # operands' dtypes promoted as torch does (promotion.py)
+        self.casts = casts  # the result has the dtype asked for, not its input's (no bfloat16 tag restored)
         formulas, saves = node.formulas, node.saved_names
         self.conditional = not (node.joint is not None or len(formulas) < 2 or None in formulas)
         if self.conditional:
             read = [names_read(f) for f in formulas]
             readers = [
-                None if s == "result" else tuple(j for j, names in enumerate(read) if s in names)
-                for s in saves
+                None if i < 0 else tuple(j for j, names in enumerate(read) if s in names)
+                for s, i in zip(saves, node.saved_sources)
             ]
         else:
             readers = [None] * len(saves)
@@ -355,9 +351,10 @@ def _xp_of_inputs(datas):
 
 
 def _wrapped_numbers(datas) -> list:
-    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000)."""
+    """Python ints as the first array's integer dtype, wrapped around as C casts do (int8 + 1000): numpy
+    scalars, which numpy's and CuPy's arrays both take as operands (CuPy refuses numpy arrays)."""
     dtype = next(d.dtype for d in datas if hasattr(d, "dtype"))
-    return [numpy.array(d).astype(dtype) if d.__class__ is int else d for d in datas]
+    return [numpy.array(d).astype(dtype)[()] if d.__class__ is int else d for d in datas]
 
 
 def new_node(cls, next_functions, saved=(), attrs=(), meta=None):
@@ -436,8 +433,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         raise error from None
     except OverflowError:  # a Python int beyond a narrow int dtype: torch wraps it around
         array = op.forward(xp, *_wrapped_numbers(datas), *attrs)
-    if array.__class__ is not ndarray and (isinstance(array, numpy.generic) or not backend.is_array(array)):
-        array = backend.as_result_array(array, d0)  # a reduction's scalar: bfloat16 kept
+    if array.__class__ is not ndarray:  # a scalar, or a device array: bfloat16 kept where it was lost
+        array = backend.as_result_array(array, d0, not op.casts)
     out = Tensor.__new__(Tensor)  # wrap(array), inlined
     out._data = array
     out._grad = out._base = out._view_fn = out._hooks = out._post_acc_hooks = out._acc = None
@@ -522,24 +519,32 @@ def _any_edge(edges, positions) -> bool:
     return False
 
 
-def apply_multi_output(op: Op, inputs: tuple, attrs: tuple = ()) -> tuple:
-    """Run a row whose forward returns several arrays: one Tensor each, all made by one node.
+def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
+    """Run a row of several outputs (svd's U, S, Vh): one node, output k its output_nr k.
 
-    Off the hot path (aminmax, var_mean): the inputs are Tensors of one dtype, and only
-    inputs are saved, as `new_node` stamps them.
+    Not the hot path: these rows factor matrices. Saved outputs keep their version, as a
+    single output's do in `apply_op`, so an in-place change of U before backward is caught.
     """
-    datas = [x._data for x in inputs]
     check_same_device(*inputs)
-    arrays = op.forward(_xp_of_inputs(datas), *datas, *attrs)
-    outs = [wrap(array) for array in arrays]
-    if not (_grad_enabled[0] and any(x._rg for x in inputs)):
-        return tuple(outs)
-    saved = [inputs[i] for i, _ in op.save_plan]
-    node = new_node(op.node, tuple(edge_of(x) for x in inputs), saved, attrs)
+    datas = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    outs = [wrap(array) for array in op.forward(_xp_of_inputs(datas), *datas, *attrs)]
+    if not (_grad_enabled[0] and any(isinstance(x, Tensor) and x._rg for x in inputs)):
+        return outs
+    saved, versions = [], []
+    for i, _ in op.save_plan:
+        if i < 0:
+            out = outs[-1 - i]
+            saved.append(SavedOutput(out, -1 - i))
+            versions.append(0)
+        else:
+            saved.append(inputs[i])
+            versions.append(inputs[i]._vc.version if isinstance(inputs[i], Tensor) else None)
+    node = new_node(op.node, tuple(edge_of(x) for x in inputs), (), attrs)
+    node._saved, node._versions = saved, versions
     if _anomaly_on[0]:
-        node._trace = anomaly.forward_trace(node, inputs, outs[0])
+        node._trace = [anomaly.forward_trace(node, inputs, out) for out in outs][0]
     for k, out in enumerate(outs):
         out.grad_fn = node
         out._output_nr = k
         out._rg = True
-    return tuple(outs)
+    return outs

@@ -37,7 +37,7 @@ from .functions import (
     variance_args,
     vector_norm_of,
 )
-from .op import apply_multi_output, apply_op
+from .op import apply_multi, apply_op
 from .promotion import result_type
 
 
@@ -154,12 +154,12 @@ def aminmax(input, *, dim=None, keepdim=False):
     else:
         dims = reduce_dims(dim, input.dim())
         check_reduced_sizes("aminmax:", input, dims)
-    return RETURN_TYPES["aminmax"](*apply_multi_output(D.AMINMAX, (input,), (dims, keepdim)))
+    return RETURN_TYPES["aminmax"](*apply_multi(D.AMINMAX, (input,), (dims, keepdim)))
 
 
 def _with_mean(name: str, op, input, dim, unbiased, keepdim, correction):
     dims, c = variance_args(name, input, dim, unbiased, correction, stacklevel=4)
-    return apply_multi_output(op, (input,), (dims, c, keepdim))
+    return tuple(apply_multi(op, (input,), (dims, c, keepdim)))
 
 
 @public(method=False)

@@ -21,6 +21,7 @@ from . import (
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
+from . import linalg_ops as _linalg_ops  # noqa: F401  (installs its @public methods)
 from . import pointwise as P
 from . import shaping as _shaping  # noqa: F401  (installs its methods: split, gather, sort, ...)
 from .derivatives import TO_COPY
