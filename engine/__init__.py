@@ -55,6 +55,7 @@ from .ops.creation import (
 from .ops.functions import *  # every op marked @public (ops/api.py)
 from .ops.linalg_ops import *
 from .ops.nn_support import *
+from .ops.pointwise import *
 from .ops.reductions import *
 from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
 from .tensor import Size, Tensor, typename

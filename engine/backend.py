@@ -531,15 +531,16 @@ def storage_and_offset(array) -> tuple:
     return root, (data_ptr(array) - data_ptr(root)) // array.itemsize
 
 
-def device_erf(xp):
-    """CuPy's erf kernel for arrays of `xp`, or None (numpy, or no cupyx.scipy): use the array-op series."""
+def device_special(xp, name: str):
+    """CuPy's kernel `name` (erf, erfc, erfinv) for arrays of `xp`, or None (numpy, or no cupyx.scipy):
+    then the engine's array-op version is used."""
     if xp is numpy or not _cupy or xp is not _cupy[0]:
         return None
     try:
         special = importlib.import_module(_cupy[1].__name__ + ".scipy.special")
     except ImportError:
         return None
-    return special.erf
+    return getattr(special, name, None)
 
 
 def synchronize(dev: device) -> None:

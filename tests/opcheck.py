@@ -74,7 +74,8 @@ def _as_list(out) -> list:
 
 
 def _numpy(t) -> np.ndarray:
-    return np.asarray(t.detach().cpu().numpy())
+    """clone() first: torch may hand back a lazy ZeroTensor (sgn's gradient), which refuses .numpy()."""
+    return np.asarray(t.detach().clone().cpu().numpy())
 
 
 def check_op(

@@ -39,6 +39,24 @@ def invalid_combination(name: str, given, options) -> TypeError:
     return TypeError(text)
 
 
+def signature_error(name: str, given, signatures, marked=()) -> TypeError:
+    """`invalid_combination` for the values `given`. The signatures in `marked` (those torch's parser
+    explains) mark each given type but a Tensor given for a Tensor: torch marks a number even where a
+    Number is taken."""
+    types = tuple(type_name(x) for x in given)
+
+    def marks(signature: str) -> str:
+        params = [p.split()[0] for p in signature.strip("()").split(", *")[0].split(", ")]
+        return ", ".join(t if t == p == "Tensor" else f"!{t}!" for t, p in zip(types, params))
+
+    return invalid_combination(name, types, [(s, marks(s) if s in marked else None) for s in signatures])
+
+
+TENSOR_OTHER = "(Tensor input, Tensor other, *, Tensor out = None)"
+NUMBER_OTHER = "(Tensor input, Number other, *, Tensor out = None)"
+NUMBER_SELF = "(Number self, Tensor other)"  # the overload torch's parser marks for two numbers
+
+
 _NEW_SIGNATURES = (
     "(*, engine.device device = None)",
     "(engine.Storage storage)",

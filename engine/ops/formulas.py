@@ -676,6 +676,42 @@ def scatter_reduce_backward(
     return grad_self, grad_src
 
 
+# -- elementwise (ops/pointwise.py) -------------------------------------------------------------
+
+
+def zero_grad(m, g):
+    """The gradient of a piecewise-constant op (floor, sign, a rounded division): zeros, as torch's."""
+    return m.zeros(g.shape, g)
+
+
+def copysign_backward(m, g, self, result):
+    """d copysign(self, other) / d self = result / self (+-1), 0 where self is 0, as torch."""
+    return g * m.where(self == 0, 0.0, result / self)
+
+
+def pow_number_base_backward(m, g, exponent, result, self):
+    """d base ** exponent / d exponent for a Python number base: result * log(base), 0 where a zero
+    base meets an exponent >= 0 (NaN for a negative base, as C's log gives it, not an error)."""
+    if self == 0:
+        return g * m.where(exponent >= 0, 0.0, result * -math.inf)
+    return g * (result * K.log_number(self))
+
+
+def pow_exponent_backward(m, g, self, exponent, result):
+    """d self ** exponent / d exponent = result * log(self), the base in the result's dtype (as torch
+    promotes it: a float32 base loses no digits to a float64 exponent); 0 where a zero base meets an
+    exponent >= 0."""
+    dtype = raw(result).dtype
+    base = self if raw(self).dtype == dtype else m.cast(self, dtype)
+    return g * m.where((self == 0) & (exponent >= 0), 0.0, result * m.log(base))
+
+
+def xlogy_self_backward(m, g, self, other):
+    """d xlogy(self, other) / d self = xlogy(self != 0, other): log(other), 0 where self is 0, computed in
+    the gradient's dtype (torch's is float64 for a float64 self and a number `other`)."""
+    return g * m.xlogy(m.cast(self != 0, raw(g).dtype), other)
+
+
 # -- linear algebra -----------------------------------------------------------------------------
 # torch's FunctionsManual formulas for the matrix functions (real case). A row of several outputs
 # (svd's U, S, Vh) gets `g` as a tuple, None where no gradient arrived; a formula returning None

@@ -19,6 +19,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
 from . import arg_errors, creation, promotion
 from . import derivatives as D
+from . import kernels as K
 from .api import IN_PLACE, exported, public
 from .op import apply_op, broadcast_error, check_same_device
 from .promotion import result_type
@@ -63,6 +64,27 @@ def norm_dims(dim, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
         return tuple(sorted({norm_dim(d, ndim) for d in dim}))
     return (norm_dim(dim, ndim),)
+
+
+def with_number(a, number, typed: bool = True):
+    """A tensor and a Python number as torch computes them: the tensor in the result dtype (an integer
+    tensor meeting a float, a bool one meeting an int; these never require grad, so no node), and with
+    `typed` an integer number as a scalar of that dtype (-3 wraps for uint8, as in torch)."""
+    if a._data.dtype.kind == "f":  # a float tensor keeps its dtype whatever the number
+        return a, number
+    dt = result_type((a, number))
+    if dt != a._data.dtype:
+        a = wrap(a._data.astype(dt))
+    return a, K.typed_number(number, dt) if typed and dt.kind != "f" else number
+
+
+def number_operands(a, b, typed: bool = True) -> tuple:
+    """The two operands of a row taking a Python number on either side (`with_number`)."""
+    if not isinstance(b, Tensor):
+        return with_number(a, b, typed)
+    if not isinstance(a, Tensor):
+        b, a = with_number(b, a, typed)
+    return a, b
 
 
 def _binary(op, a, b, attrs=()):
@@ -110,20 +132,50 @@ def mul(input, other):
     return _binary(D.MUL, input, other)
 
 
+class _NotGiven:
+    """div's `rounding_mode` default: torch records DivBackward2 once a mode is passed, even None."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+NOT_GIVEN = _NotGiven()
+
+
+def check_rounding_mode(input, other, rounding_mode) -> None:
+    if rounding_mode is not None and not isinstance(rounding_mode, str):
+        given = (arg_errors.type_name(input), arg_errors.type_name(other))
+        raise arg_errors.invalid_combination(
+            "div",
+            given + (f"rounding_mode={arg_errors.type_name(rounding_mode)}",),
+            [
+                (arg_errors.TENSOR_OTHER, None),
+                ("(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)", None),
+                ("(Tensor input, Number other, *, str rounding_mode)", None),
+            ],
+        )
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+        )
+
+
 @public
-def div(input, other, *, rounding_mode=None):
-    input = as_operand(input)
-    if not isinstance(input, Tensor):
-        return mul(reciprocal(other), input)
-    if rounding_mode is not None:
-        if isinstance(other, Tensor):
-            check_same_device(input, other)
-        data = input._data / (other._data if isinstance(other, Tensor) else other)
-        xp = backend.xp_of(data)
-        data = xp.floor(data) if rounding_mode == "floor" else xp.trunc(data)
-        return wrap(data.astype(input._data.dtype))
-    out = _binary(D.DIV, input, other)
-    if input._data.dtype.kind != "f" and result_type((input, other)).kind != "f":
+def div(input, other, *, rounding_mode=NOT_GIVEN):
+    """True division, or with `rounding_mode` "trunc" / "floor" (zero gradients, as torch's DivBackward2)."""
+    if rounding_mode is NOT_GIVEN and input.__class__ is Tensor and input._data.dtype.kind == "f":
+        return _binary(D.DIV, input, other)  # the common case, every float a / b
+    a, other = as_operand(input), as_operand(other)
+    if not isinstance(a, Tensor) and not isinstance(other, Tensor):
+        a = creation.tensor(a)  # torch.div(7, 2): a 0-dim tensor
+    if rounding_mode is not NOT_GIVEN:
+        check_rounding_mode(input, other, rounding_mode)
+        operands = number_operands(a, other, typed=rounding_mode is not None)
+        return apply_op(D.DIV_MODE, operands, (rounding_mode,))
+    out = apply_op(D.DIV, (a, other))
+    if result_type((a, other)).kind != "f":
         out._data = out._data.astype(backend.get_default_dtype().np)  # int / int: true division, float32
     return out
 
@@ -150,14 +202,34 @@ def reciprocal(input):
     return apply_op(D.RECIPROCAL, (input,))
 
 
+POW_SIGNATURES = (
+    "(Tensor input, Tensor exponent, *, Tensor out = None)",
+    "(Number self, Tensor exponent, *, Tensor out = None)",
+    "(Tensor input, Number exponent, *, Tensor out = None)",
+)
+
+
 @public
 def pow(input, exponent):
     if not isinstance(input, Tensor):
-        return apply_op(D.RPOW, (as_operand(exponent),), (input,))
+        if not isinstance(exponent, Tensor):
+            raise arg_errors.signature_error("pow", (input, exponent), POW_SIGNATURES)
+        if isinstance(input, bool) and exponent._data.dtype.kind == "b":
+            raise K.not_implemented("pow", exponent._data.dtype)
+        exponent, input = with_number(exponent, input)
+        return apply_op(D.RPOW, (exponent,), (input,))
     if isinstance(exponent, Tensor):
         broadcast_check(input, exponent)
+        if input._data.dtype.kind == "b" and exponent._data.dtype.kind == "b":
+            raise K.not_implemented("pow", input._data.dtype)
         return apply_op(D.POW_TENSOR, (input, exponent))
-    return apply_op(D.POW_SCALAR, (input,), (exponent,))
+    kind = input._data.dtype.kind
+    if kind != "f" and isinstance(exponent, int):
+        if exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if kind == "b" and isinstance(exponent, bool):  # bool ** bool stays bool in torch
+            return wrap(K.power(input._data, exponent).astype(input._data.dtype))
+    return apply_op(D.POW_SCALAR, (with_number(input, exponent, typed=False)[0],), (exponent,))
 
 
 @public
@@ -236,13 +308,17 @@ def mv(input, vec):
 # ---------------------------------------------------------------------------- pointwise
 
 
-def _unary(op, name: str, in_place: bool = True):
-    """`engine.<name>`, `Tensor.<name>` and, unless told not to, `Tensor.<name>_` for a unary row."""
+def _unary(op, name: str, in_place: bool = True, module: str = __name__):
+    """`engine.<name>`, `Tensor.<name>` and, unless told not to, `Tensor.<name>_` for a unary row
+    (exported by `module`'s `__all__`)."""
 
     def fn(input):
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            raise arg_errors.not_a_tensor(name, "input", 1, input)
         return apply_op(op, (input,))
 
     fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = module
     if in_place:
         IN_PLACE[name + "_"] = op
     return public(fn)
@@ -261,11 +337,6 @@ abs = _unary(D.ABS, "abs")
 sign = _unary(D.SIGN, "sign")
 erf = _unary(D.ERF, "erf")
 clone = _unary(D.CLONE, "clone", in_place=False)
-
-
-@public
-def square(input):
-    return pow(input, 2)
 
 
 def clamp_bounds_are_tensors(name: str, lo, hi, method: bool) -> bool:
@@ -1040,39 +1111,6 @@ lt = public(_compare("less"), name="lt")
 le = public(_compare("less_equal"), name="le")
 gt = public(_compare("greater"), name="gt")
 ge = public(_compare("greater_equal"), name="ge")
-logical_and = public(_compare("logical_and"))
-logical_or = public(_compare("logical_or"))
-logical_xor = public(_compare("logical_xor"))
-
-
-@public
-def logical_not(input):
-    return wrap(backend.xp_of(input._data).logical_not(input._data))
-
-
-@public
-def isnan(input):
-    return wrap(backend.xp_of(input._data).isnan(input._data))
-
-
-@public
-def isinf(input):
-    return wrap(backend.xp_of(input._data).isinf(input._data))
-
-
-@public
-def isfinite(input):
-    return wrap(backend.xp_of(input._data).isfinite(input._data))
-
-
-@public
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    check_same_device(input, other)
-    return bool(
-        backend.xp_of(input._data).allclose(
-            input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan
-        )
-    )
 
 
 @public

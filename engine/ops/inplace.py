@@ -205,11 +205,7 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
             check_same_device(t, x)
     check_overlap(t, op, others, attrs)
     if not recording:  # apply_op records nothing here; it still promotes and explains shapes
-        _write(t, apply_op(op, (t, *others), attrs)._data)
-        _bump(t)
-        if t._vc.views is not None:  # views of this storage were made (engine/ops/views.py)
-            refresh_views(t._vc.views, None)
-        return t
+        return _store(t, apply_op(op, (t, *others), attrs)._data)
     snapshot = _snapshot(t)
     result = apply_op(op, (snapshot, *others), attrs)
     _write(t, result._data)
@@ -227,6 +223,22 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     if t._vc.views is not None:
         refresh_views(t._vc.views, t)
     return t
+
+
+def _store(t: Tensor, data) -> Tensor:
+    """New values for `t` with its history unchanged: written, version bumped, views brought up to date."""
+    _write(t, data)
+    _bump(t)
+    if t._vc.views is not None:  # views of this storage were made (engine/ops/views.py)
+        refresh_views(t._vc.views, None)
+    return t
+
+
+def write_untracked(t: Tensor, data) -> Tensor:
+    """An in-place op PyTorch does not differentiate (bitwise, logical): the values and the version
+    change, the history stays, as torch's `y.logical_and_(z)` keeps y's grad_fn."""
+    check_inplace(t, recording=False)
+    return _store(t, data)
 
 
 def _snapshot(t: Tensor) -> Tensor:
@@ -377,11 +389,6 @@ def sub_(t, other, *, alpha=1):
 @public(function=False)
 def mul_(t, other):
     return apply_inplace(t, D.MUL, (as_operand(other),))
-
-
-@public(function=False)
-def div_(t, other):
-    return apply_inplace(t, D.DIV, (as_operand(other),))
 
 
 @public(function=False)

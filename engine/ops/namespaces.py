@@ -84,6 +84,30 @@ class ArrayMath:
         """A softmax that is 0 along a row of -inf (attention's fully masked rows)."""
         return kernels.safe_softmax(self.xp, x, dim)
 
+    def erfinv(self, x):
+        return kernels.erfinv(self.xp, x)
+
+    def sinh(self, x):
+        return self.xp.sinh(x)
+
+    def cosh(self, x):
+        return self.xp.cosh(x)
+
+    def rsqrt(self, x):
+        return 1 / self.xp.sqrt(x)
+
+    def isfinite(self, x):
+        return self.xp.isfinite(x)
+
+    def xlogy(self, x, y):
+        return kernels.xlogy(self.xp, x, y)
+
+    def div_floor(self, a, b):
+        return kernels.div_rounded(self.xp, a, b, "floor")
+
+    def div_trunc(self, a, b):
+        return kernels.div_rounded(self.xp, a, b, "trunc")
+
     def unfold(self, x, kernel, stride, pads, dilation):
         return kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
 
@@ -256,6 +280,38 @@ class TensorMath:
     @staticmethod
     def softmax(x, dim):
         return x._safe_softmax(dim)
+
+    @staticmethod
+    def erfinv(x):
+        return x.erfinv()
+
+    @staticmethod
+    def sinh(x):
+        return x.sinh()
+
+    @staticmethod
+    def cosh(x):
+        return x.cosh()
+
+    @staticmethod
+    def rsqrt(x):
+        return x.rsqrt()
+
+    @staticmethod
+    def isfinite(x):
+        return x.isfinite()
+
+    @staticmethod
+    def xlogy(x, y):
+        return x.xlogy(y)
+
+    @staticmethod
+    def div_floor(a, b):
+        return a.div(b, rounding_mode="floor")
+
+    @staticmethod
+    def div_trunc(a, b):
+        return a.div(b, rounding_mode="trunc")
 
     @staticmethod
     def unfold(x, kernel, stride, pads, dilation):

@@ -11,7 +11,7 @@ from .. import backend
 from .. import tensor as tensor_module
 from ..autograd import grad_mode
 from ..autograd.backward import backward as autograd_backward
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor
 from . import (
     api,
     arg_errors,
@@ -23,10 +23,11 @@ from . import functions as F
 from . import inplace as I
 from . import linalg_ops as _linalg_ops  # noqa: F401  (installs its @public methods)
 from . import nn_support as _nn_support  # noqa: F401  (its methods are installed below)
+from . import pointwise as P
 from . import shaping as _shaping  # noqa: F401  (installs its methods: split, gather, sort, ...)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
-from .op import apply_op, check_same_device
+from .op import apply_op
 
 
 def parse_to_args(args, kwargs):
@@ -240,20 +241,14 @@ def _clamp(name):
     return method
 
 
-def clamp_(self, min=None, max=None):
-    if F.clamp_bounds_are_tensors("clamp_", min, max, True):
-        return I.apply_inplace(self, D.CLAMP_TENSOR, (min, max))
-    return I.clamp_(self, min, max)
+def _clamp_(name):
+    def method(self, min=None, max=None):
+        if F.clamp_bounds_are_tensors(name, min, max, True):
+            return I.apply_inplace(self, D.CLAMP_TENSOR, (min, max))
+        return I.clamp_(self, min, max)
 
-
-def _binary_no_grad(name):
-    def fn(self, other):
-        if isinstance(other, Tensor):
-            check_same_device(self, other)
-            other = other._data
-        return wrap(getattr(self._data, name)(other))
-
-    return fn
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
 def _reflected(fn):
@@ -290,23 +285,40 @@ METHODS = {
     "__rtruediv__": lambda self, other: F.mul(F.reciprocal(self), other),
     "__pow__": F.pow,
     "__rpow__": _reflected(F.pow),
+    "__ipow__": I.pow_,
     "__matmul__": F.matmul,
     "__rmatmul__": _reflected(F.matmul),
     "__neg__": F.neg,
     "__abs__": F.abs,
     "__pos__": lambda self: self,
-    "__floordiv__": _binary_no_grad("__floordiv__"),
-    "__mod__": _binary_no_grad("__mod__"),
+    "__floordiv__": P.floor_divide,
+    "__rfloordiv__": _reflected(P.floor_divide),
+    "__ifloordiv__": P.floor_divide_,
+    "__mod__": P.remainder,
+    "__rmod__": _reflected(P.remainder),
+    "__imod__": P.remainder_,
     "__eq__": F.eq,
     "__ne__": F.ne,
     "__lt__": F.lt,
     "__le__": F.le,
     "__gt__": F.gt,
     "__ge__": F.ge,
-    "__and__": _binary_no_grad("__and__"),
-    "__or__": _binary_no_grad("__or__"),
-    "__xor__": _binary_no_grad("__xor__"),
-    "__invert__": lambda self: wrap(~self._data),
+    "__and__": P.bitwise_and,
+    "__rand__": _reflected(P.bitwise_and),
+    "__iand__": P.bitwise_and_,
+    "__or__": P.bitwise_or,
+    "__ror__": _reflected(P.bitwise_or),
+    "__ior__": P.bitwise_or_,
+    "__xor__": P.bitwise_xor,
+    "__rxor__": _reflected(P.bitwise_xor),
+    "__ixor__": P.bitwise_xor_,
+    "__lshift__": P.bitwise_left_shift,
+    "__rlshift__": _reflected(P.bitwise_left_shift),
+    "__ilshift__": P.bitwise_left_shift_,
+    "__rshift__": P.bitwise_right_shift,
+    "__rrshift__": _reflected(P.bitwise_right_shift),
+    "__irshift__": P.bitwise_right_shift_,
+    "__invert__": P.invert,
     "clamp": _clamp("clamp"),
     "clip": _clamp("clip"),
     "maximum": _pairwise_extreme("maximum"),
@@ -322,11 +334,12 @@ METHODS = {
     "mT": property(lambda self: F.transpose(self, -2, -1)),
     "sum_to_size": sum_to_size,
     "contiguous": contiguous,
-    "clamp_": clamp_,
+    "clamp_": _clamp_("clamp_"),
+    "clip_": _clamp_("clip_"),
     "__iadd__": _inplace_op(I.add_),
     "__isub__": _inplace_op(I.sub_),
     "__imul__": _inplace_op(I.mul_),
-    "__itruediv__": _inplace_op(I.div_),
+    "__itruediv__": P.div_,
     "to": to,
     "cuda": cuda,
     "cpu": cpu,
