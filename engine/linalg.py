@@ -16,7 +16,7 @@ from .ops.linalg_ops import linalg_qr as qr
 from .ops.linalg_ops import linalg_slogdet as slogdet
 from .ops.linalg_ops import linalg_solve as solve
 from .ops.linalg_ops import linalg_svd as svd
-from .ops.reductions import linalg_norm as norm
+from .ops import linalg_ops, reductions
 from .ops.reductions import vector_norm
 
 __all__ = [
@@ -39,3 +39,13 @@ __all__ = [
     "vecdot",
     "vector_norm",
 ]
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.norm: a matrix order (or any order over two dims) is matrix_norm's, the rest the
+    reductions' vector norm, which also makes torch's argument checks."""
+    dims = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else (dim,))
+    over_matrix = dims is not None and len(dims) == 2 or dims is None and ord is not None and A.dim() == 2
+    if isinstance(ord, str) or (ord is not None and over_matrix):
+        return linalg_ops.matrix_norm(A, ord, (-2, -1) if dims is None else dims, keepdim, dtype=dtype)
+    return reductions.linalg_norm(A, ord, dim, keepdim, dtype=dtype)

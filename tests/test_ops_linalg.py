@@ -833,3 +833,9 @@ def test_second_derivatives_are_torchs(fn, kinds, node):
     arrays = make_arrays(kinds, seed=4)
     for ours, theirs in zip(_hessian_vector(engine, fn, arrays), _hessian_vector(torch, fn, arrays)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-11)
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc", 1, -1, math.inf, -math.inf, "fro", None])
+def test_linalg_norm_of_a_matrix_takes_every_matrix_order(ord):
+    check_op(lambda lib, a: lib.linalg.norm(a, ord), [("d", (3, 4))])
+    check_op(lambda lib, a: lib.linalg.norm(a, ord, dim=(0, 2), keepdim=True), [("d", (3, 2, 4))])
