@@ -5,6 +5,7 @@ They live in engine/ops/linalg_ops.py, where those whose torch.linalg form diffe
 as torch.linalg does.
 """
 
+from .ops import linalg_ops, reductions
 from .ops.linalg_ops import LinAlgError, eigvalsh, matrix_norm, multi_dot, svdvals, vecdot
 from .ops.linalg_ops import linalg_cholesky as cholesky
 from .ops.linalg_ops import linalg_cross as cross
@@ -16,7 +17,6 @@ from .ops.linalg_ops import linalg_qr as qr
 from .ops.linalg_ops import linalg_slogdet as slogdet
 from .ops.linalg_ops import linalg_solve as solve
 from .ops.linalg_ops import linalg_svd as svd
-from .ops import linalg_ops, reductions
 from .ops.reductions import vector_norm
 
 __all__ = [
