@@ -380,13 +380,19 @@ def reduce_dims(dim, ndim: int, empty_means_all: bool = True) -> tuple:
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
     if not dims:
         return tuple(range(ndim)) if empty_means_all else ()
+    dims = unique_dims(dims, ndim)  # checked even for a 0-dim tensor, which reduces nothing
+    return tuple(sorted(dims)) if ndim else ()
+
+
+def unique_dims(dims, ndim: int) -> list:
+    """Dims normalized, in the order given, with torch's error for one that appears twice."""
     seen = []
     for d in dims:
         d = norm_dim(d, ndim)
         if d in seen:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         seen.append(d)
-    return tuple(sorted(seen)) if ndim else ()
+    return seen
 
 
 def check_reduced_sizes(prefix: str, a, dims) -> None:

@@ -24,7 +24,7 @@ from . import derivatives as D
 from . import functions as fn
 from . import inplace as I
 from .api import exported, public
-from .functions import as_operand, norm_dim
+from .functions import as_operand, norm_dim, unique_dims
 from .kernels import LinAlgError  # noqa: F401  (engine.linalg.LinAlgError)
 from .op import apply_multi, apply_op, check_same_device
 from .promotion import promote_types
@@ -310,17 +310,6 @@ def kron(input, other):
     return apply_op(D.UNSAFE_VIEW, (product,), (product.shape, tuple(x * y for x, y in zip(a, b))))
 
 
-def _dim_list(dims, ndim: int) -> list:
-    """Dims normalized, with torch's error for one that appears twice."""
-    seen = []
-    for d in dims:
-        d = norm_dim(d, ndim)
-        if d in seen:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        seen.append(d)
-    return seen
-
-
 @public(method=False)
 def tensordot(a, b, dims=2):
     """Contraction over `dims`: permuted and flattened to one mm (one dot when nothing is left over)."""
@@ -343,7 +332,7 @@ def tensordot(a, b, dims=2):
             )
         else:
             csize *= s1
-    contracted_a, contracted_b = _dim_list(dims_a, a.dim()), _dim_list(dims_b, b.dim())
+    contracted_a, contracted_b = unique_dims(dims_a, a.dim()), unique_dims(dims_b, b.dim())
     free_a = [d for d in range(a.dim()) if d not in contracted_a]
     free_b = [d for d in range(b.dim()) if d not in contracted_b]
     sizes = [t1.shape[d] for d in free_a] + [t2.shape[d] for d in free_b]
