@@ -970,7 +970,7 @@ CLAMP_MIN_TENSOR = row("ClampMinBackward1", lambda xp, self, min: xp.maximum(sel
                        saves=("self", "min"), **ELEMENTWISE,
                        self=lambda m, g, self, min: m.where(self >= min, g, 0.0),
                        min=lambda m, g, self, min: m.where(self < min, g, 0.0))
-P_NORM = row("NormBackward1", lambda xp, self, p, dim, keepdim: K.p_norm(xp, self, p, dim, keepdim),
+P_NORM = row("NormBackward1", lambda xp, self, p, dim, keepdim: K.vector_norm(xp, self, p, dim, keepdim),
              saves=("self", "result"), attrs=("p", "dim", "keepdim"), self=F.p_norm_backward)
 CDIST = row("CdistBackward0", lambda xp, x1, x2, p: K.cdist(xp, x1, x2, p), inputs=("x1", "x2"),
             saves=("x1", "x2", "result"), attrs=("p",), broadcasts=True, joint=F.cdist_backward)

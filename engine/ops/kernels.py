@@ -1202,27 +1202,12 @@ def glu(xp, x, dim):
     return a / (1 + xp.exp(-b))
 
 
-def p_norm(xp, x, p, dim, keepdim):
-    a = xp.abs(x)
-    if p == math.inf:
-        return a.max(axis=dim, keepdims=keepdim)
-    if p == -math.inf:
-        return a.min(axis=dim, keepdims=keepdim)
-    if p == 0:
-        return (a != 0).sum(axis=dim, keepdims=keepdim).astype(x.dtype)
-    if p == 1:
-        return a.sum(axis=dim, keepdims=keepdim)
-    if p == 2:
-        return xp.sqrt((x * x).sum(axis=dim, keepdims=keepdim))
-    return (a**p).sum(axis=dim, keepdims=keepdim) ** (1.0 / p)
-
-
 def cdist(xp, x1, x2, p):
     """p-norm distances between the rows of x1 (..., R1, M) and x2 (..., R2, M), batch dims broadcast."""
     diff = x1[..., :, None, :] - x2[..., None, :, :]
     if diff.shape[-1] == 0:
         return xp.zeros(diff.shape[:-1], dtype=x1.dtype)
-    return p_norm(xp, diff, p, -1, False)
+    return vector_norm(xp, diff, p, -1, False)
 
 
 def euclidean_dist(xp, x1, x2):

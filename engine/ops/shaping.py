@@ -39,6 +39,7 @@ from .functions import (
     permute,
     reshape,
     transpose,
+    unique_dims,
     unsqueeze,
     view,
 )
@@ -958,19 +959,9 @@ def masked_scatter(input, mask, source):
 # --------------------------------------------------------------------------- reordering
 
 
-def _distinct_dims(dims, ndim) -> tuple:
-    out = []
-    for d in dims:
-        d = norm_dim(d, ndim)
-        if d in out:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        out.append(d)
-    return tuple(out)
-
-
 @public(method=False)
 def flip(input, dims):
-    dims = _distinct_dims(_ints(dims), input.dim())
+    dims = tuple(unique_dims(_ints(dims), input.dim()))
     return apply_op(D.FLIP, (input,), (dims if input.dim() else (),))
 
 

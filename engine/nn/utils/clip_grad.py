@@ -35,11 +35,11 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
         return creation.tensor(0.0)
     first = tensors[0].device
     norms = [
-        backend.to_device(K.p_norm(backend.xp_of(t._data), t._data, norm_type, None, False), first)
+        backend.to_device(K.vector_norm(backend.xp_of(t._data), t._data, norm_type, None, False), first)
         for t in tensors
     ]
     xp = backend.xp_of(norms[0])
-    total = wrap(K.p_norm(xp, xp.stack(norms), norm_type, None, False))
+    total = wrap(K.vector_norm(xp, xp.stack(norms), norm_type, None, False))
     if error_if_nonfinite and not bool(xp.isfinite(total._data)):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
