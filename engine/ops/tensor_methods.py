@@ -12,19 +12,15 @@ from .. import tensor as tensor_module
 from ..autograd import grad_mode
 from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor
-from . import (
-    api,
-    arg_errors,
-    creation,
-    reductions,  # noqa: F401
-)
+from . import api, arg_errors, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
 from . import linalg_ops as _linalg_ops  # noqa: F401  (installs its @public methods)
-from . import nn_support as _nn_support  # noqa: F401  (its methods are installed below)
+from . import nn_support as _nn_support  # noqa: F401  (installs its @public methods)
 from . import pointwise as P
-from . import shaping as _shaping  # noqa: F401  (installs its methods: split, gather, sort, ...)
+from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
+from . import shaping as _shaping  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
 from .namespaces import TENSOR_MATH
 from .op import apply_op
