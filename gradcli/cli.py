@@ -120,7 +120,7 @@ def _run(
 
     results: list[checking.CaseResult] = []
     try:
-        with running.using_device(device), _user_prints_to_stderr(json_output):
+        with running.using_device(device, files), _user_prints_to_stderr(json_output):
             errors, prepared = loading.collect(files, pattern, seed=seed)
             if not errors:
                 for number, case in enumerate(prepared, 1):

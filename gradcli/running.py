@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .frameworks import TORCH_MISSING, after_torch_import, imported_frameworks, is_missing_torch
+
 
 class LoadError(Exception):
     """A user file that cannot be checked (exit code 2): what went wrong, where, and the cause."""
@@ -161,7 +163,8 @@ GRADCLI_DIR = os.path.dirname(os.path.abspath(__file__))
 @contextmanager
 def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) -> Iterator[None]:
     """For the block: the file's folder first on sys.path, `argv` as sys.argv (when given) and
-    engine seeded with `seed` (unless None), as `python FILE ARGS` would have them.
+    engine seeded with `seed` (unless None), as `python FILE ARGS` would have them; torch too,
+    as soon as the file imports it.
 
     Before any user code runs, gradcli's folder is registered with the engine's rule for the
     user's frames (`engine.autograd.anomaly.is_internal_file`), which every part of gradcli
@@ -177,9 +180,12 @@ def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) 
         sys.argv = list(argv)
     sys.path.insert(0, folder)
     try:
-        if seed is not None:
+        if seed is None:
+            yield
+        else:
             engine.manual_seed(seed)
-        yield
+            with after_torch_import(lambda torch: torch.manual_seed(seed)):
+                yield
     finally:
         sys.argv = saved_argv
         try:
@@ -189,16 +195,56 @@ def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) 
 
 
 @contextmanager
-def using_device(device: str) -> Iterator[None]:
-    """Make `device` engine's default for the block (raises engine.backend.CudaUnavailable)."""
+def using_device(device: str, paths: list[str] = ()) -> Iterator[None]:
+    """Make `device` the default device for the block, of engine and of torch once imported.
+
+    `paths` are the files to run: when they import torch and not engine, engine's device is
+    left alone (CuPy need not be installed to run torch on CUDA). Raises
+    engine.backend.CudaUnavailable when the device cannot be had.
+    """
     import engine
 
+    imported = set().union(*(imported_frameworks(_text_of(p)) for p in paths)) if paths else set()
+    uses_torch, uses_engine = "torch" in imported, "engine" in imported or "torch" not in imported
+    if uses_torch and device != "cpu":
+        _check_torch_device(device)
     previous = engine.get_default_device()
-    engine.set_default_device(device)
+    if uses_engine:
+        engine.set_default_device(device)
     try:
-        yield
+        if device == "cpu":
+            yield
+        else:
+            with after_torch_import(lambda torch: torch.set_default_device(device)):
+                yield
     finally:
         engine.set_default_device(previous)
+        if "torch" in sys.modules and device != "cpu":
+            sys.modules["torch"].set_default_device(None)
+
+
+def _text_of(path: str) -> str:
+    """A file's text for a first look at its imports ("" when unreadable: compile_file says why)."""
+    if not os.path.isfile(path):  # never read a FIFO or a device
+        return ""
+    try:
+        with open(path, "rb") as handle:
+            return _decode(handle.read())
+    except OSError:
+        return ""
+
+
+def _check_torch_device(device: str) -> None:
+    from engine.backend import CudaUnavailable
+
+    try:
+        import torch
+    except ImportError:
+        return  # the file's own import will say that torch is not installed
+    if not torch.cuda.is_available():
+        raise CudaUnavailable(
+            f"torch {torch.__version__} finds no CUDA device (torch.cuda.is_available() is False)"
+        )
 
 
 def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:
@@ -213,5 +259,7 @@ def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: li
         if frame.filename == abspath:
             line = frame.lineno
     text = lines[line - 1] if line and line <= len(lines) else None
+    if is_missing_torch(exc):
+        return LoadError(TORCH_MISSING, path, line, text, exc)
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return LoadError(f"{what}: {detail}", path, line, text, exc)

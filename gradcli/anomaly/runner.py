@@ -42,7 +42,7 @@ def run_script(
     module = None
     try:
         with (
-            using_device(device),
+            using_device(device, [path]),
             main_module(user.abspath) as module,
             running(user, seed=seed, argv=report.argv),
         ):

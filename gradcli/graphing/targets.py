@@ -28,7 +28,7 @@ def load_graph(path: str, *, target: str | None = None, device: str = "cpu", see
     file and line where there is one.
     """
     try:
-        with using_device(device):
+        with using_device(device, [path]):
             loaded = loading.load_file(path, seed=seed, require_cases=False)
             targets, names, source = find_targets(loaded, target, seed=seed)
     except backend.CudaUnavailable as exc:
