@@ -1,11 +1,19 @@
-"""The user's names for tensors: top-level variables, `obj.param`, case arguments, `seq[i]`."""
+"""The user's names for tensors: top-level variables, `obj.param`, case arguments, `seq[i]`.
+
+Engine and torch tensors alike (`torch.nn.Module` parameters are named `model.fc1.weight`).
+"""
 
 from __future__ import annotations
 
 import inspect
 from typing import Any
 
-from engine import Tensor
+from ..frameworks import is_engine_tensor, is_torch_tensor
+
+
+def is_any_tensor(value: Any) -> bool:
+    """An engine.Tensor or (when the user's file imported torch) a torch.Tensor."""
+    return is_engine_tensor(value) or is_torch_tensor(value)
 
 
 class NameIndex:
@@ -21,7 +29,7 @@ class NameIndex:
         self.tensors: list[tuple[str, Any]] = []
         self.top_level: list[tuple[str, Any]] = []  # plain top-level variables only
         self._by_id: dict[int, list[tuple[int, str]]] = {}
-        self._by_output: dict[tuple[int, int], list[str]] | None = None
+        self._by_output: dict[tuple[int, int], list[Any]] | None = None
 
     def add(self, name: str, tensor: Any, rank: int = 0) -> None:
         entries = self._by_id.setdefault(id(tensor), [])
@@ -37,13 +45,18 @@ class NameIndex:
 
     def of_output(self, node: Any, output_nr: int) -> list[str]:
         """Names of the tensors `node` produced as output `output_nr` (their grad_fn is it)."""
+        return [name for t in self.outputs_of(node, output_nr) for name in self.of(t)]
+
+    def outputs_of(self, node: Any, output_nr: int) -> list[Any]:
+        """The named tensors `node` produced as output `output_nr`, each once."""
         if self._by_output is None:
             self._by_output = {}
             done: set[int] = set()
             for _, t in self.tensors:
-                if t.grad_fn is not None and id(t) not in done:
+                fn = t.grad_fn
+                if fn is not None and id(t) not in done:
                     done.add(id(t))
-                    self._by_output.setdefault((id(t.grad_fn), t._output_nr), []).extend(self.of(t))
+                    self._by_output.setdefault((id(fn), t.output_nr), []).append(t)
         return self._by_output.get((id(node), output_nr), [])
 
     @classmethod
@@ -54,7 +67,7 @@ class NameIndex:
         for name, value in namespace.items():
             if name.startswith("__"):
                 continue
-            if isinstance(value, Tensor):
+            if is_any_tensor(value):
                 index.add(name, value)
                 index.top_level.append((name, value))
             else:
@@ -65,7 +78,7 @@ class NameIndex:
         for name, value in later:
             if isinstance(value, (list, tuple)) and len(value) <= 10_000:
                 for i, item in enumerate(value):
-                    if isinstance(item, Tensor):
+                    if is_any_tensor(item):
                         index.add(f"{name}[{i}]", item, cls.ITEM)
         return index
 
@@ -78,6 +91,6 @@ def _named_parameters(value: Any) -> list[tuple[str, Any]]:
     if not callable(method):
         return []
     try:
-        return [(str(k), t) for k, t in method() if isinstance(t, Tensor)]
+        return [(str(k), t) for k, t in method() if is_any_tensor(t)]
     except Exception:  # a user object's method: never let it break the drawing
         return []

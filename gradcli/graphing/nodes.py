@@ -111,6 +111,11 @@ def saved_tensors(node: Any) -> list[Any]:
     return []
 
 
+def saved_buffers(node: Any) -> list[tuple[int, int, Any]]:
+    """The buffers a node's saved tensors hold, as (id, bytes, buffer), for the memory total."""
+    return [buffer_of(tensor._data) for tensor in saved_tensors(node)]
+
+
 def buffer_of(array: Any) -> tuple[int, int, Any]:
     """The buffer an array's memory belongs to (a view's base), as (id, bytes, buffer)."""
     base = array

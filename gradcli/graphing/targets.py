@@ -8,16 +8,18 @@ the file or the target is a `LoadError` naming the file and line where there is 
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 import engine
 from engine import backend
 
 from .. import loading
+from ..frameworks import MixedTensors, torch_module
 from ..running import LoadError, user_error, using_device
 from .model import Graph
 from .names import NameIndex
-from .nodes import is_tensor
+from .names import is_any_tensor as is_tensor
 from .walker import build_graph, walk
 
 
@@ -33,7 +35,10 @@ def load_graph(path: str, *, target: str | None = None, device: str = "cpu", see
             targets, names, source = find_targets(loaded, target, seed=seed)
     except backend.CudaUnavailable as exc:
         raise LoadError(f"--device {device} is unavailable: {exc}", path) from None
-    return build_graph(targets, names, file=path, targets_from=source, device=device, seed=seed)
+    try:
+        return build_graph(targets, names, file=path, targets_from=source, device=device, seed=seed)
+    except MixedTensors as exc:
+        raise LoadError(f"the graph to draw {exc}", path) from None
 
 
 def find_targets(
@@ -91,6 +96,16 @@ def find_targets(
     )
 
 
+def _grad_enabled() -> ExitStack:
+    """Grad mode on in the engine and, when the file imported it, in torch."""
+    stack = ExitStack()
+    stack.enter_context(engine.enable_grad())
+    torch = torch_module()
+    if torch is not None:
+        stack.enter_context(torch.enable_grad())
+    return stack
+
+
 def _article(word: str) -> str:
     return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
@@ -126,7 +141,7 @@ def _case_targets(
         for name, value in prepared.params:
             names.add(name, value, NameIndex.PARAMETER)
         try:
-            with engine.enable_grad():
+            with _grad_enabled():
                 result = case.func(*prepared.inputs)
         except KeyboardInterrupt:
             raise

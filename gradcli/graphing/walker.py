@@ -4,18 +4,40 @@ The walk is an explicit-stack depth-first preorder over `next_functions`, so a 1
 chain never meets Python's recursion limit, and a node reached by several paths (a DAG) gets
 one id: its position in that preorder. Every later pass (topological order, levels, depth)
 is iterative too.
+
+The walk needs only `next_functions`, which engine and torch nodes share; what each node
+holds is read by a `Reader`, one per library (`ENGINE`: `meta` and `nodes`; `TORCH`:
+`torch_nodes`), chosen by the library of the targets' tensors.
 """
 
 from __future__ import annotations
 
 import gc
 from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from .meta import infer_metas
-from .model import Graph, GraphNode, Root, Summary
+from ..frameworks import framework_of
+from . import meta, nodes, torch_nodes
+from .model import Constant, Graph, GraphNode, Root, Summary, TensorMeta
 from .names import NameIndex
-from .nodes import buffer_of, node_record, saved_tensors
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How one library's nodes are read into records; the walk and the renderers are shared."""
+
+    #: (order, index, topo, used, names) -> per node its outputs' metadata; constants by (node, input)
+    infer_metas: Callable[..., tuple[list[list[TensorMeta]], dict[tuple[int, int], Constant]]]
+    #: (i, node, level, consumers, metas, names, index, constants) -> the node's record
+    node_record: Callable[..., GraphNode]
+    #: node -> (key, bytes, buffer) of each buffer its saved tensors hold
+    saved_buffers: Callable[[Any], list[tuple[Any, int, Any]]]
+
+
+ENGINE = Reader(meta.infer_metas, nodes.node_record, nodes.saved_buffers)
+TORCH = Reader(torch_nodes.infer_metas, torch_nodes.node_record, torch_nodes.saved_buffers)
 
 
 def walk(roots: list[Any]) -> list[Any]:
@@ -47,17 +69,22 @@ def build_graph(
     device: str = "cpu",
     seed: int = 0,
 ) -> Graph:
-    """Walk the backward graph of `targets` (name, tensor with a grad_fn) into a `Graph`."""
+    """Walk the backward graph of `targets` (name, tensor with a grad_fn) into a `Graph`.
+
+    Raises `gradcli.frameworks.MixedTensors` when the targets are engine and torch tensors.
+    """
+    reader = TORCH if framework_of(targets) == "torch" else ENGINE
     paused = gc.isenabled()
     gc.disable()  # tens of thousands of small records, none cyclic: collections only cost time
     try:
-        return _build(targets, names, file, targets_from, device, seed)
+        return _build(reader, targets, names, file, targets_from, device, seed)
     finally:
         if paused:
             gc.enable()
 
 
 def _build(
+    reader: Reader,
     targets: list[tuple[str, Any]],
     names: NameIndex | None,
     file: str,
@@ -74,7 +101,7 @@ def _build(
     index = {id(node): i for i, node in enumerate(order)}
     consumers, used = _incoming(order, index)
     topo = _topological(order, index, consumers)
-    metas, constants = infer_metas(order, index, topo, used, names)
+    metas, constants = reader.infer_metas(order, index, topo, used, names)
     level = _levels(order, index, root_nodes)
 
     nodes: list[GraphNode] = []
@@ -82,7 +109,7 @@ def _build(
     keep: list[Any] = []  # buffers stay referenced while their ids are keys
     saved_count = stale = freed = leaves = n_constants = 0
     for i, node in enumerate(order):
-        record = node_record(i, node, level[i], consumers[i], metas[i], names, index, constants)
+        record = reader.node_record(i, node, level[i], consumers[i], metas[i], names, index, constants)
         nodes.append(record)
         leaves += record.kind == "leaf"
         freed += record.saved_freed
@@ -92,8 +119,7 @@ def _build(
                 stale += s.stale
         for edge in record.edges:
             n_constants += edge.next is None
-        for tensor in saved_tensors(node):
-            key, size, buffer = buffer_of(tensor._data)
+        for key, size, buffer in reader.saved_buffers(node):
             if key not in buffers:
                 buffers[key] = size
                 keep.append(buffer)
@@ -101,7 +127,7 @@ def _build(
     roots: list[Root] = []
     seen_roots: set[tuple[int, int]] = set()
     for name, tensor in targets:
-        key = (index[id(tensor.grad_fn)], int(tensor._output_nr))
+        key = (index[id(tensor.grad_fn)], int(tensor.output_nr))
         if key not in seen_roots:
             seen_roots.add(key)
             roots.append(Root(name, *key))
