@@ -263,6 +263,28 @@ def test_a_custom_functions_saved_tensors_and_a_stale_one(tmp_path):
     assert second["names"] == ["w"] and not second["stale"]
 
 
+def test_saved_tensors_hooks_packed_values_and_a_failing_unpack_hook(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: ("packed", t * 2), lambda p: p[1]):
+            y = x.sin()
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda p: 1 / 0):
+            z = (y * y).sum()
+        """,
+    )
+    document = run_json(path)
+    ns = runpy.run_path(str(path))
+    sin = ns["y"].grad_fn
+    assert not torch.is_tensor(sin._raw_saved_self.data)  # torch hands back what the pack hook made
+    (packed,) = by_name(document)["y"]["saved"]
+    assert packed["kind"] == "tensor" and packed["shape"] == [3] and not packed["stale"]
+    mul = next(n for n in document["nodes"] if n["name"] == "MulBackward0")
+    assert {s["value"] for s in mul["saved"]} == {"<unreadable: ZeroDivisionError: division by zero>"}
+
+
 def test_after_backward_freed_buffers_grads_and_retained_grads(tmp_path):
     path = write(
         tmp_path,

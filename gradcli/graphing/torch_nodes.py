@@ -120,7 +120,7 @@ def saved_buffers(node: Any) -> list[tuple[Any, int, Any]]:
     """The storages a node's saved tensors hold, as (key, bytes, storage), for the memory total."""
     out = []
     for _, tensor in _raw_saved(node):
-        if tensor is None:
+        if not is_torch_tensor(tensor):  # freed, or packed by saved_tensors_hooks (held elsewhere)
             continue
         try:
             storage = tensor.untyped_storage()
@@ -191,13 +191,14 @@ def _saved_values(node: Any, names: NameIndex) -> tuple[list[Saved], bool]:
         raw = getattr(node, RAW + attr[len(SAVED) :], None)
         try:
             value, versions = getattr(node, attr), None
-        except RuntimeError as exc:
+        except Exception as exc:  # torch's checks; a user's unpack hook may raise anything
             if FREED in str(exc):
                 freed = True
                 continue
             value, versions = None, _versions(exc)
-            if versions is None:
-                raise
+            if versions is None:  # an error of a user's unpack hook, ...: shown, never raised
+                values.append(Saved(attr, "value", value=_unreadable(exc)))
+                continue
         if raw is None:
             values.append(Saved(attr, "value", value=_short_repr(value)))
         elif isinstance(raw, (tuple, list)):
@@ -215,12 +216,12 @@ def _custom_function_saved(node: Any, names: NameIndex) -> tuple[list[Saved], bo
     raws = node._raw_saved_tensors or ()
     try:
         checked, versions = node.saved_tensors, None
-    except RuntimeError as exc:
+    except Exception as exc:  # torch's checks; a user's unpack hook may raise anything
         if FREED in str(exc):
             return [], True
         checked, versions = [None] * len(raws), _versions(exc)
-        if versions is None:
-            raise
+        if versions is None:  # an error of a user's unpack hook, ...: shown, never raised
+            return [Saved("saved_tensors", "value", value=_unreadable(exc))], False
     out = []
     blamed = False
     for j, (raw, value) in enumerate(zip(raws, checked)):
@@ -228,7 +229,7 @@ def _custom_function_saved(node: Any, names: NameIndex) -> tuple[list[Saved], bo
         mine = versions
         if versions is not None:
             mine = None
-            if not blamed and tensor is not None and tensor._version == versions[0]:
+            if not blamed and is_torch_tensor(tensor) and tensor._version == versions[0]:
                 mine, blamed = versions, True
         out.append(_saved_tensor(f"saved_tensors[{j}]", tensor, value, mine, node, names, known=not versions))
     return out, False
@@ -243,10 +244,14 @@ def _saved_tensor(
     names: NameIndex,
     known: bool = True,
 ) -> Saved:
-    """One saved tensor: `checked` is what torch's checked read returned (None when it raised
-    `versions`, (current, saved)); `known` is False when its saved version cannot be told."""
-    if tensor is None:
-        return Saved(label, "value", value="None")
+    """One saved tensor: `tensor` is the unchecked `_raw_saved_*.data` (what a pack hook of
+    saved_tensors_hooks returned, if one ran), `checked` what torch's checked read returned
+    (None when it raised `versions`, (current, saved)); `known` is False when its saved
+    version cannot be told."""
+    if not is_torch_tensor(tensor):  # what saved_tensors_hooks packed: its unpacked tensor, if read
+        if not is_torch_tensor(checked):
+            return Saved(label, "value", value=_short_repr(tensor))
+        tensor = checked
     current = int(tensor._version)
     saved_version: int | None = current if known else None
     if versions is not None:
@@ -277,7 +282,7 @@ def _saved_output_nr(label: str, checked: Any, node: Any) -> int | None:
     return None
 
 
-def _versions(exc: RuntimeError) -> tuple[int, int] | None:
+def _versions(exc: Exception) -> tuple[int, int] | None:
     """(current, saved) from torch's message about a saved tensor modified in place."""
     match = VERSIONS.search(str(exc))
     return (int(match.group(1)), int(match.group(2))) if match else None
@@ -299,6 +304,12 @@ def _nbytes(tensor: Any) -> int:
 def _norm(tensor: Any) -> float:
     """The 2-norm of a gradient, in float64."""
     return float(tensor.detach().double().norm().item())
+
+
+def _unreadable(exc: Exception, limit: int = 60) -> str:
+    """What reading a saved value raised, shown in its place."""
+    text = f"<unreadable: {type(exc).__name__}: {exc}>"
+    return text if len(text) <= limit else text[: limit - 4] + "...>"
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
