@@ -27,6 +27,7 @@ Modules, from the entry point down:
 - `walker`: `walk`, `build_graph`: the iterative walk, topology, levels, totals -> `Graph`
 - `meta`: shape / dtype / device of each produced tensor, from what the graph records
 - `nodes`: one engine node -> its `GraphNode` (outputs, leaf, hooks, saved values, edges)
+- `torch_nodes`: the same records from torch's nodes, when the targets are torch tensors
 - `names`: `NameIndex`, the user's names for tensors
 - `model`: the dataclasses (`Graph`, `GraphNode`, `TensorMeta`, `Saved`, ...)
 """
