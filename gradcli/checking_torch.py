@@ -59,7 +59,9 @@ class TorchTensors(Tensors):
     def dtype_name(self, t: torch.Tensor) -> str:
         return str(t.dtype).removeprefix("torch.")
 
-    def tensor(self, values: numpy.ndarray, like: torch.Tensor, *, requires_grad: bool = False) -> torch.Tensor:
+    def tensor(
+        self, values: numpy.ndarray, like: torch.Tensor, *, requires_grad: bool = False
+    ) -> torch.Tensor:
         array = numpy.asarray(values).reshape(tuple(like.shape))
         out = torch.as_tensor(array, device=like.device).to(like.dtype)
         return out.requires_grad_(True) if requires_grad else out
