@@ -1,5 +1,7 @@
 """Running prepared cases through `engine.autograd.check_gradients`, into plain dataclasses.
 
+A torch case runs through the same checker with `tensors=TorchTensors()` (checking_torch.py).
+
 The results carry names (`x`, `model.fc1.weight`) instead of input positions, and for a
 failure the source of the custom backward(s) involved, so the renderer needs nothing else.
 """
