@@ -1,5 +1,7 @@
 """Running prepared cases through `engine.autograd.check_gradients`, into plain dataclasses.
 
+A torch case runs through the same checker with `tensors=TorchTensors()` (checking_torch.py).
+
 The results carry names (`x`, `model.fc1.weight`) instead of input positions, and for a
 failure the source of the custom backward(s) involved, so the renderer needs nothing else.
 """
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
 
 if TYPE_CHECKING:
@@ -165,6 +168,7 @@ def run_case(prepared: PreparedCase, settings: Settings) -> CaseResult:
                 atol=chosen.atol,
                 rtol=chosen.rtol,
                 nondet_tol=chosen.nondet_tol,
+                **_library(prepared),
             )
     except Exception as exc:  # check_gradients should not raise; report it as a failure if it does
         failure = exc
@@ -213,29 +217,53 @@ def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:
     return (lambda *xs: model(*xs[:count])), prepared.inputs + params
 
 
+def _library(prepared: PreparedCase) -> dict[str, Any]:
+    """check_gradients' `tensors=` for a torch case (the engine's is its default)."""
+    if prepared.framework != "torch":
+        return {}
+    from .checking_torch import TorchTensors
+
+    return {"tensors": TorchTensors()}
+
+
 class _float64_parameters:
     """Give float32/float16 parameters float64 storage for the check, then restore it exactly.
 
     check_gradients upcasts its inputs by copying them, but the model reads its own parameter
-    objects: so their storage is swapped in place, and the original arrays (and grads) put back.
+    objects: so their storage is swapped in place (engine: `_data`; torch: `.data`, as
+    `Module.double()` does), and the original storage and grads are put back.
     """
 
     def __init__(self, prepared: PreparedCase):
         self.params = [p for _, p in prepared.params]
+        self.torch = prepared.framework == "torch"
         self.saved: list[tuple[Any, Any, Any]] = []
         self.upcast = False
 
     def __enter__(self) -> None:
         for p in self.params:
-            self.saved.append((p, p._data, p._grad))
-            if p.dtype.is_floating_point and p.dtype.itemsize < 8 and p.requires_grad:
-                p._data = p._data.astype("float64")
-                self.upcast = True
+            lower = p.dtype.is_floating_point and p.dtype.itemsize < 8 and p.requires_grad
+            if self.torch:
+                self.saved.append((p, p.data, p.grad))
+                if lower:
+                    p.grad = None  # a float32 .grad would not fit the float64 data
+                    p.data = p.data.double()
+                    self.upcast = True
+            else:
+                self.saved.append((p, p._data, p._grad))
+                if lower:
+                    p._data = p._data.astype("float64")
+                    self.upcast = True
 
     def __exit__(self, *exc: object) -> None:
         for p, data, grad in self.saved:
-            p._data = data
-            p._grad = grad
+            if self.torch:
+                p.grad = None
+                p.data = data
+                p.grad = grad
+            else:
+                p._data = data
+                p._grad = grad
         self.saved.clear()
 
 
@@ -286,7 +314,7 @@ def backward_sources(prepared: PreparedCase) -> list[SourceLocation]:
     """
     found = _functions_in_graph(prepared)
     if not found:
-        found = _functions_defined_in(prepared.file.module.__name__)
+        found = _functions_defined_in(prepared.file.module.__name__, prepared.framework)
     locations = []
     for cls in found:
         location = _backward_location(cls)
@@ -296,11 +324,9 @@ def backward_sources(prepared: PreparedCase) -> list[SourceLocation]:
 
 
 def _functions_in_graph(prepared: PreparedCase) -> list[type]:
-    import engine
-
     func, inputs = _callable_and_inputs(prepared)
     try:
-        with engine.enable_grad():
+        with _grad_enabled(prepared):
             outputs = func(*inputs)
     except Exception:
         return []
@@ -333,11 +359,30 @@ def _defined_by_user(cls: type) -> bool:
         return True
 
 
-def _functions_defined_in(module_name: str) -> list[type]:
+def _grad_enabled(prepared: PreparedCase) -> Any:
+    if prepared.framework == "torch":
+        import torch  # the user's file imported it
+
+        return torch.enable_grad()
+    import engine
+
+    return engine.enable_grad()
+
+
+def _function_base(framework: str) -> type:
+    """The custom Function base class of the case's library."""
+    if framework == "torch":
+        import torch  # the user's file imported it
+
+        return torch.autograd.Function
     from engine.autograd import Function
 
+    return Function
+
+
+def _functions_defined_in(module_name: str, framework: str) -> list[type]:
     found: list[type] = []
-    pending = list(Function.__subclasses__())
+    pending = list(_function_base(framework).__subclasses__())
     while pending:
         cls = pending.pop(0)
         if cls.__module__ == module_name and cls not in found:
@@ -382,6 +427,5 @@ def _device_name(inputs: tuple) -> str:
 
 
 def _wants_grad(value: Any) -> bool:
-    import engine
-
-    return isinstance(value, engine.Tensor) and value.dtype.is_floating_point and value.requires_grad
+    is_tensor = is_engine_tensor(value) or is_torch_tensor(value)
+    return is_tensor and value.dtype.is_floating_point and value.requires_grad

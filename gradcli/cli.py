@@ -42,7 +42,7 @@ def _user_prints_to_stderr(machine_output: bool) -> AbstractContextManager:
 
 CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in FILE(s).
 
-A check file is plain Python importing engine. It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters()) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., **options)`, whose options (eps, atol, rtol, order, fast, nondet_tol) override the command line for that case.
+A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., **options)`, whose options (eps, atol, rtol, order, fast, nondet_tol) override the command line for that case.
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 

@@ -18,13 +18,18 @@ from types import ModuleType
 from typing import Any
 
 from .cases import Case, collecting
+from .frameworks import MixedTensors, framework_of, imported_frameworks, is_engine_tensor, is_torch_tensor
 from .running import LoadError, compile_file, file_module, running, user_error
 
 ANY_CASES_HINT = (
     "declare a top-level callable `f` and a tuple `inputs`, a top-level `model` (callable, with "
     ".parameters()) and `inputs`, or functions decorated with @gradcli.case(*inputs)"
 )
-INPUTS_HINT = "e.g. engine.randn(3, dtype=engine.float64, requires_grad=True)"
+INPUTS_HINTS = {
+    "engine": "e.g. engine.randn(3, dtype=engine.float64, requires_grad=True)",
+    "torch": "e.g. torch.randn(3, dtype=torch.float64, requires_grad=True)",
+}
+INPUTS_HINT = INPUTS_HINTS["engine"]
 
 
 @dataclass
@@ -38,6 +43,11 @@ class LoadedFile:
     source_lines: list[str] = field(default_factory=list)
     #: Why `cases` is empty, when loaded with `require_cases=False` (e.g. "no cases found").
     cases_error: LoadError | None = None
+    #: "engine" or "torch": the library the file's source imports (torch when it imports both)
+    library: str = "engine"
+
+    def inputs_hint(self) -> str:
+        return INPUTS_HINTS[self.library]
 
     def line_text(self, line: int | None) -> str | None:
         if line is None or not 1 <= line <= len(self.source_lines):
@@ -54,6 +64,8 @@ class PreparedCase:
     inputs: tuple
     input_names: list[str]
     params: list[tuple[str, Any]] = field(default_factory=list)
+    #: "engine" or "torch": the library of the case's tensors
+    framework: str = "engine"
 
 
 _loaded_count = [0]
@@ -79,7 +91,8 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     except BaseException as exc:  # the user's file may raise anything, SystemExit included
         sys.modules.pop(name, None)
         raise user_error("exception while loading", exc, path, user.abspath, lines) from None
-    loaded = LoadedFile(path, user.abspath, module, [], lines)
+    library = "torch" if "torch" in imported_frameworks(user.source) else "engine"
+    loaded = LoadedFile(path, user.abspath, module, [], lines, library=library)
     try:
         loaded.cases = _find_cases(loaded, decorated, user.source)
     except LoadError as exc:
@@ -154,7 +167,7 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
             line = where.get(name)
             raise LoadError(
                 f"`{name}` is defined but `inputs` is not: add a top-level tuple `inputs = (...)` of the "
-                f"arguments to call it with ({INPUTS_HINT})",
+                f"arguments to call it with ({loaded.inputs_hint()})",
                 path,
                 line,
                 loaded.line_text(line),
@@ -254,12 +267,10 @@ def select(cases: list[Case], pattern: str | None) -> list[Case]:
 
 def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
     """Build the case's inputs (calling its factory, seeded) and check there is something to differentiate."""
-    import engine
-
     line = case.line
     declared = case.inputs
     if callable(declared):
-        engine.manual_seed(seed)
+        _seed_libraries(seed)
         try:
             built = declared()
         except KeyboardInterrupt:
@@ -290,6 +301,11 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
     if case.model is not None:
         params = _named_parameters(loaded, case)
     names = _input_names(case.model if case.model is not None else case.func, len(built))
+    try:
+        framework = framework_of(list(zip(names, built)) + params) or loaded.library
+    except MixedTensors as exc:
+        line = case.inputs_line or line
+        raise LoadError(f"case {case.name!r} {exc}", loaded.path, line, loaded.line_text(line)) from None
 
     differentiable = [x for x in list(built) + [p for _, p in params] if _wants_grad(x)]
     if not differentiable:
@@ -298,12 +314,21 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
         raise LoadError(
             f"case {case.name!r}: no input is a floating-point tensor with requires_grad=True, so there is "
             f"nothing to check (inputs: {described}). Make the inputs to differentiate float tensors that "
-            f"require grad, {INPUTS_HINT}",
+            f"require grad, {INPUTS_HINTS[framework]}",
             loaded.path,
             line,
             loaded.line_text(line),
         )
-    return PreparedCase(case, loaded, built, names, params)
+    return PreparedCase(case, loaded, built, names, params, framework)
+
+
+def _seed_libraries(seed: int) -> None:
+    """Seed engine, and torch when the user's file imported it, before building inputs."""
+    import engine
+
+    engine.manual_seed(seed)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
 
 
 def _named_parameters(loaded: LoadedFile, case: Case) -> list[tuple[str, Any]]:
@@ -367,9 +392,8 @@ def _input_names(func: Callable, count: int) -> list[str]:
 
 
 def _is_tensor(value: Any) -> bool:
-    import engine
-
-    return isinstance(value, engine.Tensor)
+    """An engine or a torch tensor."""
+    return is_engine_tensor(value) or is_torch_tensor(value)
 
 
 def _wants_grad(value: Any) -> bool:
@@ -378,7 +402,7 @@ def _wants_grad(value: Any) -> bool:
 
 def _describe(value: Any) -> str:
     if _is_tensor(value):
-        kind = f"{value.dtype.name} tensor"
+        kind = f"{str(value.dtype).rsplit('.', 1)[-1]} tensor"
         if value.dtype.is_floating_point and not value.requires_grad:
             kind += " without requires_grad"
         return kind

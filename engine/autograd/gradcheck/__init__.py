@@ -37,6 +37,9 @@ Modules, from the entry points down:
 - backward_checks.py: zero and undefined grad_outputs.
 - report.py: GradcheckError, PairReport, GradcheckReport; describing user exceptions.
 - messages.py: torch's failure texts; util.py: small shared helpers.
+- tensors.py: `Tensors`, the few operations the algorithm needs of a tensor library, and
+  `EngineTensors` (the default); `check_gradients(..., tensors=...)` runs the same
+  algorithm on another library's tensors (gradcli passes one for torch).
 """
 
 from .api import check_gradients, gradcheck, gradgradcheck

@@ -11,17 +11,14 @@ from typing import Any
 
 import numpy
 
-from ... import backend
-from ...tensor import wrap
-from ..backward import grad as autograd_grad
 from .messages import FAILED_NONDET_MSG, NOT_REENTRANT
 from .state import Abort, CheckState
-from .util import host, max_abs
+from .util import max_abs
 
 
 def checked_analytical(state: CheckState, out_rank: int) -> list[numpy.ndarray | None]:
     """The full analytical Jacobians of one output, with torch's attribute checks."""
-    n = state.outputs[out_rank][1]._data.size
+    n = state.tensors.numel(state.outputs[out_rank][1])
     jacobians = checked_vjps(state, out_rank, lambda: _basis(state, out_rank), n)
     state.analytical_cache[out_rank] = jacobians
     return jacobians
@@ -66,7 +63,7 @@ def full_analytical(state: CheckState, out_rank: int) -> list[numpy.ndarray | No
     """The full analytical Jacobians of one output, once (for localising fast mode)."""
     cached = state.analytical_cache.get(out_rank)
     if cached is None:
-        n = state.outputs[out_rank][1]._data.size
+        n = state.tensors.numel(state.outputs[out_rank][1])
         matrices, wrong_shape, _ = _vjps(state, out_rank, _basis(state, out_rank), n)
         cached = [None if j in wrong_shape else m for j, m in enumerate(matrices)]
         state.analytical_cache[out_rank] = cached
@@ -80,41 +77,33 @@ def _vjps(state: CheckState, out_rank: int, seeds: Iterable[numpy.ndarray], rows
     gradients of the wrong shape are left out and named in wrong_shape.
     """
     pos, output = state.outputs[out_rank]
+    lib = state.tensors
     tensors = [t for _, t in state.diff_inputs]
-    matrices = [numpy.zeros((rows, t._data.size)) for t in tensors]
+    matrices = [numpy.zeros((rows, lib.numel(t))) for t in tensors]
     wrong_shape: dict[int, tuple] = {}
     wrong_dtype: dict[int, Any] = {}
-    xp = backend.xp_of(output._data)
     for r, seed in enumerate(seeds):
-        grad_output = wrap(xp.array(seed.reshape(output._data.shape), dtype=output._data.dtype))
+        grad_output = lib.tensor(seed, output)
         try:
-            grads = state.user(
-                f"backward of output {pos}",
-                autograd_grad,
-                output,
-                tensors,
-                grad_output,
-                retain_graph=True,
-                allow_unused=True,
-            )
+            grads = state.user(f"backward of output {pos}", lib.grad, [output], tensors, [grad_output])
         except Abort:
             state.backward_failed = True
             raise
         for j, (g, t) in enumerate(zip(grads, tensors)):
             if g is None:
                 continue
-            if g._data.shape != t._data.shape:
+            if lib.shape(g) != lib.shape(t):
                 wrong_shape[j] = tuple(g.shape)
                 continue
-            if g.dtype is not t.dtype:
+            if g.dtype != t.dtype:
                 wrong_dtype[j] = g.dtype
-            matrices[j][r] = host(g._data).reshape(-1)
+            matrices[j][r] = lib.values(g).reshape(-1)
     return matrices, wrong_shape, wrong_dtype
 
 
 def _basis(state: CheckState, out_rank: int) -> Iterable[numpy.ndarray]:
     """The unit grad_outputs e_0, e_1, ... of one output (one row of J each)."""
-    n = state.outputs[out_rank][1]._data.size
+    n = state.tensors.numel(state.outputs[out_rank][1])
     for r in range(n):
         seed = numpy.zeros(n)
         seed[r] = 1.0

@@ -12,15 +12,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import numpy
-
-from ... import backend
-from ...tensor import Tensor, wrap
 from .check import Check
 from .messages import BATCHED_GRAD_UNSUPPORTED, NON_DOUBLE_WARNING
 from .report import GradcheckError, GradcheckReport, describe_exception, empty_report, record
 from .second_order import gradgrad_problem
 from .state import Abort, Options
+from .tensors import ENGINE, Tensors
 from .util import as_tuple, stacklevel_outside
 
 
@@ -46,9 +43,9 @@ def gradcheck(
     """
     _refuse_batched(check_batched_grad, "gradcheck")
     tupled = as_tuple(inputs)
-    _warn_non_double(tupled)
+    _warn_non_double(ENGINE, tupled)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, check_grad_dtypes)
-    report = empty_report(tupled, fast_mode, upcast=False)
+    report = empty_report(ENGINE, tupled, fast_mode, upcast=False)
     try:
         Check(func, tupled, opts, report, order=1, strict=True).run()
     except GradcheckError:
@@ -107,34 +104,36 @@ def check_gradients(
     nondet_tol: float = 0.0,
     check_undefined_grad: bool = True,
     upcast: bool = True,
+    tensors: Tensors = ENGINE,
 ) -> GradcheckReport:
     """Run gradcheck (and with order=2 gradgradcheck) and report everything it finds.
 
     Never raises for errors in user code. With `upcast`, inputs requiring grad in a lower
     precision are checked as float64 copies (fresh leaves, same requires_grad) instead of
     warning that the check will likely fail; the caller's tensors are not touched.
+    `tensors` is the library the inputs belong to (tensors.py; the engine's by default).
     """
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
     start = time.perf_counter()
     tupled = as_tuple(inputs)
-    upcasting = upcast and _needs_upcast(tupled)
+    upcasting = upcast and _needs_upcast(tensors, tupled)
     if upcasting:
-        tupled = _float64_copies(tupled)
+        tupled = _float64_copies(tensors, tupled)
     else:
-        _warn_non_double(tupled)
+        _warn_non_double(tensors, tupled)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
-    report = empty_report(tupled, fast_mode, upcast=upcasting)
-    first = Check(func, tupled, opts, report, order=1, strict=False)
+    report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
+    first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors)
     _run_collecting(first)
     if order == 2 and first.forward_ran:
         report.order = 2
         try:
-            new_func, new_inputs = gradgrad_problem(func, tupled, None, False)
+            new_func, new_inputs = gradgrad_problem(func, tupled, None, False, tensors)
         except Exception as exc:
             record(report, describe_exception("second order: forward (making grad_outputs)", exc))
         else:
-            _run_collecting(Check(new_func, new_inputs, opts, report, order=2, strict=False))
+            _run_collecting(Check(new_func, new_inputs, opts, report, order=2, strict=False, tensors=tensors))
     report.pairs.sort(key=lambda p: (p.order, p.output_index, p.input_index))
     report.elapsed = time.perf_counter() - start
     return report
@@ -155,30 +154,21 @@ def _refuse_batched(check_batched_grad: bool, name: str) -> None:
         raise NotImplementedError(BATCHED_GRAD_UNSUPPORTED.format(name=name))
 
 
-def _warn_non_double(inputs: tuple) -> None:
+def _warn_non_double(tensors: Tensors, inputs: tuple) -> None:
     """torch's warning for inputs requiring grad in less than double precision."""
     for idx, a in enumerate(inputs):
-        if isinstance(a, Tensor) and a.requires_grad and a.dtype is not backend.float64:
+        if tensors.is_tensor(a) and a.requires_grad and tensors.dtype_name(a) != "float64":
             warnings.warn(NON_DOUBLE_WARNING.format(idx=idx), UserWarning, stacklevel=stacklevel_outside())
 
 
-def _needs_upcast(inputs: tuple) -> bool:
-    return any(
-        isinstance(a, Tensor)
-        and a.requires_grad
-        and a.dtype.is_floating_point
-        and a.dtype is not backend.float64
-        for a in inputs
-    )
+def _lower_precision_float(tensors: Tensors, a: Any) -> bool:
+    return tensors.is_tensor(a) and a.dtype.is_floating_point and tensors.dtype_name(a) != "float64"
 
 
-def _float64_copies(inputs: tuple) -> tuple:
+def _needs_upcast(tensors: Tensors, inputs: tuple) -> bool:
+    return any(_lower_precision_float(tensors, a) and a.requires_grad for a in inputs)
+
+
+def _float64_copies(tensors: Tensors, inputs: tuple) -> tuple:
     """Lower-precision float tensors as float64 leaves (same requires_grad); others as they are."""
-    out = []
-    for a in inputs:
-        if isinstance(a, Tensor) and a.dtype.is_floating_point and a.dtype is not backend.float64:
-            copy = wrap(backend.xp_of(a._data).array(a._data, dtype=numpy.float64, copy=True))
-            copy.requires_grad_(a.requires_grad)
-            a = copy
-        out.append(a)
-    return tuple(out)
+    return tuple(tensors.float64_leaf(a) if _lower_precision_float(tensors, a) else a for a in inputs)

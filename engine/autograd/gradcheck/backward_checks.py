@@ -13,11 +13,6 @@ from collections.abc import Iterable
 
 import numpy
 
-from ... import backend
-from ...tensor import Tensor, wrap
-from ..backward import edge_of
-from ..backward import grad as autograd_grad
-from ..backward import run as run_graph
 from .messages import UNDEFINED_GRAD_BC_WARNING, UNDEFINED_GRAD_FAILED, UNDEFINED_GRAD_NONZERO
 from .report import GradcheckError, describe_exception
 from .state import Abort, CheckState
@@ -26,40 +21,33 @@ from .util import differentiable_outputs, host, stacklevel_outside
 
 def check_zero_grad_outputs(state: CheckState) -> None:
     """Zero grad_outputs must give zero gradients of the inputs' dtypes and shapes."""
+    lib = state.tensors
     outputs = [o for _, o in state.outputs]
-    zeros = [wrap(backend.xp_of(o._data).zeros_like(o._data)) for o in outputs]
+    zeros = [lib.tensor(numpy.zeros(lib.shape(o)), o) for o in outputs]
     tensors = [t for _, t in state.diff_inputs]
     try:
-        grads = state.user(
-            "backward with zero grad_outputs",
-            autograd_grad,
-            outputs,
-            tensors,
-            zeros,
-            retain_graph=True,
-            allow_unused=True,
-        )
+        grads = state.user("backward with zero grad_outputs", lib.grad, outputs, tensors, zeros)
     except Abort:
         return
     for (pos, t), g in zip(state.diff_inputs, grads):
         if g is None:
             continue
-        if numpy.any(host(g._data) != 0):
+        if numpy.any(lib.values(g) != 0):
             state.fail(
                 "backward not multiplied by grad_output",
                 f"backward not multiplied by grad_output (zero grad_outputs gave a nonzero gradient for input {pos})",
             )
-        elif g.dtype is not t.dtype:
+        elif g.dtype != t.dtype:
             state.fail(
                 "grad is incorrect type",
-                f"grad is incorrect type (input {pos} is {t.dtype.name}, its gradient {g.dtype.name})",
+                f"grad is incorrect type (input {pos} is {lib.dtype_name(t)}, its gradient {lib.dtype_name(g)})",
             )
         elif g.device != t.device:
             state.fail(
                 "grad is incorrect device",
                 f"grad is incorrect device (input {pos} is on {t.device}, its gradient on {g.device})",
             )
-        elif g._data.shape != t._data.shape:
+        elif lib.shape(g) != lib.shape(t):
             state.fail(
                 "grad is incorrect size",
                 f"grad is incorrect size (input {pos} has shape {tuple(t.shape)}, its gradient {tuple(g.shape)})",
@@ -77,11 +65,12 @@ def check_undefined_grads(state: CheckState) -> None:
     configurations = [None]  # None: every output undefined
     if len(state.outputs) > 1:
         configurations += list(range(len(state.outputs)))
+    lib = state.tensors
     tensors = tuple(t for _, t in state.diff_inputs)
     for undefined in configurations:
-        outputs = differentiable_outputs(state.user("forward", state.func, *state.inputs))
+        outputs = differentiable_outputs(lib, state.user("forward", state.func, *state.inputs))
         grads = [
-            None if undefined is None or k == undefined else backend.xp_of(o._data).zeros_like(o._data)
+            None if undefined is None or k == undefined else lib.tensor(numpy.zeros(lib.shape(o)), o)
             for k, o in enumerate(outputs)
         ]
         context = (
@@ -90,9 +79,7 @@ def check_undefined_grads(state: CheckState) -> None:
             else f"backward with the gradient of output {state.outputs[undefined][0]} undefined"
         )
         try:
-            captured = run_graph(
-                [edge_of(o) for o in outputs], grads, False, False, inputs=tensors, capture=True
-            )
+            captured = lib.grad_with_undefined(outputs, grads, tensors)
         except Exception as exc:
             _undefined_failed(state, context, exc)
             return
@@ -112,7 +99,7 @@ def _undefined_failed(state: CheckState, context: str, exc: Exception) -> None:
 
 def _undefined_gave_zeros(state: CheckState, grads: Iterable, context: str) -> bool:
     for g in grads:
-        if g is not None and numpy.any(_values(g) != 0):
+        if g is not None and numpy.any(_values(state, g) != 0):
             if state.strict:
                 warnings.warn(UNDEFINED_GRAD_BC_WARNING, UserWarning, stacklevel=stacklevel_outside())
             state.fail(UNDEFINED_GRAD_NONZERO, f"{UNDEFINED_GRAD_NONZERO} ({context})")
@@ -120,8 +107,8 @@ def _undefined_gave_zeros(state: CheckState, grads: Iterable, context: str) -> b
     return True
 
 
-def _values(g) -> numpy.ndarray:
-    """A gradient's values on the host, whatever a backward returned (Tensor, array, scalar)."""
-    if isinstance(g, Tensor):
-        return host(g._data)
-    return host(g) if backend.is_array(g) else numpy.asarray(g)
+def _values(state: CheckState, g) -> numpy.ndarray:
+    """A gradient's values on the host, whatever a backward returned (a tensor, an array, a scalar)."""
+    if state.tensors.is_tensor(g):
+        return state.tensors.values(g)
+    return host(g)

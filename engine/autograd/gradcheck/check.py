@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy
 
-from ...tensor import Tensor
 from .analytical import checked_analytical, checked_vjps
 from .backward_checks import check_undefined_grads, check_zero_grad_outputs
 from .compare import compare_fast, compare_full
@@ -29,13 +28,12 @@ class Check(CheckState):
         out = self.user("forward", self.func, *self.inputs)
         self.forward_ran = True
         outs = as_tuple(out)
+        is_tensor = self.tensors.is_tensor
         for o in outs:  # torch reads requires_grad of every output: no outputs at all is fine
-            if not isinstance(o, Tensor):
+            if not is_tensor(o):
                 self.error(AttributeError(f"'{type(o).__name__}' object has no attribute 'requires_grad'"))
-        self.outputs = [(k, o) for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
-        float_outputs = [
-            (k, o) for k, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_floating_point
-        ]
+        self.outputs = [(k, o) for k, o in enumerate(outs) if o.requires_grad]
+        float_outputs = [(k, o) for k, o in enumerate(outs) if o.dtype.is_floating_point]
         self.numerics_need_grad = numerics_need_grad(self, float_outputs)
         if not self.outputs:
             check_numerical_is_zero(self, float_outputs)
@@ -52,7 +50,7 @@ class Check(CheckState):
     def _validate_inputs(self) -> None:
         """torch's _check_inputs: something must require grad; no stride-0 (expanded) input."""
         for idx, t in self.diff_inputs:
-            array = t._data
+            array = self.tensors.storage(t)
             if array.size > 1 and any(st == 0 and n > 1 for st, n in zip(array.strides, array.shape)):
                 self.error(RuntimeError(STRIDE_ZERO.format(idx=idx)))
         if not self.diff_inputs:
@@ -73,8 +71,9 @@ class Check(CheckState):
     def _fast_mode(self) -> None:
         """v^T J u per pair (torch's fast mode); a pair that disagrees is localised."""
         rng = numpy.random.default_rng(FAST_MODE_SEED)
-        us = [unit_vector(rng, t._data.size) for _, t in self.diff_inputs]
-        vs = [unit_vector(rng, o._data.size) for _, o in self.outputs]
+        numel = self.tensors.numel
+        us = [unit_vector(rng, numel(t)) for _, t in self.diff_inputs]
+        vs = [unit_vector(rng, numel(o)) for _, o in self.outputs]
         numerical = [
             [float(v @ ju) for v, ju in zip(vs, numerical_jvps(self, pos, t, u, self.outputs))]
             for (pos, t), u in zip(self.diff_inputs, us)

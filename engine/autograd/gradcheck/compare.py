@@ -24,7 +24,7 @@ def compare_full(
     state.report.pairs.append(pair)
     if not pair.passed:
         output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
-        state.fail(jacobian_mismatch(out_rank, in_rank, num, ana, output, input))
+        state.fail(jacobian_mismatch(state.tensors, out_rank, in_rank, num, ana, output, input))
     return pair
 
 
@@ -116,7 +116,9 @@ def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, f
     pair = _pair(state, out_rank, in_rank, num, ana)
     state.report.pairs.append(pair)
     output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
-    message = fast_mode_mismatch(out_rank, in_rank, fast_num, fast_ana, num, ana, output, input)
+    message = fast_mode_mismatch(
+        state.tensors, out_rank, in_rank, fast_num, fast_ana, num, ana, output, input
+    )
     if pair.passed:
         message += FAST_FAIL_SLOW_OK_MSG
         problem = (
@@ -134,8 +136,9 @@ def _pair(
     state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
 ) -> PairReport:
     (out_pos, out), (in_pos, inp) = state.outputs[out_rank], state.diff_inputs[in_rank]
+    shape = state.tensors.shape
     return pair_report(
-        num, ana, out_pos, in_pos, tuple(out._data.shape), tuple(inp._data.shape), state.opts, state.order
+        num, ana, out_pos, in_pos, tuple(shape(out)), tuple(shape(inp)), state.opts, state.order
     )
 
 
@@ -143,12 +146,13 @@ def _fast_pair(state: CheckState, out_rank: int, in_rank: int, num: float, ana: 
     """A pair known only through v^T J u: no entries, the projections as its values."""
     (out_pos, out), (in_pos, inp) = state.outputs[out_rank], state.diff_inputs[in_rank]
     err = abs(num - ana)
+    shape, numel = state.tensors.shape, state.tensors.numel
     return PairReport(
         output_index=out_pos,
         input_index=in_pos,
-        input_shape=tuple(inp._data.shape),
-        output_shape=tuple(out._data.shape),
-        jacobian_shape=(out._data.size, inp._data.size),
+        input_shape=tuple(shape(inp)),
+        output_shape=tuple(shape(out)),
+        jacobian_shape=(numel(out), numel(inp)),
         max_abs_err=err,
         max_rel_err=0.0 if err == 0 else (err / abs(num) if num != 0 else math.inf),
         worst_input_index=None,

@@ -6,14 +6,15 @@ problem texts of `check_gradients` are written where the failures are found.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy
 
-from ... import backend
-from ...tensor import Tensor, wrap
 from .report import MAX_MISMATCHES, PairReport
 from .util import max_abs
+
+if TYPE_CHECKING:
+    from .tensors import Tensors
 
 NON_DOUBLE_WARNING = (
     "Input #{idx} requires gradient and is not a double precision floating point or complex. "
@@ -91,41 +92,47 @@ UNDEFINED_GRAD_NONZERO = (
 
 
 def jacobian_mismatch(
-    out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray, output: Tensor, input: Tensor
+    tensors: Tensors,
+    out_rank: int,
+    in_rank: int,
+    num: numpy.ndarray,
+    ana: numpy.ndarray,
+    output: Any,
+    input: Any,
 ) -> str:
     """torch's text: the Jacobians printed as (input numel, output numel) tensors."""
     return (
         f"Jacobian mismatch for output {out_rank:d} with respect to input {in_rank:d},\n"
-        f"numerical:{jacobian_text(num, output)}\n"
-        f"analytical:{jacobian_text(ana, input)}\n"
+        f"numerical:{jacobian_text(tensors, num, output)}\n"
+        f"analytical:{jacobian_text(tensors, ana, input)}\n"
     )
 
 
 def fast_mode_mismatch(
+    tensors: Tensors,
     out_rank: int,
     in_rank: int,
     fast_num: float,
     fast_ana: float,
     num: numpy.ndarray,
     ana: numpy.ndarray,
-    output: Tensor,
-    input: Tensor,
+    output: Any,
+    input: Any,
 ) -> str:
     """torch's text for a fast-mode failure: the projections, then the slow-mode Jacobians."""
     return (
         f"Jacobian mismatch for output {out_rank:d} with respect to input {in_rank:d},\n"
         f"numerical:{fast_num}\nanalytical:{fast_ana}\n"
         + FAST_MODE_NOTE
-        + f"Numerical:\n {jacobian_text(num, output)}\n"
-        + f"Analytical:\n{jacobian_text(ana, input)}\n\n"
+        + f"Numerical:\n {jacobian_text(tensors, num, output)}\n"
+        + f"Analytical:\n{jacobian_text(tensors, ana, input)}\n\n"
         + f"The max per-element difference (slow mode) is: {max_abs(num - ana)}.\n"
     )
 
 
-def jacobian_text(jacobian: numpy.ndarray, like: Tensor) -> str:
+def jacobian_text(tensors: Tensors, jacobian: numpy.ndarray, like: Any) -> str:
     """A Jacobian printed as torch prints its own (transposed, in `like`'s dtype, on its device)."""
-    host = numpy.ascontiguousarray(jacobian.T).astype(like._data.dtype)
-    return repr(wrap(backend.to_device(host, like.device)))
+    return tensors.text(jacobian.T, like)
 
 
 def mismatch_listing(pair: PairReport) -> str:
@@ -138,28 +145,25 @@ def mismatch_listing(pair: PairReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def same_shape_error(eps: float, shape: tuple, got: Any) -> AssertionError:
+def same_shape_error(tensors: Tensors, eps: float, shape: tuple, got: Any) -> AssertionError:
     """torch's error for a function whose output changes shape under perturbation."""
-    found = size_text(got._data.shape) if isinstance(got, Tensor) else type(got).__name__
+    found = tensors.size_text(tensors.shape(got)) if tensors.is_tensor(got) else type(got).__name__
     return AssertionError(
         "Expected `func` to return outputs with the same shape when inputs are perturbed "
-        f"by {eps}, but got: shapes {size_text(shape)} and {found}."
+        f"by {eps}, but got: shapes {tensors.size_text(shape)} and {found}."
     )
 
 
-def perturbed_outputs_error(below: Tensor, above: Tensor, eps: float, index: tuple | None) -> AssertionError:
+def perturbed_outputs_error(
+    tensors: Tensors, below: Any, above: Any, eps: float, index: tuple | None
+) -> AssertionError:
     """torch's error for an output whose shape (checked first) or dtype differs between the
     input moved by -eps and by +eps; full mode names the perturbed element's index."""
     on_index = f"on index {index} " if index is not None else ""
-    if below._data.shape != above._data.shape:
+    if tensors.shape(below) != tensors.shape(above):
         what = f"shape when inputs are perturbed {on_index}by {eps}, but got: shapes "
-        got = f"{size_text(below._data.shape)} and {size_text(above._data.shape)}"
+        got = f"{tensors.size_text(tensors.shape(below))} and {tensors.size_text(tensors.shape(above))}"
     else:
         what = f"dtype when inputs are perturbed {on_index}by {eps}, but got: dtypes "
         got = f"{below.dtype} and {above.dtype}"
     return AssertionError(f"Expected `func` to return outputs with the same {what}{got}.")
-
-
-def size_text(shape: tuple) -> str:
-    """A shape as torch prints it (torch.Size([...]))."""
-    return repr(wrap(numpy.empty(shape)).shape)

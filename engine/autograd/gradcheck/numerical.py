@@ -9,32 +9,31 @@ when the function raises.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy
 
-from ... import backend
-from ...tensor import Tensor
-from .. import grad_mode
 from .messages import NUMERICAL_NOT_ZERO, perturbed_outputs_error, same_shape_error
 from .report import describe_exception
 from .state import Abort, CheckState
-from .util import FAST_MODE_SEED, as_tuple, host, unit_vector
+from .util import FAST_MODE_SEED, as_tuple, unit_vector
 
 
-def numerics_need_grad(state: CheckState, reference: list[tuple[int, Tensor]]) -> bool:
+def numerics_need_grad(state: CheckState, reference: list[tuple[int, Any]]) -> bool:
     """Whether the numerical forwards must run in grad mode.
 
     no_grad forwards are cheaper, but a function that differentiates internally (as
     gradgradcheck's does) needs grad mode for its values: if a no_grad forward fails or
     gives other values than the reference forward, grad mode is used.
     """
+    tensors = state.tensors
     try:
-        with grad_mode.no_grad():
+        with tensors.no_grad():
             outs = as_tuple(state.func(*state.inputs))
         for k, ref in reference:
             other = outs[k]
-            if not isinstance(other, Tensor) or not numpy.array_equal(
-                host(other._data), host(ref._data), equal_nan=True
+            if not tensors.is_tensor(other) or not numpy.array_equal(
+                tensors.values(other), tensors.values(ref), equal_nan=True
             ):
                 return True
     except Exception:
@@ -52,17 +51,18 @@ def numerical_jacobians(state: CheckState, in_rank: int) -> list[numpy.ndarray]:
 
 
 def central_differences(
-    state: CheckState, pos: int, tensor: Tensor, outputs: list[tuple[int, Tensor]]
+    state: CheckState, pos: int, tensor: Any, outputs: list[tuple[int, Any]]
 ) -> list[numpy.ndarray]:
     """Central differences wrt each element of one input: a Jacobian per output.
 
     Each element is set to x - eps and x + eps in the input's own array and set back to its
     saved bits; the whole array is restored once more at the end.
     """
-    array = tensor._data
+    shape = state.tensors.shape
+    array = state.tensors.storage(tensor)
     n = array.size
-    minus = [numpy.empty((n, *o._data.shape)) for _, o in outputs]
-    plus = [numpy.empty((n, *o._data.shape)) for _, o in outputs]
+    minus = [numpy.empty((n, *shape(o))) for _, o in outputs]
+    plus = [numpy.empty((n, *shape(o))) for _, o in outputs]
     saved = array.copy()
     original = saved.reshape(-1)
     flat = array.reshape(-1) if array.flags.c_contiguous else None
@@ -81,24 +81,26 @@ def central_differences(
                 above = run()
                 unlike = store(plus, row, above) or unlike
                 target[idx] = x0
-                check_perturbed_outputs(below, above, eps, lambda row=row: _position(row, array.shape))
+                check_perturbed_outputs(state, below, above, eps, lambda row=row: _position(row, array.shape))
                 if unlike is not None:
-                    raise same_shape_error(eps, *unlike)
+                    raise same_shape_error(state.tensors, eps, *unlike)
     except Exception as exc:
         _numerical_failed(state, pos, exc)
     finally:
         array[...] = saved
-    return [((p - m) / (2 * eps)).reshape(n, o._data.size).T for p, m, (_, o) in zip(plus, minus, outputs)]
+    numel = state.tensors.numel
+    return [((p - m) / (2 * eps)).reshape(n, numel(o)).T for p, m, (_, o) in zip(plus, minus, outputs)]
 
 
 def numerical_jvps(
-    state: CheckState, pos: int, tensor: Tensor, u: numpy.ndarray, outputs: list[tuple[int, Tensor]]
+    state: CheckState, pos: int, tensor: Any, u: numpy.ndarray, outputs: list[tuple[int, Any]]
 ) -> list[numpy.ndarray]:
     """J u per output by central differences along u (fast mode: two forwards)."""
-    array = tensor._data
-    step = backend.xp_of(array).asarray((state.opts.eps * u).reshape(array.shape))
-    minus = [numpy.empty((1, *o._data.shape)) for _, o in outputs]
-    plus = [numpy.empty((1, *o._data.shape)) for _, o in outputs]
+    shape = state.tensors.shape
+    array = state.tensors.storage(tensor)
+    step = state.tensors.array_like((state.opts.eps * u).reshape(array.shape), array)
+    minus = [numpy.empty((1, *shape(o))) for _, o in outputs]
+    plus = [numpy.empty((1, *shape(o))) for _, o in outputs]
     saved = array.copy()
     run, store = _evaluator(state, outputs)
     try:
@@ -109,9 +111,9 @@ def numerical_jvps(
             array[...] = saved + step
             above = run()
             unlike = store(plus, 0, above) or unlike
-            check_perturbed_outputs(below, above, state.opts.eps)
+            check_perturbed_outputs(state, below, above, state.opts.eps)
             if unlike is not None:
-                raise same_shape_error(state.opts.eps, *unlike)
+                raise same_shape_error(state.tensors, state.opts.eps, *unlike)
     except Exception as exc:
         _numerical_failed(state, pos, exc)
     finally:
@@ -119,14 +121,14 @@ def numerical_jvps(
     return [((p - m) / (2 * state.opts.eps)).reshape(-1) for p, m in zip(plus, minus)]
 
 
-def check_numerical_is_zero(state: CheckState, float_outputs: list[tuple[int, Tensor]]) -> None:
+def check_numerical_is_zero(state: CheckState, float_outputs: list[tuple[int, Any]]) -> None:
     """No differentiable output: the function must then be numerically constant (torch)."""
     if not float_outputs:
         return
     rng = numpy.random.default_rng(FAST_MODE_SEED)
     for pos, t in state.diff_inputs:
         if state.opts.fast_mode:
-            jvps = numerical_jvps(state, pos, t, unit_vector(rng, t._data.size), float_outputs)
+            jvps = numerical_jvps(state, pos, t, unit_vector(rng, state.tensors.numel(t)), float_outputs)
             bad = any(j.size and numpy.abs(j).max() > state.opts.nondet_tol for j in jvps)
         else:
             bad = any(numpy.any(j != 0) for j in central_differences(state, pos, t, float_outputs))
@@ -136,10 +138,10 @@ def check_numerical_is_zero(state: CheckState, float_outputs: list[tuple[int, Te
 
 
 def _forward_mode(state: CheckState):
-    return grad_mode.enable_grad() if state.numerics_need_grad else grad_mode.no_grad()
+    return state.tensors.enable_grad() if state.numerics_need_grad else state.tensors.no_grad()
 
 
-def _evaluator(state: CheckState, outputs: list[tuple[int, Tensor]]) -> tuple[Callable, Callable]:
+def _evaluator(state: CheckState, outputs: list[tuple[int, Any]]) -> tuple[Callable, Callable]:
     """(run, store): one forward at the current inputs, its outputs as a tuple; and output k's
     values into buffers[k][row], or (the reference's shape, the output) for one that does not fit.
 
@@ -147,32 +149,36 @@ def _evaluator(state: CheckState, outputs: list[tuple[int, Tensor]]) -> tuple[Ca
     shaped (rows, *output shape) to take the values without a reshape.
     """
     func, inputs = state.func, state.inputs
-    specs = [(k, o._data.shape) for k, o in outputs]
+    is_tensor, shape_of, values = state.tensors.is_tensor, state.tensors.shape, state.tensors.values
+    specs = [(k, shape_of(o)) for k, o in outputs]
 
     def run() -> tuple:
         outs = func(*inputs)
-        return (outs,) if isinstance(outs, Tensor) else as_tuple(outs)
+        return (outs,) if is_tensor(outs) else as_tuple(outs)
 
     def store(buffers: list[numpy.ndarray], row: int, outs: tuple) -> tuple | None:
         for (k, shape), buf in zip(specs, buffers):
             o = outs[k] if k < len(outs) else None
-            if not isinstance(o, Tensor) or o._data.shape != shape:
+            if not is_tensor(o) or shape_of(o) != shape:
                 return shape, o
-            buf[row] = host(o._data)
+            buf[row] = values(o)
         return None
 
     return run, store
 
 
-def check_perturbed_outputs(below: tuple, above: tuple, eps: float, position: Callable | None = None) -> None:
+def check_perturbed_outputs(
+    state: CheckState, below: tuple, above: tuple, eps: float, position: Callable | None = None
+) -> None:
     """torch's check that moving an input by -eps and +eps gives outputs of one shape and dtype.
 
     `position()`: the perturbed element's index, named in full mode's message."""
+    tensors = state.tensors
     for a, b in zip(below, above):
-        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        if not (tensors.is_tensor(a) and tensors.is_tensor(b)):
             continue
-        if a._data.shape != b._data.shape or a.dtype is not b.dtype:
-            raise perturbed_outputs_error(a, b, eps, None if position is None else position())
+        if tensors.shape(a) != tensors.shape(b) or a.dtype != b.dtype:
+            raise perturbed_outputs_error(tensors, a, b, eps, None if position is None else position())
 
 
 def _position(row: int, shape: tuple) -> tuple:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 import traceback
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...tensor import Tensor
 from .. import anomaly
+
+if TYPE_CHECKING:
+    from .tensors import Tensors
 
 MAX_MISMATCHES = 10  # entries listed in PairReport.mismatches, worst first
 _ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
@@ -78,10 +81,10 @@ class GradcheckReport:
         return self.problems[0] if self.problems else "gradcheck failed"
 
 
-def empty_report(inputs: tuple, fast_mode: bool, *, upcast: bool) -> GradcheckReport:
+def empty_report(tensors: Tensors, inputs: tuple, fast_mode: bool, *, upcast: bool) -> GradcheckReport:
     """A passing report, described by the inputs that require grad (device, dtypes)."""
-    checked = [a for a in inputs if isinstance(a, Tensor) and a.requires_grad]
-    dtypes = list(dict.fromkeys(a.dtype.name for a in checked))
+    checked = [a for a in inputs if tensors.is_tensor(a) and a.requires_grad]
+    dtypes = list(dict.fromkeys(tensors.dtype_name(a) for a in checked))
     return GradcheckReport(
         passed=True,
         order=1,

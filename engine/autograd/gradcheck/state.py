@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy
 
-from ...tensor import Tensor
 from .report import GradcheckError, GradcheckReport, describe_exception
+from .tensors import ENGINE, Tensors
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,19 @@ class CheckState:
 
     Outputs and inputs are addressed by rank (torch's numbering: among differentiable
     outputs / inputs requiring grad); `outputs` and `diff_inputs` pair each with its
-    position in the output / input tuple.
+    position in the output / input tuple. `tensors` is the tensor library (tensors.py).
     """
 
     def __init__(
-        self, func, inputs: tuple, opts: Options, report: GradcheckReport, *, order: int, strict: bool
+        self,
+        func,
+        inputs: tuple,
+        opts: Options,
+        report: GradcheckReport,
+        *,
+        order: int,
+        strict: bool,
+        tensors: Tensors = ENGINE,
     ):
         self.func = func
         self.inputs = inputs
@@ -51,8 +60,9 @@ class CheckState:
         self.report = report
         self.order = order
         self.strict = strict
-        self.diff_inputs = [(i, a) for i, a in enumerate(inputs) if isinstance(a, Tensor) and a.requires_grad]
-        self.outputs: list[tuple[int, Tensor]] = []  # (position, tensor) of differentiable outputs
+        self.tensors = tensors
+        self.diff_inputs = [(i, a) for i, a in enumerate(inputs) if tensors.is_tensor(a) and a.requires_grad]
+        self.outputs: list[tuple[int, Any]] = []  # (position, tensor) of differentiable outputs
         self.forward_ran = False
         self.backward_failed = False
         self.numerics_need_grad = False

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import numpy
 
 from ... import backend
-from ...tensor import Tensor
 
 FAST_MODE_SEED = 67280421310721  # torch.Generator's default seed: fixed, so reruns agree
+if TYPE_CHECKING:
+    from .tensors import Tensors
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -22,13 +25,15 @@ def as_tuple(x) -> tuple:
     return (x,)
 
 
-def differentiable_outputs(x) -> tuple:
-    return tuple(o for o in as_tuple(x) if isinstance(o, Tensor) and o.requires_grad)
+def differentiable_outputs(tensors: Tensors, x) -> tuple:
+    return tuple(o for o in as_tuple(x) if tensors.is_tensor(o) and o.requires_grad)
 
 
-def host(array):
-    """A numpy view of an array (copied from the GPU when it lives there)."""
-    return array if array.__class__ is numpy.ndarray else backend.to_device(array, backend.CPU)
+def host(value) -> numpy.ndarray:
+    """A numpy view of an array (copied from the GPU when it lives there); scalars as arrays."""
+    if value.__class__ is numpy.ndarray:
+        return value
+    return backend.to_device(value, backend.CPU) if backend.is_array(value) else numpy.asarray(value)
 
 
 def max_abs(a: numpy.ndarray) -> float:

@@ -1,0 +1,46 @@
+"""Custom torch.autograd.Functions, one right and one wrong: `gradcli check examples/torch/check_function.py`.
+
+Swish's backward is right (and differentiable, so --order 2 checks it too). Cube's backward
+forgot the power rule's factor x: it returns 3 * grad_output * x instead of 3 * grad_output * x**2.
+"""
+
+import torch
+
+import gradcli
+
+
+class Swish(torch.autograd.Function):
+    """swish(x) = x * sigmoid(x), with a hand-written backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_output * s * (1 + x * (1 - s))
+
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return 3 * grad_output * x  # BUG: should be 3 * grad_output * x**2
+
+
+@gradcli.case(torch.randn(4, 3, dtype=torch.float64, requires_grad=True), order=2)
+def swish(x):
+    return Swish.apply(x)
+
+
+@gradcli.case(torch.randn(2, 3, dtype=torch.float64, requires_grad=True))
+def cube(x):
+    return Cube.apply(x)
