@@ -26,13 +26,13 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="A gradient checker and autograd graph debugger for engine (import engine as torch).",
+    help="A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd.",
 )
 
 
 @app.callback()
 def _root() -> None:
-    """A gradient checker and autograd graph debugger for engine (import engine as torch)."""
+    """A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd."""
 
 
 def _user_prints_to_stderr(machine_output: bool) -> AbstractContextManager:

@@ -20,7 +20,10 @@ class Device(str, Enum):
 DeviceOption = Annotated[Device, typer.Option("--device", help="Default device while the user's code runs.")]
 SeedOption = Annotated[
     int,
-    typer.Option("--seed", help="engine.manual_seed before running each file (and building inputs)."),
+    typer.Option(
+        "--seed",
+        help="manual_seed of engine (and of torch, once the file imports it) before running each file and building inputs.",
+    ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
 JsonOption = Annotated[
