@@ -104,11 +104,11 @@ def _first_line(message: str) -> str:
 
 
 def _raised_by_autograd(exc: BaseException) -> bool:
-    """Raised in engine.autograd, or in one of engine.tensor's autograd methods (by module name)."""
+    """Raised in engine.autograd (torch.autograd), or in an autograd method of engine.tensor (torch._tensor)."""
     module, function = raised_in(exc.__traceback__)
-    if module.startswith("engine.autograd."):
+    if module.startswith(("engine.autograd.", "torch.autograd.")):
         return True
-    return module == "engine.tensor" and function in _AUTOGRAD_TENSOR_FUNCTIONS
+    return module in ("engine.tensor", "torch._tensor") and function in _AUTOGRAD_TENSOR_FUNCTIONS
 
 
 def _with_node(finding: Finding, node, sites: Sites, role: str | None = None) -> Finding:
@@ -155,7 +155,9 @@ def modified_saved_finding(
     its line, the versions, and `bumps` (version -> the site that bumped the counter to it)."""
     modifications = []
     for version in range(expected + 1, current + 1):
-        location = sites.location(bumps.get(version), f"modified in place (version {version - 1} -> {version})")
+        location = sites.location(
+            bumps.get(version), f"modified in place (version {version - 1} -> {version})"
+        )
         if location is not None:
             modifications.append(location)
     saved_at = sites.location(saved_site, f"saved by {saver} (version {expected})") if saver else None

@@ -41,7 +41,9 @@ class TensorNames:
         return table
 
     @staticmethod
-    def _add(table: dict[int, tuple[str, Any]], name: str, value: Any, Tensor: type | tuple[type, ...]) -> None:
+    def _add(
+        table: dict[int, tuple[str, Any]], name: str, value: Any, Tensor: type | tuple[type, ...]
+    ) -> None:
         if isinstance(value, Tensor):
             table.setdefault(id(value), (name, value))
         elif isinstance(value, (list, tuple)) and len(value) <= 64:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .findings import ERROR, AnomalyFound, Finding, Location, TensorStats
 from .names import op_name
-from .sites import Sites, node_site
+from .sites import Sites
 from .stats import has, shape_of, tensor_stats
 
 # ----------------------------------------------------------------------------- forward
