@@ -10,7 +10,7 @@ class Net(torch.nn.Module):
         self.skipped = torch.nn.Linear(3, 2)
 
     def forward(self, x):
-        hidden = self.skipped(x)  # mark: culprit
+        self.skipped(x)  # mark: culprit
         return self.used(x)
 
 
