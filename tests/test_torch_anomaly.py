@@ -192,3 +192,36 @@ def test_engine_scripts_never_import_torch_and_the_examples_run_as_documented():
         )
         assert done.returncode == 1, done.stderr
         assert [f["kind"] for f in json.loads(done.stdout)["findings"]] == [kind]
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "code", "related"),
+    [
+        (
+            "y = (x * x).sum()\ny.backward()\ny.backward()  # mark: culprit\n",
+            "backward-twice",
+            1,
+            {},
+        ),
+        (
+            "y = x.exp()  # mark: created\ny.backward()  # mark: culprit\n",
+            "implicit-grad-nonscalar",
+            1,
+            {"y created": "created"},
+        ),
+        (
+            "y = x.exp()  # mark: created\ny.sum().backward()\nprint(y.grad)  # mark: culprit\n",
+            "nonleaf-grad-read",
+            0,
+            {"the non-leaf tensor created": "created"},
+        ),
+    ],
+)
+def test_torchs_other_autograd_errors_are_findings(tmp_path, source, kind, code, related):
+    script = tmp_path / "script.py"
+    script.write_text("import torch\n\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n" + source)
+    finding = only_finding(script, kind, code)
+    assert where(finding["location"]) == (str(script), line_of(script, "culprit"))
+    assert roles(finding) == {
+        role: (str(script), line_of(script, marker)) for role, marker in related.items()
+    }

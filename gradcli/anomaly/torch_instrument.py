@@ -200,7 +200,11 @@ class TorchInstrument:
                 continue
             grad = leaf.grad
             before.append((use, leaf, grad, _version(grad) if grad is not None else None))
-        result = func(*args, **kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except RuntimeError as exc:
+            _tag_backward_error(exc, args)
+            raise
         for use, leaf, grad, version in before:
             now = leaf.grad
             if now is not None and (now is not grad or _version(now) != version):
@@ -325,6 +329,17 @@ def _tag_leaf_inplace(exc: RuntimeError, tensors: list) -> None:
             exc.autograd_kind = kind
             exc.tensor = leaf
             return
+
+
+def _tag_backward_error(exc: RuntimeError, args: tuple) -> None:
+    """torch's errors of a backward call, tagged as the engine tags its own (`autograd_kind`, `tensor`)."""
+    message = str(exc)
+    if message.startswith("Trying to backward through the graph a second time"):
+        exc.autograd_kind = "freed"
+    elif message.startswith("grad can be implicitly created only for scalar outputs"):
+        exc.autograd_kind = "implicit-grad"
+        root = args[0] if args else None
+        exc.tensor = root[0] if type(root) in (tuple, list) and root else root
 
 
 def _stats(name: str, grad_inputs: tuple, grad_outputs: tuple) -> list:
