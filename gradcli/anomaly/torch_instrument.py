@@ -29,8 +29,10 @@ from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
 SITE_KEY = "gradcli.site"
-#: In-place records kept per storage (the most recent ones).
+#: In-place records kept per storage (the most recent ones), and storages kept (cleared past this,
+#: losing only the lines of in-place changes made before).
 MAX_BUMPS = 32
+MAX_STORAGES = 1 << 16
 
 
 class SavedRecord:
@@ -65,7 +67,7 @@ class TorchInstrument:
         self._packed: list[SavedRecord] | None = None  # saved during that call
         self._tensor = torch.Tensor
         self._grad_attribute = torch._C.TensorBase.grad
-        self._backwards = {torch.Tensor.backward, torch.autograd.backward}
+        self._backward_method = torch.Tensor.backward
         self._grad = torch.autograd.grad
 
     # -- the torch function mode ---------------------------------------------------------------
@@ -73,7 +75,7 @@ class TorchInstrument:
         if getattr(func, "__self__", None) is self._grad_attribute:
             self._grad_read(args[0])
             return func(*args, **kwargs)
-        if func in self._backwards or func is self._grad:
+        if func is self._backward_method or func is self._grad:
             return self._backward(func, args, kwargs)
         site = user_site()
         tensors = self._tensors(args, kwargs)
@@ -108,6 +110,8 @@ class TorchInstrument:
         key = _storage_key(tensor)
         if key is None:
             return
+        if len(self.bumps) >= MAX_STORAGES and key not in self.bumps:
+            self.bumps.clear()
         records = self.bumps.setdefault(key, [])
         records.append((before, after, site))
         if len(records) > MAX_BUMPS:
