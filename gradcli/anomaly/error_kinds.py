@@ -70,7 +70,8 @@ def classify(
         if kind in ("no-grad-view-inplace", "no-grad-view-changed"):
             return _no_grad_view_inplace(exc, kind == "no-grad-view-changed", message, here, sites, names)
         if kind in ("nan-in-backward", "inf-in-backward") and node is not None:
-            return backward_finding(exc, node, here, instrument.nonfinite.get(id(node), {}), sites)
+            stats = instrument.nonfinite.get(id(node), {}).get("stats", [])
+            return backward_finding(exc, node.name(), node_site(node), here, stats, sites)
         if kind == "implicit-grad":
             return _implicit_nonscalar(exc, message, here, sites, names)
     if node is not None:
@@ -103,11 +104,11 @@ def _first_line(message: str) -> str:
 
 
 def _raised_by_autograd(exc: BaseException) -> bool:
-    """Raised in engine.autograd, or in one of engine.tensor's autograd methods (by module name)."""
+    """Raised in engine.autograd (torch.autograd), or in an autograd method of engine.tensor (torch._tensor)."""
     module, function = raised_in(exc.__traceback__)
-    if module.startswith("engine.autograd."):
+    if module.startswith(("engine.autograd.", "torch.autograd.")):
         return True
-    return module == "engine.tensor" and function in _AUTOGRAD_TENSOR_FUNCTIONS
+    return module in ("engine.tensor", "torch._tensor") and function in _AUTOGRAD_TENSOR_FUNCTIONS
 
 
 def _with_node(finding: Finding, node, sites: Sites, role: str | None = None) -> Finding:
@@ -121,23 +122,48 @@ def _modified_saved(exc, node, here: Location | None, sites: Sites, names: Tenso
     from engine.backend import tensor_type_name
 
     tensor = exc.saved_tensor
-    expected = exc.expected_version
-    current = tensor._vc.version
-    records = dict(tensor._vc.bumps or ())
+    return modified_saved_finding(
+        name=names.of(tensor),
+        type_name=tensor_type_name(tensor._data),
+        shape=shape_of(tensor),
+        saver=node.name() if node is not None else None,
+        saved_site=node_site(node) if node is not None else None,
+        expected=exc.expected_version,
+        current=tensor._vc.version,
+        bumps=dict(tensor._vc.bumps or ()),
+        here=here,
+        error=str(exc),
+        sites=sites,
+    )
+
+
+def modified_saved_finding(
+    *,
+    name: str | None,
+    type_name: str,
+    shape: list[int],
+    saver: str | None,
+    saved_site: tuple | None,
+    expected: int,
+    current: int,
+    bumps: dict[int, tuple],
+    here: Location | None,
+    error: str,
+    sites: Sites,
+) -> Finding:
+    """The inplace-modified-saved finding, from what either instrument recorded: the saving node and
+    its line, the versions, and `bumps` (version -> the site that bumped the counter to it)."""
     modifications = []
     for version in range(expected + 1, current + 1):
         location = sites.location(
-            records.get(version), f"modified in place (version {version - 1} -> {version})"
+            bumps.get(version), f"modified in place (version {version - 1} -> {version})"
         )
         if location is not None:
             modifications.append(location)
-    saver = node.name() if node is not None else None
-    saved_at = sites.location(node_site(node), f"saved by {saver} (version {expected})") if node else None
-    name = names.of(tensor)
+    saved_at = sites.location(saved_site, f"saved by {saver} (version {expected})") if saver else None
     label = name or "a tensor"
-    shape = shape_of(tensor)
     message = (
-        f"{label} [{tensor_type_name(tensor._data)} {shape}] was saved for backward"
+        f"{label} [{type_name} {shape}] was saved for backward"
         + (f" by {saver}" if saver else "")
         + f" at version {expected}, then modified in place (now version {current}); "
         "backward needs the saved value"
@@ -157,13 +183,13 @@ def _modified_saved(exc, node, here: Location | None, sites: Sites, names: Tenso
         "or make the in-place change before the op that saves the tensor",
         details={
             "tensor": name,
-            "type": tensor_type_name(tensor._data),
+            "type": type_name,
             "shape": shape,
             "saved_by": saver,
             "saved_version": expected,
             "current_version": current,
             "modified_at": [m.where for m in modifications],
-            "error": str(exc),
+            "error": error,
         },
     )
 
@@ -213,7 +239,7 @@ def _leaf_inplace(
         + (f" [{', '.join(map(str, shape_of(leaf)))}]" if leaf is not None else ""),
         here,
         related,
-        hint=f"if this updates the parameter (an optimizer step), do it under `with engine.no_grad():`; "
+        hint=f"if this updates the parameter (an optimizer step), do it under `with {_library(leaf)}.no_grad():`; "
         f"if the new value should be part of the graph, work on a copy: `{name or 'x'} = {name or 'x'}.clone()` first",
         details={
             "tensor": name,
@@ -221,6 +247,11 @@ def _leaf_inplace(
             "through_view": through_view,
         },
     )
+
+
+def _library(tensor) -> str:
+    """ "torch" for a torch tensor, else "engine": the module a fix should name."""
+    return "torch" if type(tensor).__module__.startswith("torch") else "engine"
 
 
 def _no_grad_view_inplace(

@@ -68,6 +68,19 @@ class GradState:
         self.resets = 0
         self.used = False  # an accumulated .grad was read, or the tensor was updated between calls
 
+    def step(self, zeroed: bool, updated: bool, site: tuple | None) -> None:
+        """One more backward added into .grad: `zeroed` since the last one, the tensor `updated` since."""
+        if updated and self.streak >= 2:
+            self.used = True  # an update step consumed an accumulated gradient
+        if zeroed:
+            self.resets += 1
+            self.streak = 1
+            return
+        self.streak += 1
+        self.longest = max(self.longest, self.streak)
+        if site is not None and site == self.site and self.looped is None:
+            self.looped = site
+
 
 def _fingerprint(data) -> tuple[float, float]:
     """Cheap summary of a tensor's value, to notice an update step between two backward calls."""
@@ -150,9 +163,7 @@ class Instrument(Observer):
         if state.run is None:
             state.streak = 1
             return
-        if state.streak >= 1 and state.value is not None and _fingerprint(variable._data) != state.value:
-            if state.streak >= 2:
-                state.used = True  # an update step consumed an accumulated gradient
+        updated = state.value is not None and _fingerprint(variable._data) != state.value
         previous = state.grad_ref() if state.grad_ref is not None else None
         zeroed = (
             old is None
@@ -160,14 +171,7 @@ class Instrument(Observer):
             or old._vc.version != state.version
             or not bool((array_of(old) != 0).any())
         )
-        if zeroed:
-            state.resets += 1
-            state.streak = 1
-            return
-        state.streak += 1
-        state.longest = max(state.longest, state.streak)
-        if site is not None and site == state.site and state.looped is None:
-            state.looped = site
+        state.step(zeroed, updated, site)
 
     def backward_end(self, inputs, captured) -> None:
         run = self._runs.pop() if self._runs else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import types
 from typing import Any
 
@@ -14,16 +15,18 @@ from .sites import Sites
 
 
 class TensorNames:
-    """Finds a user-facing name for a tensor: a local or global variable, or model.<param>."""
+    """Finds a user-facing name for a tensor (engine's or torch's): a local or global variable, or model.<param>."""
 
     def __init__(self, module: types.ModuleType | None, frames: list[types.FrameType] = ()):
         self.module = module
         self.frames = list(frames)
         self._table: dict[int, tuple[str, Any]] | None = None
-        self._by_array: dict[int, str] = {}
+        self._by_array: dict[Any, str] = {}
 
     def _build(self) -> dict[int, tuple[str, Any]]:
         table: dict[int, tuple[str, Any]] = {}
+        torch = sys.modules.get("torch")  # never imported here: only when the script did
+        kinds = (Tensor, torch.Tensor) if torch is not None else Tensor
         scopes = [f.f_locals for f in reversed(self.frames)]
         if self.module is not None:
             scopes.append(self.module.__dict__)
@@ -32,13 +35,15 @@ class TensorNames:
                 if name.startswith("__"):
                     continue
                 try:
-                    self._add(table, name, value, Tensor)
+                    self._add(table, name, value, kinds)
                 except Exception:  # a user object whose attributes raise: no name from it
                     continue
         return table
 
     @staticmethod
-    def _add(table: dict[int, tuple[str, Any]], name: str, value: Any, Tensor: type) -> None:
+    def _add(
+        table: dict[int, tuple[str, Any]], name: str, value: Any, Tensor: type | tuple[type, ...]
+    ) -> None:
         if isinstance(value, Tensor):
             table.setdefault(id(value), (name, value))
         elif isinstance(value, (list, tuple)) and len(value) <= 64:
@@ -50,15 +55,27 @@ class TensorNames:
                 table.setdefault(id(p), (f"{name}.{pname}", p))
 
     def of(self, tensor) -> str | None:
-        """By identity; else by array, since the engine hands a saved output back as a new Tensor."""
+        """By identity; else by data (the engine hands a saved output back as a new Tensor; torch's
+        saved tensors are detached aliases)."""
         if tensor is None:
             return None
         if self._table is None:
             self._table = self._build()
             for name, value in self._table.values():
-                self._by_array.setdefault(id(value._data), name)
+                self._by_array.setdefault(_data_key(value), name)
         entry = self._table.get(id(tensor))
-        return entry[0] if entry is not None else self._by_array.get(id(tensor._data))
+        return entry[0] if entry is not None else self._by_array.get(_data_key(tensor))
+
+
+def _data_key(tensor) -> Any:
+    """What identifies a tensor's data: engine's array, or torch's address, shape and dtype."""
+    data = getattr(tensor, "_data", None)
+    if data is not None:
+        return id(data)
+    try:
+        return (tensor.data_ptr(), tuple(tensor.shape), tensor.dtype)
+    except (AttributeError, RuntimeError):
+        return None
 
 
 def definition(name: str | None, sites: Sites) -> Location | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .findings import ERROR, AnomalyFound, Finding, Location, TensorStats
 from .names import op_name
-from .sites import Sites, node_site
+from .sites import Sites
 from .stats import has, shape_of, tensor_stats
 
 # ----------------------------------------------------------------------------- forward
@@ -84,28 +84,29 @@ def backward_stats(node, grads, outputs) -> list[TensorStats]:
     return [s for s in stats if s is not None]
 
 
-def backward_finding(exc: RuntimeError, node, here: Location | None, seen: dict, sites: Sites) -> Finding:
-    """The finding for the engine's NONFINITE_MESSAGE error raised at `node`; `seen` is what the
-    instrument recorded there (`Instrument.nonfinite`)."""
+def backward_finding(
+    exc: RuntimeError, node_name: str, created_site: tuple | None, here: Location | None, stats, sites: Sites
+) -> Finding:
+    """The finding for the NaN / Inf error raised at the node `node_name` (the engine's check_nan, or the
+    instruments' twins): `created_site` is where its forward op ran, `stats` what the instrument saw there."""
     what = exc.autograd_kind.split("-")[0]  # nan-in-backward / inf-in-backward
     index = exc.output_index
-    stats = seen.get("stats", [])
-    created = sites.location(node_site(node), f"forward op of {node.name()}")
+    created = sites.location(created_site, f"forward op of {node_name}")
     related = []
     if here is not None:
         here.role = "backward"
         related.append(here)
-    op = op_name(node.name())
+    op = op_name(node_name)
     return Finding(
         f"{what}-in-backward",
         ERROR,
-        f"{node.name()} returned {what} values in its {index}th output (the gradient for the "
+        f"{node_name} returned {what} values in its {index}th output (the gradient for the "
         f"{_ordinal(index)} input of {op})",
         created,
         related,
         hint=_BACKWARD_HINT.get(op, "look at the op's inputs (below): the derivative is not finite there"),
-        details={"node": node.name(), "output": index},
-        stats=stats,
+        details={"node": node_name, "output": index},
+        stats=list(stats),
     )
 
 

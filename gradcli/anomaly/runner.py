@@ -7,13 +7,18 @@ user's frames of the traceback only.
 
 from __future__ import annotations
 
+import linecache
+import re
+import sys
 import time
+from contextlib import ExitStack
 
+from ..frameworks import MixedTensors, after_torch_import, framework_of
 from ..running import CannotRun, compile_file, main_module, running, using_device
 from .error_kinds import classify
 from .findings import Location, Report, ScriptFailure
 from .instrument import Instrument, instrumented
-from .sites import Sites, raise_site, user_traceback
+from .sites import Sites, raise_site, user_tb_frames, user_traceback
 from .warning_kinds import collect_warnings
 
 
@@ -39,6 +44,7 @@ def run_script(
         return report
     sites = Sites(user.abspath, path)
     instrument = Instrument(sites, check_forward)
+    torch_side = _TorchSide()
     module = None
     try:
         with (
@@ -47,7 +53,7 @@ def run_script(
             running(user, seed=seed, argv=report.argv),
         ):
             try:
-                with instrumented(instrument):
+                with instrumented(instrument), torch_side.installed():
                     exec(user.code, module.__dict__)
                 report.completed = True
             except SystemExit as exc:
@@ -65,7 +71,7 @@ def run_script(
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # the user's script may raise anything
-                finding = classify(exc, instrument, sites, module)
+                finding = torch_side.classify(exc, sites, module) or classify(exc, instrument, sites, module)
                 if finding is not None:
                     report.findings.append(finding)
                 else:
@@ -73,8 +79,36 @@ def run_script(
     except CudaUnavailable as exc:
         report.failure = ScriptFailure("device", f"--device {device} is unavailable: {exc}")
     report.findings.extend(collect_warnings(instrument, sites, module, report.completed))
+    if torch_side.instrument is not None:
+        report.findings.extend(collect_warnings(torch_side.instrument, sites, module, report.completed))
     report.elapsed = time.perf_counter() - started
     return report
+
+
+class _TorchSide:
+    """torch's instrument, installed only if the script imports torch (gradcli never imports it)."""
+
+    def __init__(self):
+        self.instrument = None
+        self._stack = ExitStack()
+
+    def installed(self) -> ExitStack:
+        """For the block: as soon as torch is imported, its instrument; removed at the end."""
+        self._stack.enter_context(after_torch_import(self._install))
+        return self._stack
+
+    def _install(self, torch) -> None:
+        from .torch_instrument import TorchInstrument, torch_instrumented
+
+        self.instrument = TorchInstrument(torch)
+        self._stack.enter_context(torch_instrumented(self.instrument))
+
+    def classify(self, exc: BaseException, sites: Sites, module):
+        if self.instrument is None:
+            return None
+        from .torch_errors import classify_torch
+
+        return classify_torch(exc, self.instrument, sites, module)
 
 
 def _cannot_run(exc: CannotRun) -> ScriptFailure:
@@ -90,6 +124,26 @@ def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
     """The failure for an exception unrelated to autograd."""
     text = str(exc)
     message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    mixed = _mixed_tensors(exc)
+    if mixed is not None:
+        message = f"this line {mixed} ({message})"
     return ScriptFailure(
         "exception", message, type(exc).__name__, raise_site(exc, sites), user_traceback(exc, sites)
     )
+
+
+def _mixed_tensors(exc: BaseException) -> str | None:
+    """Why the line that raised failed, when the variables it names are engine and torch tensors both."""
+    if "torch" not in sys.modules or not isinstance(exc, (TypeError, RuntimeError, ValueError)):
+        return None
+    frames = user_tb_frames(exc.__traceback__)
+    if not frames:
+        return None
+    frame, lineno = frames[-1]
+    scope = {**frame.f_globals, **frame.f_locals}
+    names = dict.fromkeys(re.findall(r"[A-Za-z_]\w*", linecache.getline(frame.f_code.co_filename, lineno)))
+    try:
+        framework_of((name, scope[name]) for name in names if name in scope)
+    except MixedTensors as mixed:
+        return str(mixed)
+    return None

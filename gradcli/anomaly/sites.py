@@ -43,9 +43,13 @@ class Sites:
 
 
 def node_site(node) -> tuple | None:
-    """Where the forward op that created `node` ran (anomaly mode records it), or None."""
+    """Where the forward op that created `node` ran, or None: the engine's anomaly mode records it in
+    `_trace`, the torch instrument in the node's metadata (`torch_instrument.SITE_KEY`)."""
     trace = getattr(node, "_trace", None)
-    return trace[0] if trace else None
+    if trace:
+        return trace[0]
+    metadata = getattr(node, "metadata", None)
+    return metadata.get("gradcli.site") if isinstance(metadata, dict) else None
 
 
 def _is_user_file(filename: str) -> bool:

@@ -1,0 +1,376 @@
+"""What the engine's observer records, recorded for torch scripts through torch's own extension points.
+
+Installed by the runner only once the script imports torch (`frameworks.after_torch_import`),
+removed when it ends; no torch function is patched. Two hooks:
+
+- a `TorchFunctionMode` sees each torch call the script makes (not the calls inside them): the
+  user's line (one stack walk), the versions of its tensor arguments before and after (a bump is
+  an in-place change, whatever spelled it: `add_`, `x[i] = v`, `+=`, `out=`,
+  `F.relu(inplace=True)`), the nodes it created (their line in `grad_fn.metadata`, and a post
+  hook that stops at the first NaN/Inf gradient), the leaves it used, `backward()` /
+  `autograd.grad()` calls (what they added into `.grad`) and `.grad` reads;
+- `saved_tensors_hooks`: each saved tensor is packed as a detached alias (same storage and
+  version counter, no reference cycle) with its version and line. torch skips its own version
+  check for hooked saved tensors, so unpack makes it, raising torch's error with the record.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from engine.autograd.anomaly import user_site
+
+from .instrument import GradState, LeafUse
+from .stats import tensor_stats
+
+#: grad_fn.metadata key of the user's line that created a node.
+SITE_KEY = "gradcli.site"
+#: In-place records kept per storage (the most recent ones), and storages kept (cleared past this,
+#: losing only the lines of in-place changes made before).
+MAX_BUMPS = 32
+MAX_STORAGES = 1 << 16
+
+
+class SavedRecord:
+    """A tensor saved for backward: a detached alias sharing its version counter, and where it was saved."""
+
+    __slots__ = ("tensor", "version", "site", "ref", "grad_fn_name", "output_nr", "saver", "is_output")
+
+    def __init__(
+        self, tensor, version: int, site: tuple | None, ref, grad_fn_name: str | None, output_nr: int
+    ):
+        self.tensor = tensor
+        self.version = version
+        self.site = site
+        self.ref = ref  # the tensor itself, weakly
+        self.grad_fn_name = grad_fn_name  # its grad_fn's name() when saved
+        self.output_nr = output_nr
+        self.saver: str | None = None  # the node that saved it (known once its op returned)
+        self.is_output = False  # saved by the op that produced it
+
+
+class TorchInstrument:
+    """Records what gradcli anomaly's findings need, for torch tensors (see the module's docstring)."""
+
+    def __init__(self, torch: Any):
+        self.torch = torch
+        self.backward_calls = 0
+        self.leaves: dict[int, LeafUse] = {}
+        self.grads: dict[int, GradState] = {}
+        self.nonleaf_reads: dict[tuple, dict] = {}
+        self.bumps: dict[int, list[tuple[int, int, tuple | None]]] = {}  # storage -> (before, after, site)
+        self._site: tuple | None = None  # the user's line of the torch call running now
+        self._packed: list[SavedRecord] | None = None  # saved during that call
+        self._tensor = torch.Tensor
+        self._grad_attribute = torch._C.TensorBase.grad
+        self._backward_method = torch.Tensor.backward
+        self._grad = torch.autograd.grad
+
+    # -- the torch function mode ---------------------------------------------------------------
+    def call(self, func, args: tuple, kwargs: dict) -> Any:
+        if getattr(func, "__self__", None) is self._grad_attribute:
+            self._grad_read(args[0])
+            return func(*args, **kwargs)
+        if func is self._backward_method or func is self._grad:
+            return self._backward(func, args, kwargs)
+        site = user_site()
+        tensors = self._tensors(args, kwargs)
+        versions = [_version(t) for t in tensors]
+        outer, self._site, self._packed = self._site, site, []
+        try:
+            out = func(*args, **kwargs)
+        except RuntimeError as exc:
+            _tag_leaf_inplace(exc, tensors)
+            raise
+        finally:
+            self._site, packed, self._packed = outer, self._packed, None
+        for t, before in zip(tensors, versions):
+            after = _version(t)
+            if after != before:
+                self._bumped(t, before, after, site)
+        if self.torch.is_grad_enabled():
+            self._recorded(out, tensors, site, packed)
+        return out
+
+    def _tensors(self, args: tuple, kwargs: dict) -> list:
+        kind = self._tensor
+        found = []
+        for value in (*args, *kwargs.values()) if kwargs else args:
+            if isinstance(value, kind):
+                found.append(value)
+            elif type(value) in (list, tuple):
+                found.extend(v for v in value if isinstance(v, kind))
+        return found
+
+    def _bumped(self, tensor, before: int, after: int, site: tuple | None) -> None:
+        key = _storage_key(tensor)
+        if key is None:
+            return
+        if len(self.bumps) >= MAX_STORAGES and key not in self.bumps:
+            self.bumps.clear()
+        records = self.bumps.setdefault(key, [])
+        records.append((before, after, site))
+        if len(records) > MAX_BUMPS:
+            del records[0]
+
+    def _recorded(self, out, tensors: list, site: tuple | None, packed: list[SavedRecord]) -> None:
+        """The nodes the call created (their line, a NaN/Inf check) and the leaves it used."""
+        outputs = out if type(out) in (tuple, list) else (out,)
+        saver = None
+        for t in outputs:
+            fn = getattr(t, "grad_fn", None) if isinstance(t, self._tensor) else None
+            if fn is None:
+                continue
+            meta = fn.metadata
+            if SITE_KEY in meta:
+                continue
+            meta[SITE_KEY] = site
+            saver = fn.name()
+            fn.register_hook(functools.partial(self._check_gradients, saver, site))
+        if saver is None:
+            return
+        for record in packed:
+            record.saver = saver
+            original = record.ref()
+            record.is_output = original is not None and any(original is t for t in outputs)
+        for t in tensors:
+            if t.requires_grad and t.grad_fn is None:
+                use = self.leaves.get(id(t))
+                if use is None or use.ref() is not t:
+                    self.leaves[id(t)] = LeafUse(weakref.ref(t), list(t.shape), site)
+
+    # -- saved tensors -------------------------------------------------------------------------
+    def pack(self, tensor) -> SavedRecord:
+        fn = tensor.grad_fn
+        record = SavedRecord(
+            tensor.detach(),
+            tensor._version,
+            self._site or user_site(),
+            weakref.ref(tensor),
+            fn.name() if fn is not None else None,
+            tensor.output_nr,
+        )
+        if self._packed is not None:
+            self._packed.append(record)
+        return record
+
+    def unpack(self, record: SavedRecord):
+        tensor = record.tensor
+        if tensor._version != record.version:
+            raise modified_error(record)
+        return tensor
+
+    def modifications(self, record: SavedRecord) -> dict[int, tuple]:
+        """version -> the line whose in-place change bumped the saved tensor's counter to it."""
+        out = {}
+        for before, after, site in self.bumps.get(_storage_key(record.tensor), ()):
+            for version in range(before + 1, after + 1):
+                out[version] = site
+        return out
+
+    # -- backward ------------------------------------------------------------------------------
+    def _check_gradients(
+        self, name: str, site: tuple | None, grad_inputs: tuple, grad_outputs: tuple
+    ) -> None:
+        """A node's post hook: stop at the first gradient holding NaN/Inf, as check_nan does for NaN."""
+        for index, g in enumerate(grad_inputs):
+            if g is None or not g.is_floating_point():
+                continue
+            total = g.detach().sum().item()
+            if total - total == 0 or bool(self.torch.isfinite(g).all()):
+                continue
+            what = "nan" if bool(self.torch.isnan(g).any()) else "inf"
+            exc = RuntimeError(f"Function '{name}' returned {what} values in its {index}th output.")
+            exc.autograd_kind = f"{what}-in-backward"
+            exc.output_index = index
+            exc.node_name = name
+            exc.node_site = site
+            exc.stats = _stats(name, grad_inputs, grad_outputs)
+            raise exc
+
+    def _backward(self, func, args: tuple, kwargs: dict) -> Any:
+        self.backward_calls += 1
+        run, site = self.backward_calls, user_site()
+        before = []
+        for key, use in list(self.leaves.items()):
+            leaf = use.ref()
+            if leaf is None:
+                if use.received:
+                    del self.leaves[key]
+                continue
+            grad = leaf.grad
+            before.append((use, leaf, grad, _version(grad) if grad is not None else None))
+        try:
+            result = func(*args, **kwargs)
+        except RuntimeError as exc:
+            _tag_backward_error(exc, args)
+            raise
+        for use, leaf, grad, version in before:
+            now = leaf.grad
+            if now is not None and (now is not grad or _version(now) != version):
+                use.received = True
+                self._accumulated(leaf, grad, version, run, site)
+        if func is self._grad and result is not None:
+            inputs = kwargs.get("inputs", args[1] if len(args) > 1 else ())
+            inputs = (inputs,) if isinstance(inputs, self._tensor) else inputs
+            for t, g in zip(inputs, result):
+                use = self.leaves.get(id(t))
+                if g is not None and use is not None and use.ref() is t:
+                    use.received = True
+        return result
+
+    def _accumulated(self, leaf, old, old_version: int | None, run: int, site: tuple | None) -> None:
+        """A backward added into `leaf.grad` (which was `old` at version `old_version` before it)."""
+        state = self.grads.get(id(leaf))
+        if state is None or state.ref() is not leaf:
+            state = self.grads[id(leaf)] = GradState(weakref.ref(leaf))
+        if state.run is None:
+            state.streak = 1
+        else:
+            previous = state.grad_ref() if state.grad_ref is not None else None
+            zeroed = (
+                old is None
+                or old is not previous
+                or old_version != state.version
+                or not bool(old.detach().any())
+            )
+            updated = state.value is not None and self._fingerprint(leaf) != state.value
+            state.step(zeroed, updated, site)
+        grad = leaf.grad
+        state.grad_ref = weakref.ref(grad)
+        state.version = _version(grad)
+        state.value = self._fingerprint(leaf) if state.streak >= 2 else None
+        state.run = run
+        state.site = site
+
+    def _fingerprint(self, tensor) -> tuple[float, float]:
+        """Cheap summary of a tensor's value, to notice an update step between two backward calls."""
+        flat = tensor.detach().reshape(-1).double()
+        return (float(flat.sum()), float(flat.dot(flat)))
+
+    # -- reads ---------------------------------------------------------------------------------
+    def _grad_read(self, tensor) -> None:
+        if tensor.grad_fn is None or tensor.retains_grad:
+            state = self.grads.get(id(tensor))
+            if state is not None and state.streak >= 2 and state.ref() is tensor:
+                state.used = True  # the script read an accumulated gradient
+            return
+        site = user_site()
+        key = (site[0].co_filename, site[1]) if site else None
+        record = self.nonleaf_reads.get(key)
+        if record is None:
+            self.nonleaf_reads[key] = {
+                "site": site,
+                "count": 1,
+                "node": tensor.grad_fn.name(),
+                "created": tensor.grad_fn.metadata.get(SITE_KEY),
+                "shape": list(tensor.shape),
+            }
+        else:
+            record["count"] += 1
+
+
+def modified_error(record: SavedRecord) -> RuntimeError:
+    """torch's error for a saved tensor modified in place (which torch does not check with hooks),
+    carrying the record."""
+    tensor = record.tensor
+    original = record.ref()
+    if record.is_output and record.saver:
+        producer = _op_of(record.saver)
+    else:
+        fn = original.grad_fn if original is not None else None
+        producer = fn.name() if fn is not None else record.grad_fn_name
+    sizes = ", ".join(map(str, tensor.shape))
+    exc = RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[{tensor.type()} [{sizes}]]"
+        + (f", which is output {record.output_nr} of {producer}," if producer else "")
+        + f" is at version {tensor._version}; expected version {record.version} instead. Hint: enable anomaly "
+        "detection to find the operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+    exc.saved_record = record
+    return exc
+
+
+def _op_of(node_name: str) -> str:
+    """`ExpBackward0` -> `Exp`: how torch's message names the op whose own output was saved."""
+    head, sep, _ = node_name.rpartition("Backward")
+    return head if sep else node_name
+
+
+def _version(tensor) -> int | None:
+    try:
+        return tensor._version
+    except RuntimeError:  # an inference tensor has no version counter
+        return None
+
+
+def _storage_key(tensor) -> int | None:
+    """What views of one storage share: its address."""
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):  # sparse, nested, meta ...
+        return None
+
+
+def _tag_leaf_inplace(exc: RuntimeError, tensors: list) -> None:
+    """torch's leaf-in-place error, tagged as the engine tags its own (`autograd_kind`, `tensor`)."""
+    message = str(exc)
+    if message.startswith("a leaf Variable that requires grad"):
+        kind = "leaf-inplace"
+    elif message.startswith("a view of a leaf Variable that requires grad"):
+        kind = "view-of-leaf-inplace"
+    else:
+        return
+    for t in tensors:
+        leaf = t if t._base is None else t._base
+        if leaf.requires_grad and leaf.grad_fn is None:
+            exc.autograd_kind = kind
+            exc.tensor = leaf
+            return
+
+
+def _tag_backward_error(exc: RuntimeError, args: tuple) -> None:
+    """torch's errors of a backward call, tagged as the engine tags its own (`autograd_kind`, `tensor`)."""
+    message = str(exc)
+    if message.startswith("Trying to backward through the graph a second time"):
+        exc.autograd_kind = "freed"
+    elif message.startswith("grad can be implicitly created only for scalar outputs"):
+        exc.autograd_kind = "implicit-grad"
+        root = args[0] if args else None
+        exc.tensor = root[0] if type(root) in (tuple, list) and root else root
+
+
+def _stats(name: str, grad_inputs: tuple, grad_outputs: tuple) -> list:
+    """NaN/Inf counts and finite ranges of what a node's backward got and returned."""
+    named = [(f"grad_output[{i}] (into {name})", g) for i, g in enumerate(grad_outputs)]
+    named += [(f"grad_input[{i}]", g) for i, g in enumerate(grad_inputs)]
+    out = []
+    for label, g in named:
+        if g is None or not g.is_floating_point():
+            continue
+        stats = tensor_stats(label, g.detach().cpu().double().numpy())
+        stats.dtype = str(g.dtype).removeprefix("torch.")
+        out.append(stats)
+    return out
+
+
+@contextmanager
+def torch_instrumented(instrument: TorchInstrument) -> Iterator[None]:
+    """The mode and the saved-tensor hooks, for the block."""
+    from torch.autograd.graph import saved_tensors_hooks
+    from torch.overrides import TorchFunctionMode
+
+    class Recording(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return instrument.call(func, args, kwargs or {})
+
+    with ExitStack() as stack:
+        stack.enter_context(saved_tensors_hooks(instrument.pack, instrument.unpack))
+        stack.enter_context(Recording())
+        yield
