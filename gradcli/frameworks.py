@@ -80,7 +80,7 @@ def after_torch_import(callback: Callable[[Any], None]) -> Iterator[None]:
 
     Only a finder is added to `sys.meta_path`; torch's own import machinery is untouched.
     """
-    if "torch" in sys.modules:
+    if sys.modules.get("torch") is not None:
         callback(sys.modules["torch"])
         yield
         return

@@ -18,7 +18,14 @@ from types import ModuleType
 from typing import Any
 
 from .cases import Case, collecting
-from .frameworks import MixedTensors, framework_of, imported_frameworks, is_engine_tensor, is_torch_tensor
+from .frameworks import (
+    MixedTensors,
+    framework_of,
+    imported_frameworks,
+    is_engine_tensor,
+    is_torch_tensor,
+    torch_module,
+)
 from .running import LoadError, compile_file, file_module, running, user_error
 
 ANY_CASES_HINT = (
@@ -327,8 +334,9 @@ def _seed_libraries(seed: int) -> None:
     import engine
 
     engine.manual_seed(seed)
-    if "torch" in sys.modules:
-        sys.modules["torch"].manual_seed(seed)
+    torch = torch_module()
+    if torch is not None:
+        torch.manual_seed(seed)
 
 
 def _named_parameters(loaded: LoadedFile, case: Case) -> list[tuple[str, Any]]:

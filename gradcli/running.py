@@ -219,7 +219,7 @@ def using_device(device: str, paths: list[str] = ()) -> Iterator[None]:
                 yield
     finally:
         engine.set_default_device(previous)
-        if "torch" in sys.modules and device != "cpu":
+        if sys.modules.get("torch") is not None and device != "cpu":
             sys.modules["torch"].set_default_device(None)
 
 

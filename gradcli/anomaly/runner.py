@@ -13,7 +13,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from ..frameworks import MixedTensors, after_torch_import, framework_of
+from ..frameworks import TORCH_MISSING, MixedTensors, after_torch_import, framework_of, is_missing_torch
 from ..running import CannotRun, compile_file, main_module, running, using_device
 from .error_kinds import classify
 from .findings import Location, Report, ScriptFailure
@@ -122,6 +122,8 @@ def _cannot_run(exc: CannotRun) -> ScriptFailure:
 
 def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
     """The failure for an exception unrelated to autograd."""
+    if is_missing_torch(exc):
+        return ScriptFailure("missing-torch", TORCH_MISSING, type(exc).__name__, raise_site(exc, sites))
     text = str(exc)
     message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     mixed = _mixed_tensors(exc)
@@ -134,7 +136,7 @@ def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
 
 def _mixed_tensors(exc: BaseException) -> str | None:
     """Why the line that raised failed, when the variables it names are engine and torch tensors both."""
-    if "torch" not in sys.modules or not isinstance(exc, (TypeError, RuntimeError, ValueError)):
+    if sys.modules.get("torch") is None or not isinstance(exc, (TypeError, RuntimeError, ValueError)):
         return None
     frames = user_tb_frames(exc.__traceback__)
     if not frames:
