@@ -19,26 +19,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
+from bench import CHAIN_OPS, chain  # noqa: E402  (this folder: the same chain scripts/bench.py times)
 
 from gradcli.anomaly.torch_instrument import TorchInstrument, torch_instrumented  # noqa: E402
-
-CHAIN_OPS = 200  # mul, add, tanh, exp, repeated (as scripts/bench.py's chain)
-
-
-def chain(x, w):
-    y = x
-    for _ in range(CHAIN_OPS // 4):
-        y = y * w
-        y = y + w
-        y = y.tanh()
-        y = y.exp()
-    y.sum().backward()
 
 
 def make_chain():
     x = torch.linspace(-1, 1, 16, dtype=torch.float64).requires_grad_()
     w = torch.linspace(0.5, 1.5, 16, dtype=torch.float64).requires_grad_()
-    return lambda: chain(x, w)
+    return lambda: chain(torch, x, w)
 
 
 def make_mlp_step():

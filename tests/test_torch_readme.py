@@ -1,0 +1,42 @@
+"""The README's PyTorch section: every `$ gradcli ...` example prints what the README shows."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from gradcli.cli import app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMES = re.compile(r"\d+\.\d+s\b")  # elapsed times, the only thing that differs between runs
+
+
+def torch_examples() -> list[tuple[str, str]]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## PyTorch files\n", 1)[1].split("\n## ", 1)[0]
+    examples = []
+    for block in re.findall(r"```text\n(.*?)```", section, flags=re.S):
+        if block.startswith("$ gradcli "):
+            command, shown = block.split("\n", 1)
+            examples.append((command[2:], shown))
+    return examples
+
+
+def test_the_section_has_an_example_of_each_command():
+    commands = {shlex.split(c)[1] for c, _ in torch_examples()}
+    assert commands == {"check", "graph", "anomaly"}
+
+
+@pytest.mark.parametrize("command, shown", torch_examples(), ids=[c for c, _ in torch_examples()])
+def test_readme_example_runs_as_shown(command: str, shown: str, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(app, shlex.split(command)[1:])
+    assert "internal error" not in result.output
+    assert TIMES.sub("T", result.output).rstrip("\n") == TIMES.sub("T", shown).rstrip("\n")
