@@ -18,20 +18,54 @@ from rich.console import Console
 
 from . import checking, loading, running
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
-from .options import DebugOption, Device, DeviceOption, JsonOption, SeedOption
+from .options import (
+    CONTEXT_SETTINGS,
+    DebugOption,
+    Device,
+    DeviceOption,
+    Format,
+    FormatOption,
+    JsonOption,
+    OutputOption,
+    ScriptCommand,
+    SeedOption,
+    chosen_format,
+    examples,
+)
+from .output import output_console
 from .render import check as render
 from .render.console import consoles
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
+    context_settings=CONTEXT_SETTINGS,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd.",
 )
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("gradcli")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            from . import __version__ as number
+        print(f"gradcli {number}")
+        raise typer.Exit(EXIT_OK)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print gradcli's version and exit."
+        ),
+    ] = False,
+) -> None:
     """A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd."""
 
 
@@ -46,13 +80,22 @@ A check file is plain Python using engine or torch (its tensors all of one libra
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
---json prints one document on stdout: schema "gradcli.check/1", described in gradcli/render/check.py.
+--format json (or --json) prints one document: schema "gradcli.check/1" (`gradcli schema check` prints it). -o FILE writes the report or document to FILE; --junitxml FILE also writes a JUnit XML report.
 
 Exit codes: 0 every case passed; 1 a gradient check failed; 2 usage or loading error (file missing, syntax error, exception while loading, no cases, no float input requiring grad, CUDA unavailable); 3 internal error of gradcli.
 """
 
 
-@app.command("check", help=CHECK_HELP)
+CHECK_EXAMPLES = examples(
+    "gradcli check examples/model.py",
+    "gradcli check examples/buggy.py --full --atol 1e-6",
+    "gradcli check tests/corpus/good.py -k linear --order 2",
+    "gradcli check examples/model.py --format json -o report.json",
+    "gradcli check examples/model.py --junitxml gradcli.xml",
+)
+
+
+@app.command("check", help=CHECK_HELP, epilog=CHECK_EXAMPLES)
 def check(
     files: Annotated[list[str], typer.Argument(metavar="FILE", help="Check files to run.")],
     order: Annotated[
@@ -89,7 +132,12 @@ def check(
     ] = None,
     device: DeviceOption = Device.cpu,
     seed: SeedOption = 0,
-    json_output: JsonOption = False,
+    fmt: FormatOption = Format.text,
+    json_flag: JsonOption = False,
+    output: OutputOption = None,
+    junitxml: Annotated[
+        str | None, typer.Option("--junitxml", metavar="FILE", help="Also write a JUnit XML report to FILE.")
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
@@ -100,7 +148,11 @@ def check(
         settings = checking.Settings(
             order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol
         )
-        code = _run(files, settings, device.value, seed, pattern, json_output, debug, out, err, started)
+        json_output = chosen_format(fmt, json_flag) == "json"
+        with output_console(output, out) as out:
+            code = _run(
+                files, settings, device.value, seed, pattern, json_output, debug, out, err, started, junitxml
+            )
     raise typer.Exit(code)
 
 
@@ -115,6 +167,7 @@ def _run(
     out: Console,
     err: Console,
     started: float,
+    junitxml: str | None = None,
 ) -> int:
     from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
@@ -130,6 +183,8 @@ def _run(
     except CudaUnavailable as exc:
         raise UsageError(f"--device {device} is unavailable: {exc}") from None
     elapsed = time.perf_counter() - started
+    if junitxml is not None:
+        _write_junit_xml(junitxml, results, errors, elapsed)
 
     failed = sum(not r.passed for r in results)
     code = EXIT_USAGE if errors else (EXIT_FAILED if failed else EXIT_OK)
@@ -146,7 +201,7 @@ def _run(
             elapsed=elapsed,
             exit_code=code,
         )
-        print(document, file=sys.stdout)
+        out.file.write(document + "\n")
         return code
     by_file: dict[str, list[checking.CaseResult]] = {}
     for result in results:
@@ -158,26 +213,44 @@ def _run(
     return code
 
 
+def _write_junit_xml(path: str, results: list[checking.CaseResult], errors: list, elapsed: float) -> None:
+    from .junit import write_junit_xml
+
+    try:
+        write_junit_xml(path, results, errors, elapsed)
+    except OSError as exc:
+        raise UsageError(f"cannot write --junitxml {path}: {exc.strerror or exc}") from None
+
+
 GRAPH_HELP = """Draw the backward graph (the grad_fn nodes) behind a result computed in FILE.
 
 FILE runs with --device as the default device. The target is --target NAME (a top-level tensor, or a case); else every top-level tensor with a grad_fn that no other top-level result uses (for `loss = l4.mean()` after `l4 = l2 * l3`, that is `loss`); else the outputs of the file's cases (the forms of gradcli check).
 
 Each node shows its PyTorch name (MulBackward0, AccumulateGrad), the shape, dtype and device of the tensor it produced (? where the graph does not record them), and your variable names; leaves show requires_grad, is_leaf and the grad's norm, other nodes retains_grad and hooks. A node reached by two paths is drawn once, then referenced by its #id. --show-saved lists saved tensors with the version they were saved at and their version now (a modified one is always shown: that backward will fail).
 
-Formats: tree (default; --depth limits it, default 50 levels), dot (Graphviz source), svg (needs Graphviz's dot program), json (schema "gradcli.graph/1", described in gradcli/render/graph.py).
+Formats: text (the tree, the default; `tree` is its other name; --depth limits it, default 50 levels), dot (Graphviz source), svg (needs Graphviz's dot program), json (or --json; schema "gradcli.graph/1", which `gradcli schema graph` prints).
 
 Exit codes: 0 drawn; 2 usage or loading error (file missing, exception while loading, no target, target not a tensor or without grad_fn, CUDA unavailable, Graphviz missing for svg); 3 internal error of gradcli.
 """
 
 
 class GraphFormat(str, Enum):
-    tree = "tree"
+    text = "text"
+    tree = "tree"  # the first name of text, kept for the scripts that use it
     dot = "dot"
     svg = "svg"
     json = "json"
 
 
-@app.command("graph", help=GRAPH_HELP)
+GRAPH_EXAMPLES = examples(
+    "gradcli graph examples/expr.py",
+    "gradcli graph examples/expr.py --show-saved --depth 3",
+    "gradcli graph examples/model.py --target loss --format svg -o loss.svg",
+    "gradcli graph examples/expr.py --json -o graph.json",
+)
+
+
+@app.command("graph", help=GRAPH_HELP, epilog=GRAPH_EXAMPLES)
 def graph(
     file: Annotated[str, typer.Argument(metavar="FILE", help="Python file that computes the result.")],
     target: Annotated[
@@ -187,10 +260,11 @@ def graph(
         ),
     ] = None,
     device: DeviceOption = Device.cpu,
-    fmt: Annotated[GraphFormat, typer.Option("--format", help="tree, dot, svg or json.")] = GraphFormat.tree,
-    output: Annotated[
-        str | None, typer.Option("--output", "-o", metavar="PATH", help="Write here, not stdout.")
-    ] = None,
+    fmt: Annotated[
+        GraphFormat, typer.Option("--format", help="text (the tree), json, dot or svg.")
+    ] = GraphFormat.text,
+    json_flag: JsonOption = False,
+    output: OutputOption = None,
     depth: Annotated[
         int | None,
         typer.Option(
@@ -211,10 +285,11 @@ def graph(
     from .render import graph as draw
 
     out, err = consoles()
+    chosen = chosen_format(fmt, json_flag).replace("text", "tree")
     with exit_codes(err, debug, usage=(draw.OutputError,)):
-        with _user_prints_to_stderr(fmt is not GraphFormat.tree):
+        with _user_prints_to_stderr(chosen != "tree"):
             built = graphing.load_graph(file, target=target, device=device.value, seed=seed)
-        draw.emit(built, fmt.value, output=output, depth=depth, show_saved=show_saved, out=out, err=err)
+        draw.emit(built, chosen, output=output, depth=depth, show_saved=show_saved, out=out, err=err)
     raise typer.Exit(EXIT_OK)
 
 
@@ -222,21 +297,29 @@ ANOMALY_HELP = """Run SCRIPT (as __main__, with ARGS as its sys.argv[1:]) under 
 
 Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, no-grad-view-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first recorded op whose forward output holds NaN/Inf. Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
 
-gradcli's options may come before or after SCRIPT; put `--` before ARGS that clash with them. --json prints one document on stdout (schema "gradcli.anomaly/1", described in gradcli/render/anomaly.py); what the script prints goes to stderr.
+gradcli's options may come before or after SCRIPT; ARGS that are options (start with -) go after `--`, which ends gradcli's options: an unknown option before it is a usage error. --format json (or --json) prints one document (schema "gradcli.anomaly/1", which `gradcli schema anomaly` prints); what the script prints goes to stderr. -o FILE writes the report or document to FILE.
 
 Exit codes: 0 no errors (warnings allowed, unless --strict); 1 an anomaly error (or a warning with --strict); 2 the script could not be run (missing, syntax error, CUDA unavailable) or failed with an exception unrelated to autograd; 3 internal error of gradcli.
 """
 
 
-@app.command(
-    "anomaly",
-    help=ANOMALY_HELP,
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+ANOMALY_EXAMPLES = examples(
+    "gradcli anomaly examples/script.py",
+    "gradcli anomaly train.py 3 -- --lr 0.1 --epochs 2",
+    "gradcli anomaly --strict --check-forward train.py",
+    "gradcli anomaly examples/script.py --format json -o anomalies.json",
 )
+
+
+@app.command("anomaly", help=ANOMALY_HELP, epilog=ANOMALY_EXAMPLES, cls=ScriptCommand)
 def anomaly(
     script: Annotated[str, typer.Argument(metavar="SCRIPT", help="Python script to run.")],
-    args: Annotated[list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for SCRIPT.")] = None,
-    json_output: JsonOption = False,
+    args: Annotated[
+        list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for SCRIPT (options after `--`).")
+    ] = None,
+    fmt: FormatOption = Format.text,
+    json_flag: JsonOption = False,
+    output: OutputOption = None,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors (exit 1).")] = False,
     check_forward: Annotated[
         bool,
@@ -251,16 +334,36 @@ def anomaly(
     from .render import anomaly as show
 
     out, err = consoles()
-    with exit_codes(err, debug):
+    json_output = chosen_format(fmt, json_flag) == "json"
+    with exit_codes(err, debug), output_console(output, out) as out:
         with _user_prints_to_stderr(json_output):
             report = anomalies.run_script(
                 script, args or [], device=device.value, seed=seed, check_forward=check_forward
             )
         if json_output:
-            print(show.json_document(report, strict=strict), file=sys.stdout)
+            out.file.write(show.json_document(report, strict=strict) + "\n")
         else:
             show.print_report(out, report, strict=strict)
     raise typer.Exit(report.exit_code(strict))
+
+
+class SchemaName(str, Enum):
+    check = "check"
+    graph = "graph"
+    anomaly = "anomaly"
+
+
+@app.command(
+    "schema",
+    epilog=examples("gradcli schema check", "gradcli schema graph > gradcli.graph.schema.json"),
+)
+def schema(
+    name: Annotated[SchemaName, typer.Argument(help="The command whose JSON document it describes.")],
+) -> None:
+    """Print the JSON Schema (draft 2020-12) of a command's --format json document."""
+    from .schemas import schema_text
+
+    sys.stdout.write(schema_text(name.value))
 
 
 def main() -> None:

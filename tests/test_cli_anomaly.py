@@ -232,7 +232,7 @@ def test_a_clean_training_loop_has_no_findings():
 
 def test_the_script_runs_as_main_with_its_arguments_and_the_device():
     script = SCRIPTS / "argv_main.py"
-    result = run(script, "a", "--b", "--", "--json")
+    result = run(script, "a", "--", "--b", "--json")
     assert result.exit_code == 0
     assert "ARGV ['a', '--b', '--json']" in result.stdout
     assert "DEVICE cpu" in result.stdout

@@ -1,0 +1,73 @@
+"""`gradcli check --junitxml FILE`: the run as a JUnit XML report, for CI systems that do not run pytest.
+
+The layout is pytest's (`<testsuites><testsuite name="gradcli">`): one `<testcase>` per case,
+`classname` the file and `name` the case; a failed case holds `<failure message=headline>` with
+the case's text report (the one `gradcli check` prints) as its body; a file that could not be
+loaded is a `<testcase>` named after the file holding an `<error>`.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import socket
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+
+from .checking import CaseResult
+from .render import check as render
+from .render.console import make_console
+from .running import LoadError
+
+
+def write_junit_xml(path: str, results: list[CaseResult], errors: list[LoadError], elapsed: float) -> None:
+    """Write the report of one run to `path` (OSError if it cannot be written)."""
+    failures = sum(not r.passed for r in results)
+    suite = ET.Element(
+        "testsuite",
+        name="gradcli",
+        tests=str(len(results) + len(errors)),
+        failures=str(failures),
+        errors=str(len(errors)),
+        skipped="0",
+        time=f"{elapsed:.3f}",
+        timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        hostname=socket.gethostname(),
+    )
+    for error in errors:
+        case = ET.SubElement(suite, "testcase", classname="", name=error.file or "", time="0.000")
+        ET.SubElement(case, "error", message=error.headline).text = str(error)
+    for result in results:
+        case = ET.SubElement(
+            suite, "testcase", classname=result.file, name=result.name, time=f"{result.elapsed:.3f}"
+        )
+        if not result.passed:
+            ET.SubElement(case, "failure", message=headline(result)).text = text_report(result)
+    report = ET.Element("testsuites")
+    report.append(suite)
+    ET.indent(report)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(
+            '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(report, encoding="unicode") + "\n"
+        )
+
+
+def headline(result: CaseResult) -> str:
+    """One line saying why a case failed: its worst wrong gradient, else its first problem."""
+    wrong = [pair for pair in result.pairs if not pair.passed]
+    if wrong:
+        worst = max(wrong, key=lambda p: p.max_abs_err if math.isfinite(p.max_abs_err) else math.inf)
+        return (
+            f"gradient of {worst.output} w.r.t. {worst.input} differs from finite differences "
+            f"(max abs err {worst.max_abs_err:.2e}; {len(wrong)} of {len(result.pairs)} gradients wrong)"
+        )
+    if result.problems:
+        return result.problems[0].message.splitlines()[0]
+    return "gradient check failed"
+
+
+def text_report(result: CaseResult) -> str:
+    """The failure report of one case, as `gradcli check` prints it off a terminal."""
+    buffer = io.StringIO()
+    render.print_failures(make_console(buffer), [result])
+    return buffer.getvalue().rstrip() + "\n"
