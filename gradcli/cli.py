@@ -89,7 +89,7 @@ Exit codes: 0 every case passed; 1 a gradient check failed; 2 usage or loading e
 CHECK_EXAMPLES = examples(
     "gradcli check examples/model.py",
     "gradcli check examples/buggy.py --full --atol 1e-6",
-    "gradcli check tests/corpus/good.py -k linear --order 2",
+    "gradcli check examples/model.py -k swish --order 2",
     "gradcli check examples/model.py --format json -o report.json",
     "gradcli check examples/model.py --junitxml gradcli.xml",
 )

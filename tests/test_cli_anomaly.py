@@ -7,7 +7,6 @@ CliRunner; one subprocess smoke test runs the real entry point.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from json_contract import validated
 from typer.testing import CliRunner
 
 import engine
@@ -46,7 +46,7 @@ def run(*args: str):
 
 def run_json(script: Path | str, *args: str):
     result = run("--json", script, *args)
-    return result, json.loads(result.stdout)
+    return result, validated(result.stdout)
 
 
 def where(location: dict) -> tuple[str, int]:
@@ -331,6 +331,6 @@ def test_the_real_entry_point():
         timeout=120,
     )
     assert done.returncode == 1, done.stderr
-    doc = json.loads(done.stdout)
+    doc = validated(done.stdout)
     assert doc["schema"] == "gradcli.anomaly/1"
     assert [(f["kind"], f["location"]["line"]) for f in doc["findings"]] == [("inplace-modified-saved", 11)]

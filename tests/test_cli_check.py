@@ -3,7 +3,6 @@
 In-process through typer's CliRunner (fast); two subprocess smoke tests run the real entry point.
 """
 
-import json
 import os
 import re
 import subprocess
@@ -12,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from json_contract import validated
 from typer.testing import CliRunner
 
 from gradcli.cli import app
@@ -39,7 +39,7 @@ def run(*args: str):
 
 def run_json(*args: str):
     result = run(*args, "--json")
-    return result, json.loads(result.stdout)
+    return result, validated(result.stdout)
 
 
 def write(tmp_path: Path, source: str, name: str = "check_me.py") -> Path:

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from json_contract import validated
 from typer.testing import CliRunner
 
 from gradcli.cli import app
@@ -67,7 +68,7 @@ def run(*args: str):
 def run_json(*args: str) -> dict:
     result = run(*args, "--format", "json")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
+    document = validated(result.stdout)
     validate(document, documented_schema())
     return document
 
@@ -597,7 +598,7 @@ def test_output_file_and_user_prints_stay_off_machine_output(tmp_path):
         """,
     )
     result = run(path, "--format", "json")
-    assert json.loads(result.stdout)["roots"][0]["name"] == "loss"
+    assert validated(result.stdout)["roots"][0]["name"] == "loss"
     assert "hello from the script" in result.stderr
     target = tmp_path / "tree.txt"
     result = run(path, "--output", target)

@@ -6,7 +6,6 @@ run the real CLI (typer's CliRunner, one subprocess) and assert that the finding
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from json_contract import validated  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from gradcli.cli import app  # noqa: E402
@@ -39,7 +39,7 @@ def run(*args: str):
 
 def run_json(script: Path):
     result = run("--json", script)
-    return result, json.loads(result.stdout)
+    return result, validated(result.stdout)
 
 
 def where(location: dict) -> tuple[str, int]:
@@ -191,7 +191,7 @@ def test_engine_scripts_never_import_torch_and_the_examples_run_as_documented():
             cwd=ROOT,
         )
         assert done.returncode == 1, done.stderr
-        assert [f["kind"] for f in json.loads(done.stdout)["findings"]] == [kind]
+        assert [f["kind"] for f in validated(done.stdout)["findings"]] == [kind]
 
 
 @pytest.mark.parametrize(

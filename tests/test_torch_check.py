@@ -4,7 +4,6 @@ Verdicts are compared with torch.autograd.gradcheck / gradgradcheck on right and
 functions; the CLI runs on examples/torch/ and on small files written here.
 """
 
-import json
 import textwrap
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from json_contract import validated  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from engine.autograd import check_gradients  # noqa: E402
@@ -260,7 +260,7 @@ def run(*args):
 
 def run_json(*args):
     result = run(*args, "--json")
-    return result, json.loads(result.stdout)
+    return result, validated(result.stdout)
 
 
 def write(tmp_path: Path, source: str) -> Path:

@@ -5,12 +5,12 @@ Each expectation is compared with torch's own graph, walked here independently o
 The JSON output is validated against the schema documented in gradcli/render/graph.py.
 """
 
-import json
 import runpy
 import textwrap
 from pathlib import Path
 
 import pytest
+from json_contract import validated
 from test_cli_graph import documented_schema, expand, parse_dot, validate
 from typer.testing import CliRunner
 
@@ -32,7 +32,7 @@ def run(*args: str):
 def run_json(*args: str) -> dict:
     result = run(*args, "--format", "json")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
+    document = validated(result.stdout)
     validate(document, documented_schema())
     return document
 

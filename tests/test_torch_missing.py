@@ -7,12 +7,12 @@ installed here.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from json_contract import validated
 
 ROOT = Path(__file__).resolve().parent.parent
 HINT = "this file imports torch, which is not installed: pip install 'gradcli[torch]'"
@@ -51,7 +51,7 @@ def test_check_and_graph_say_torch_is_missing(command: str, example: str, line: 
 def test_anomaly_says_torch_is_missing() -> None:
     done = gradcli_without_torch("anomaly", "examples/torch/script_nan.py", "--json")
     assert done.returncode == 2, done.stderr
-    failure = json.loads(done.stdout)["failure"]
+    failure = validated(done.stdout)["failure"]
     assert failure["reason"] == "missing-torch"
     assert failure["message"] == HINT
     assert failure["location"]["source"].strip() == "import torch"

@@ -1,0 +1,184 @@
+"""The CLI's basics: --version, -h, shell completion, Examples in each command's help, the output
+options every command shares (--format, --json, -o), and how `gradcli anomaly` splits its own
+options from the script's (`--`).
+
+In-process through typer's CliRunner; the version and completion run the real entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from json_contract import validated
+from typer.testing import CliRunner
+
+from gradcli.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = Path(__file__).resolve().parent / "anomaly_scripts"
+COMMANDS = ("check", "graph", "anomaly", "schema")
+
+
+def run(*args: str):
+    result = CliRunner().invoke(app, [*map(str, args)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code != 3, result.output  # not a bug of gradcli
+    return result
+
+
+#: The console script `gradcli` (gradcli.cli:main) as pip installs it: its name is sys.argv[0].
+CONSOLE_SCRIPT = "import sys; from gradcli.cli import main; sys.argv[0] = 'gradcli'; main()"
+
+
+def entry_point(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run(
+        [sys.executable, "-c", CONSOLE_SCRIPT, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+# ------------------------------------------------------------------ version, help, completion
+
+
+def test_version_is_the_installed_distributions():
+    done = entry_point("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"gradcli {version('gradcli')}\n"
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_h_is_help_everywhere_and_each_command_shows_examples(command):
+    words = [command] if command else []
+    short, long = run(*words, "-h"), run(*words, "--help")
+    assert short.exit_code == long.exit_code == 0
+    assert short.stdout == long.stdout and "Usage:" in short.stdout
+    if command:
+        examples = short.stdout.split("Examples:")[1]
+        invocations = re.findall(rf"gradcli {command} \S+", examples)
+        assert len(invocations) >= 2, examples
+
+
+def test_the_examples_of_check_run_as_shown(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    examples = run("check", "-h").stdout.split("Examples:")[1]
+    lines = [line.strip() for line in examples.splitlines() if line.strip().startswith("gradcli check")]
+    assert len(lines) >= 3
+    for line in lines:
+        words = [w.replace("report.json", str(tmp_path / "r.json")).replace("gradcli.xml", str(tmp_path / "j.xml"))
+                 for w in line.split()[1:]]  # fmt: skip
+        result = run(*words)
+        assert result.exit_code in (0, 1), (line, result.output)
+
+
+def test_shell_completion_is_typers():
+    assert "--install-completion" in run("--help").stdout
+    done = entry_point("--show-completion", "bash")
+    assert done.returncode == 0, done.stderr
+    assert "_GRADCLI_COMPLETE=complete_bash" in done.stdout
+    assert done.stdout.rstrip().endswith("complete -o default -F _gradcli_completion gradcli")
+
+
+# ----------------------------------------------------------------------- output options
+
+
+def test_check_format_json_json_and_output_file_write_the_same_document(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    by_format = run("check", "examples/buggy.py", "--format", "json")
+    by_alias = run("check", "examples/buggy.py", "--json")
+    to_file = run("check", "examples/buggy.py", "--format", "json", "-o", tmp_path / "report.json")
+    assert by_format.exit_code == by_alias.exit_code == to_file.exit_code == 1
+    assert to_file.stdout == ""
+    documents = [
+        validated(by_format.stdout),
+        validated(by_alias.stdout),
+        validated((tmp_path / "report.json").read_text()),
+    ]
+    for document in documents:
+        del document["summary"]["elapsed"]
+        for case in document["cases"]:
+            del case["elapsed"]
+    assert documents[0] == documents[1] == documents[2]
+    assert documents[0]["cases"][0]["name"] == "linear" and documents[0]["passed"] is False
+
+
+def test_check_text_report_goes_to_the_output_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    shown = run("check", "examples/buggy.py", "--format", "text")
+    written = run("check", "examples/buggy.py", "--output", tmp_path / "report.txt")
+    assert shown.exit_code == written.exit_code == 1 and written.stdout == ""
+    text = (tmp_path / "report.txt").read_text()
+    assert "FAILED examples/buggy.py::linear" in text and "FAILED examples/buggy.py::linear" in shown.stdout
+    assert "\x1b[" not in text  # a file gets plain text
+
+
+def test_an_output_file_that_cannot_be_written_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    missing = tmp_path / "no" / "such" / "dir" / "out.json"
+    for command in (
+        ["check", "examples/model.py"],
+        ["anomaly", "examples/script.py"],
+        ["graph", "examples/expr.py"],
+    ):
+        result = run(*command, "--json", "-o", missing)
+        assert result.exit_code == 2, result.output
+        assert f"cannot write --output {missing}" in result.stderr
+
+
+def test_graph_text_is_the_tree_and_json_is_an_alias(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    default, text, tree = (
+        run("graph", "examples/expr.py"),
+        run("graph", "examples/expr.py", "--format", "text"),
+        run("graph", "examples/expr.py", "--format", "tree"),
+    )
+    assert default.stdout == text.stdout == tree.stdout and default.stdout.startswith(
+        "examples/expr.py: backward graph"
+    )
+    assert validated(run("graph", "examples/expr.py", "--json").stdout) == validated(
+        run("graph", "examples/expr.py", "--format", "json").stdout
+    )
+
+
+def test_anomaly_writes_its_report_or_document_to_the_output_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = run("anomaly", "examples/script.py", "--format", "json", "-o", tmp_path / "a.json")
+    assert result.exit_code == 1 and result.stdout == ""
+    document = validated((tmp_path / "a.json").read_text())
+    assert [f["kind"] for f in document["findings"]] == ["inplace-modified-saved"]
+    result = run("anomaly", "examples/script.py", "-o", tmp_path / "a.txt")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "ERROR inplace-modified-saved" in (tmp_path / "a.txt").read_text()
+
+
+# ------------------------------------------------------------- anomaly: gradcli's options or the script's
+
+
+def test_an_unknown_option_before_double_dash_is_a_usage_error_that_says_where_it_goes():
+    script = SCRIPTS / "argv_main.py"
+    result = run("anomaly", script, "a", "--lr", "3")
+    assert result.exit_code == 2
+    assert "No such option: --lr" in result.output
+    assert "gradcli anomaly SCRIPT -- --lr ..." in " ".join(result.output.replace("│", " ").split())
+    assert "ARGV" not in result.output  # the script never ran
+    misspelt = run("anomaly", script, "--jsn")
+    assert misspelt.exit_code == 2 and "did you mean --json?" in misspelt.output
+
+
+def test_after_double_dash_every_argument_goes_to_the_script():
+    script = SCRIPTS / "argv_main.py"
+    result = run("anomaly", script, "a", "--", "--lr", "3", "--json", "-o", "x")
+    assert result.exit_code == 0, result.output
+    assert "ARGV ['a', '--lr', '3', '--json', '-o', 'x']" in result.stdout
+    document = validated(run("anomaly", "--json", script, "b", "--", "--strict").stdout)
+    assert document["argv"] == [str(script), "b", "--strict"] and document["strict"] is False
