@@ -14,7 +14,7 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
       "summary": {"passed": int, "failed": int, "errors": int, "total": int, "elapsed": float},
       "settings": {"order": 1 | 2, "fast": bool | null, "eps": float, "atol": float, "rtol": float,
                    "nondet_tol": float, "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
-      "errors": [{"file": str, "line": int | null, "message": str, "source": str | null}],
+      "errors": [{"file": str | null, "line": int | null, "message": str, "source": str | null}],
       "cases": [{
         "file": str, "name": str, "line": int | null, "passed": bool,
         "order": int, "mode": "fast" | "full", "localized": bool, "device": str, "dtype": str,
