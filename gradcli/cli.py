@@ -245,7 +245,7 @@ class GraphFormat(str, Enum):
 GRAPH_EXAMPLES = examples(
     "gradcli graph examples/expr.py",
     "gradcli graph examples/expr.py --show-saved --depth 3",
-    "gradcli graph examples/model.py --target loss --format svg -o loss.svg",
+    "gradcli graph examples/model.py --target mse_loss --format dot -o mse_loss.dot",
     "gradcli graph examples/expr.py --json -o graph.json",
 )
 
@@ -305,8 +305,8 @@ Exit codes: 0 no errors (warnings allowed, unless --strict); 1 an anomaly error 
 
 ANOMALY_EXAMPLES = examples(
     "gradcli anomaly examples/script.py",
-    "gradcli anomaly train.py 3 -- --lr 0.1 --epochs 2",
-    "gradcli anomaly --strict --check-forward train.py",
+    "gradcli anomaly examples/script.py -- --lr 0.1 --epochs 2",
+    "gradcli anomaly --strict --check-forward examples/script.py",
     "gradcli anomaly examples/script.py --format json -o anomalies.json",
 )
 

@@ -69,16 +69,23 @@ def test_h_is_help_everywhere_and_each_command_shows_examples(command):
         assert len(invocations) >= 2, examples
 
 
-def test_the_examples_of_check_run_as_shown(tmp_path, monkeypatch):
+@pytest.mark.parametrize("command", ["check", "graph", "anomaly"])
+def test_the_examples_in_help_run_as_shown(command, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    examples = run("check", "-h").stdout.split("Examples:")[1]
-    lines = [line.strip() for line in examples.splitlines() if line.strip().startswith("gradcli check")]
+    examples = run(command, "-h").stdout.split("Examples:")[1]
+    lines = [line.strip() for line in examples.splitlines() if line.strip().startswith(f"gradcli {command} ")]
     assert len(lines) >= 3
     for line in lines:
-        words = [w.replace("report.json", str(tmp_path / "r.json")).replace("gradcli.xml", str(tmp_path / "j.xml"))
-                 for w in line.split()[1:]]  # fmt: skip
+        words = line.split()[1:]
+        for flag in ("-o", "--junitxml"):  # files written go to tmp_path
+            if flag in words:
+                at = words.index(flag) + 1
+                words[at] = str(tmp_path / words[at])
         result = run(*words)
-        assert result.exit_code in (0, 1), (line, result.output)
+        assert result.exit_code in (0, 1), (line, result.output)  # 1: examples/buggy.py, examples/script.py
+        for flag in ("-o", "--junitxml"):
+            if flag in words:
+                assert Path(words[words.index(flag) + 1]).stat().st_size > 0, line
 
 
 def test_shell_completion_is_typers():
