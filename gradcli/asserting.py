@@ -26,11 +26,12 @@ def assert_gradients(fn: Callable[..., Any], inputs: Any, **options: Any) -> Cas
     `gradcli check` (worst entries side by side, the backward's source). Returns the CaseResult
     of a passing check, for tests that look further (`result.pairs`, `result.mode`).
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not gradcli's frames
     caller = sys._getframe(1)
     abspath = os.path.abspath(caller.f_code.co_filename)
     settings = project_settings(abspath if os.path.exists(abspath) else os.getcwd(), **options)
     is_model = not inspect.isfunction(fn) and callable(getattr(fn, "parameters", None))
-    name = getattr(fn, "__name__", None) or ("model" if is_model else type(fn).__name__)
+    name = _case_name(fn, is_model)
     case = Case(
         name, fn, inputs, file=display_path(abspath), line=caller.f_lineno, model=fn if is_model else None
     )
@@ -46,6 +47,16 @@ def assert_gradients(fn: Callable[..., Any], inputs: Any, **options: Any) -> Cas
 
         raise AssertionError(failure_report(result))
     return result
+
+
+def _case_name(fn: Any, is_model: bool) -> str:
+    """`f` for a function, `Lin.apply` for a custom Function's apply, `model` for a module."""
+    if is_model:
+        return "model"
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, type):
+        return f"{owner.__name__}.{fn.__name__}"
+    return getattr(fn, "__name__", None) or type(fn).__name__
 
 
 def _defining_module(fn: Any) -> types.ModuleType:
