@@ -331,3 +331,19 @@ def test_the_entry_point_names_the_plugin():
     if installed is None:
         pytest.skip("gradcli is installed without its pytest11 entry point yet (reinstall it)")
     assert installed == ENTRY_POINT
+
+
+def test_the_example_file_as_the_readme_shows_it(pytester):
+    write(pytester, (ROOT / "examples" / "test_grads.py").read_text())
+    result = run(pytester, "-v")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test_grads.py::swish PASSED*",
+            "test_grads.py::cube FAILED*",
+            "test_grads.py::test_swish_layer PASSED*",
+            "FAILED test_grads.py::cube (order 1, full mode, float64, cpu)",
+            "  backward of Cube: test_grads.py:30",
+            "*33 |     return grad_output * 3 * x  # BUG: should be 3 * x**2",
+        ]
+    )
