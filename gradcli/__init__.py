@@ -1,11 +1,23 @@
-"""gradcli: a gradient checker and autograd graph debugger for `engine`.
+"""gradcli: a gradient checker and autograd graph debugger for PyTorch code and for `engine`.
 
 Only the pieces a check file needs live here (`gradcli.case`), so that
 `import gradcli` in a user's file stays cheap: the CLI, typer and rich are
-imported by `gradcli.cli` alone.
+imported by `gradcli.cli` alone, and `assert_gradients` (which needs the
+engine and rich) is imported on first use.
 """
+
+from typing import Any
 
 from .cases import Case, case
 
-__all__ = ["Case", "case"]
+__all__ = ["Case", "assert_gradients", "case"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """`gradcli.assert_gradients`, imported when first asked for."""
+    if name == "assert_gradients":
+        from .asserting import assert_gradients
+
+        return assert_gradients
+    raise AttributeError(f"module 'gradcli' has no attribute {name!r}")

@@ -1,0 +1,42 @@
+"""One failed case as text, for reports that are not gradcli's own output (pytest, AssertionError).
+
+The block is exactly what `gradcli check` prints under a failure (`check.print_failures`), made
+by a console on a string: plain unless the caller's own output is coloured.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from ..checking import CaseResult
+from .check import print_failures
+from .console import PLAIN_WIDTH
+
+
+def failure_report(result: CaseResult, *, color: bool = False, width: int = PLAIN_WIDTH) -> str:
+    """A one-line reason, then the worst entries side by side, the problems and the backward's source."""
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        color_system="standard" if color else None,
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
+    print_failures(console, [result])
+    return f"{failure_reason(result)}\n\n{buffer.getvalue().rstrip()}"
+
+
+def failure_reason(result: CaseResult) -> str:
+    """Why the case failed, in a line (pytest's short summary shows the first line of the report)."""
+    for pair in result.pairs:
+        if not pair.passed:
+            at = f"{pair.output} w.r.t. {pair.input}" if pair.order == 2 else pair.input
+            return f"gradient check of {result.name} failed: {at}: max abs err {pair.max_abs_err:.2e}"
+    if result.problems:
+        return f"gradient check of {result.name} failed: {result.problems[0].message}"
+    return f"gradient check of {result.name} failed"
