@@ -8,7 +8,6 @@ factories) happens here, so that every failure of the user's file becomes one `L
 from __future__ import annotations
 
 import ast
-import fnmatch
 import inspect
 import os
 import sys
@@ -52,6 +51,8 @@ class LoadedFile:
     cases_error: LoadError | None = None
     #: "engine" or "torch": the library the file's source imports (torch when it imports both)
     library: str = "engine"
+    #: The check options of its project's `[tool.gradcli]` (set by `collection.collect`).
+    project_options: dict[str, Any] = field(default_factory=dict)
 
     def inputs_hint(self) -> str:
         return INPUTS_HINTS[self.library]
@@ -231,45 +232,6 @@ def _unique_names(cases: list[Case]) -> None:
             index = seen.get(record.name, 0)
             seen[record.name] = index + 1
             record.name = f"{record.name}[{index}]"
-
-
-def collect(
-    files: list[str], pattern: str | None, *, seed: int = 0
-) -> tuple[list[LoadError], list[PreparedCase]]:
-    """Load every file and build the selected cases' inputs; all loading errors are gathered."""
-    errors: list[LoadError] = []
-    prepared: list[PreparedCase] = []
-    total = 0
-    for path in files:
-        try:
-            loaded = load_file(path, seed=seed)
-        except LoadError as exc:
-            errors.append(exc)
-            continue
-        total += len(loaded.cases)
-        for case in select(loaded.cases, pattern):
-            try:
-                prepared.append(prepare(loaded, case, seed=seed))
-            except LoadError as exc:
-                errors.append(exc)
-    if not errors and not prepared:
-        errors.append(
-            LoadError(f"-k {pattern!r} matches none of the {total} cases in {', '.join(files)}", None)
-        )
-    return errors, prepared
-
-
-def select(cases: list[Case], pattern: str | None) -> list[Case]:
-    """Cases whose name contains -k's pattern, or matches it as a glob (*?[); case-insensitive."""
-    if not pattern:
-        return list(cases)
-    wanted = pattern.lower()
-    is_glob = any(ch in wanted for ch in "*?[")
-    return [
-        c
-        for c in cases
-        if wanted in c.name.lower() or (is_glob and fnmatch.fnmatchcase(c.name.lower(), wanted))
-    ]
 
 
 def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
