@@ -3,6 +3,9 @@ checked in float64 (no false failure from float32 weights), tied parameters once
 """
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -250,3 +253,27 @@ def test_torch_modules_in_decorated_cases(tmp_path):
     ]
     for t, (data, values) in zip(tensors, before):
         assert t.dtype == data.dtype and torch.equal(t.data, values)
+
+
+def test_the_models_example_through_the_installed_command():
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcli", "check", "examples/", "-k", "models", "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    assert [(c["file"], c["name"], c["upcast"]) for c in doc["cases"]] == [
+        ("examples/check_models.py", "autoencoder", True),
+        ("examples/check_models.py", "roundtrip", True),
+    ]
+    assert [p["input"] for p in doc["cases"][0]["pairs"]] == [
+        "x",
+        "encoder.fc.weight",
+        "encoder.fc.bias",
+        "decoder.fc.weight",
+        "decoder.fc.bias",
+    ]
