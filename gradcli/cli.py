@@ -44,11 +44,11 @@ def _user_prints_to_stderr(machine_output: bool) -> AbstractContextManager:
 
 CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in PATH(s).
 
-PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of [tool.gradcli] files = [...] in pyproject.toml; no other file is executed), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
+PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of \\[tool.gradcli] files = \\[...] in pyproject.toml; no other file is executed), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
 
 A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., modules=(m1, m2), **options)`, which also checks the parameters of the modules given. Every nn.Module a case uses is checked on float64 copies of its parameters and buffers.
 
-Options (eps, atol, rtol, order, fast, nondet_tol) come from the case, then from the command line, then from [tool.gradcli] in the nearest pyproject.toml, then the defaults.
+Options (eps, atol, rtol, order, fast, nondet_tol) come from the case, then from the command line, then from \\[tool.gradcli] in the nearest pyproject.toml, then the defaults.
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
@@ -71,7 +71,7 @@ def check(
     ],
     order: Annotated[
         int | None,
-        typer.Option("--order", min=1, max=2, help="1: gradients; 2: also second derivatives.  [default: 1]"),
+        typer.Option("--order", min=1, max=2, help="1: gradients; 2: also second derivatives (default: 1)."),
     ] = None,
     fast: Annotated[
         bool | None,
@@ -83,22 +83,22 @@ def check(
     ] = None,
     eps: Annotated[
         float | None,
-        typer.Option("--eps", min=0.0, help=f"Finite-difference step.  [default: {checking.Settings.eps}]"),
+        typer.Option("--eps", min=0.0, help=f"Finite-difference step (default: {checking.Settings.eps})."),
     ] = None,
     atol: Annotated[
         float | None,
-        typer.Option("--atol", min=0.0, help=f"Absolute tolerance.  [default: {checking.Settings.atol}]"),
+        typer.Option("--atol", min=0.0, help=f"Absolute tolerance (default: {checking.Settings.atol})."),
     ] = None,
     rtol: Annotated[
         float | None,
-        typer.Option("--rtol", min=0.0, help=f"Relative tolerance.  [default: {checking.Settings.rtol}]"),
+        typer.Option("--rtol", min=0.0, help=f"Relative tolerance (default: {checking.Settings.rtol})."),
     ] = None,
     nondet_tol: Annotated[
         float | None,
         typer.Option(
             "--nondet-tol",
             min=0.0,
-            help="Tolerated difference between two backward runs (nondeterminism).  [default: 0.0]",
+            help="Tolerated difference between two backward runs, for nondeterminism (default: 0).",
         ),
     ] = None,
     pattern: Annotated[
