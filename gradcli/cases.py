@@ -21,8 +21,9 @@ class Case:
 
     `inputs` is a tuple, or a zero-argument callable returning one (built only when the case
     is selected, with the seed freshly set). For the model form, `model` is the callable
-    object whose `.parameters()` are checked along with the inputs. `inputs_line` is where
-    the inputs were written when that is not `line` (the top-level `inputs = ...`).
+    object whose `.parameters()` are checked along with the inputs; `modules` are the modules
+    a decorated case named, whose parameters are checked too. `inputs_line` is where the
+    inputs were written when that is not `line` (the top-level `inputs = ...`).
     """
 
     name: str
@@ -33,6 +34,7 @@ class Case:
     line: int | None = None
     model: Any = None
     inputs_line: int | None = None
+    modules: tuple = ()
 
 
 _collectors: list[list[Case]] = []
@@ -68,15 +70,33 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
     return dict(options)
 
 
-def case(*inputs: Any, name: str | None = None, **options: Any) -> Callable[[Callable], Callable]:
+def validate_modules(modules: Any) -> tuple:
+    """`modules=`: one module or a tuple (or list) of them, each an object with .parameters()."""
+    listed = tuple(modules) if isinstance(modules, (tuple, list)) else (modules,)
+    for index, module in enumerate(listed):
+        if isinstance(module, type) or not callable(getattr(module, "parameters", None)):
+            what = f"the class {module.__name__}" if isinstance(module, type) else type(module).__name__
+            raise TypeError(
+                f"gradcli.case(modules=...) takes modules (objects with .parameters()), "
+                f"but item {index} is {what}"
+            )
+    return listed
+
+
+def case(
+    *inputs: Any, name: str | None = None, modules: Any = (), **options: Any
+) -> Callable[[Callable], Callable]:
     """Declare a gradient check of the decorated function at `inputs`.
 
     `inputs` are the positional arguments (tensors and plain values), or a single zero-argument
-    callable returning a fresh tuple of them. `options` (eps, atol, rtol, order, fast,
-    nondet_tol) override the command-line settings for this case only. Decorators stack: each
-    one declares its own case. The function itself is returned unchanged.
+    callable returning a fresh tuple of them. `modules` (a module or a tuple of them) adds
+    their parameters to what is checked, named after the modules' variables (`m1.fc.weight`).
+    `options` (eps, atol, rtol, order, fast, nondet_tol) override the command-line settings
+    for this case only. Decorators stack: each one declares its own case. The function itself
+    is returned unchanged.
     """
     options = validate_options(options)
+    modules = validate_modules(modules)
     if len(inputs) == 1 and callable(inputs[0]):
         declared: tuple | Callable[[], tuple] = inputs[0]
     else:
@@ -94,6 +114,7 @@ def case(*inputs: Any, name: str | None = None, **options: Any) -> Callable[[Cal
             options=options,
             file=file,
             line=line,
+            modules=modules,
         )
         cases = getattr(func, "__gradcli_cases__", None)
         if cases is None:

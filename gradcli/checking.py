@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .case_modules import float64_storage, is_module, module_tensors, modules_used_by
 from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
 
@@ -156,7 +157,7 @@ def run_case(prepared: PreparedCase, settings: Settings) -> CaseResult:
     names = prepared.input_names + [name for name, _ in prepared.params]
     started = time.perf_counter()
     report, failure = None, None
-    upcast_parameters = _float64_parameters(prepared)
+    upcast_parameters = _float64_storage(prepared)
     try:
         with upcast_parameters:
             report = check_gradients(
@@ -208,13 +209,13 @@ def run_case(prepared: PreparedCase, settings: Settings) -> CaseResult:
 
 
 def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:
-    """For the model form, parameters become extra inputs of a wrapper that ignores them."""
+    """Checked parameters (model, modules=) become extra inputs of a wrapper that ignores them."""
     case = prepared.case
-    if case.model is None:
+    if not prepared.params:
         return case.func, prepared.inputs
-    model, count = case.model, len(prepared.inputs)
+    func, count = case.func, len(prepared.inputs)
     params = tuple(p for _, p in prepared.params)
-    return (lambda *xs: model(*xs[:count])), prepared.inputs + params
+    return (lambda *xs: func(*xs[:count])), prepared.inputs + params
 
 
 def _library(prepared: PreparedCase) -> dict[str, Any]:
@@ -226,45 +227,11 @@ def _library(prepared: PreparedCase) -> dict[str, Any]:
     return {"tensors": TorchTensors()}
 
 
-class _float64_parameters:
-    """Give float32/float16 parameters float64 storage for the check, then restore it exactly.
-
-    check_gradients upcasts its inputs by copying them, but the model reads its own parameter
-    objects: so their storage is swapped in place (engine: `_data`; torch: `.data`, as
-    `Module.double()` does), and the original storage and grads are put back.
-    """
-
-    def __init__(self, prepared: PreparedCase):
-        self.params = [p for _, p in prepared.params]
-        self.torch = prepared.framework == "torch"
-        self.saved: list[tuple[Any, Any, Any]] = []
-        self.upcast = False
-
-    def __enter__(self) -> None:
-        for p in self.params:
-            lower = p.dtype.is_floating_point and p.dtype.itemsize < 8 and p.requires_grad
-            if self.torch:
-                self.saved.append((p, p.data, p.grad))
-                if lower:
-                    p.grad = None  # a float32 .grad would not fit the float64 data
-                    p.data = p.data.double()
-                    self.upcast = True
-            else:
-                self.saved.append((p, p._data, p._grad))
-                if lower:
-                    p._data = p._data.astype("float64")
-                    self.upcast = True
-
-    def __exit__(self, *exc: object) -> None:
-        for p, data, grad in self.saved:
-            if self.torch:
-                p.grad = None
-                p.data = data
-                p.grad = grad
-            else:
-                p._data = data
-                p._grad = grad
-        self.saved.clear()
+def _float64_storage(prepared: PreparedCase) -> float64_storage:
+    """float64 storage, for the check, for the checked parameters and every module the case uses."""
+    case = prepared.case
+    modules = [m for m in (case.model, *case.modules) if is_module(m)] + modules_used_by(case.func)
+    return float64_storage([p for _, p in prepared.params] + module_tensors(modules))
 
 
 _AT_LINE = re.compile(r"\(at (?P<file>.+):(?P<line>\d+)\)")

@@ -10,14 +10,15 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import AbstractContextManager, nullcontext, redirect_stdout
+from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from . import checking, loading, running
-from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
+from . import checking, collection, running
+from .exits import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
 from .options import (
     CONTEXT_SETTINGS,
     DebugOption,
@@ -35,6 +36,7 @@ from .options import (
 from .output import output_console
 from .render import check as render
 from .render.console import consoles
+from .selection import ExpressionError, Matcher, compile_expression
 
 app = typer.Typer(
     add_completion=True,
@@ -74,33 +76,47 @@ def _user_prints_to_stderr(machine_output: bool) -> AbstractContextManager:
     return redirect_stdout(sys.stderr) if machine_output else nullcontext()
 
 
-CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in FILE(s).
+CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in PATH(s).
 
-A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., **options)`, whose options (eps, atol, rtol, order, fast, nondet_tol) override the command line for that case.
+PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of \\[tool.gradcli] files = \\[...] in pyproject.toml; no other file is executed), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
+
+A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., modules=(m1, m2), **options)`, which also checks the parameters of the modules given. Every nn.Module a case uses is checked on float64 copies of its parameters and buffers.
+
+Options (eps, atol, rtol, order, fast, nondet_tol) come from the case, then from the command line, then from \\[tool.gradcli] in the nearest pyproject.toml, then the defaults.
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
 --format json (or --json) prints one document: schema "gradcli.check/1" (`gradcli schema check` prints it). -o FILE writes the report or document to FILE; --junitxml FILE also writes a JUnit XML report.
 
-Exit codes: 0 every case passed; 1 a gradient check failed; 2 usage or loading error (file missing, syntax error, exception while loading, no cases, no float input requiring grad, CUDA unavailable); 3 internal error of gradcli.
+Exit codes (as pytest's): 0 every case passed; 1 a gradient check failed; 2 usage or loading error (file missing, syntax error, exception while loading, a file without cases, an unknown FILE::CASE, a malformed -k expression, no float input requiring grad, CUDA unavailable); 3 internal error of gradcli; 5 no case was collected (no check file found, or -k deselected every case).
 """
 
 
 CHECK_EXAMPLES = examples(
     "gradcli check examples/model.py",
+    "gradcli check examples/ -k 'not swish' -x",
+    "gradcli check examples/model.py::swish --order 2",
     "gradcli check examples/buggy.py --full --atol 1e-6",
-    "gradcli check examples/model.py -k swish --order 2",
     "gradcli check examples/model.py --format json -o report.json",
     "gradcli check examples/model.py --junitxml gradcli.xml",
 )
 
 
+def _given(**options: object) -> dict[str, object]:
+    """The options given on the command line (typer's default None: not given), to rank them."""
+    return {name: value for name, value in options.items() if value is not None}
+
+
 @app.command("check", help=CHECK_HELP, epilog=CHECK_EXAMPLES)
 def check(
-    files: Annotated[list[str], typer.Argument(metavar="FILE", help="Check files to run.")],
+    files: Annotated[
+        list[str],
+        typer.Argument(metavar="PATH", help="Check files, directories to search, or FILE::CASE node ids."),
+    ],
     order: Annotated[
-        int, typer.Option("--order", min=1, max=2, help="1: gradients; 2: also second derivatives.")
-    ] = 1,
+        int | None,
+        typer.Option("--order", min=1, max=2, help="1: gradients; 2: also second derivatives (default: 1)."),
+    ] = None,
     fast: Annotated[
         bool | None,
         typer.Option(
@@ -110,26 +126,37 @@ def check(
         ),
     ] = None,
     eps: Annotated[
-        float, typer.Option("--eps", min=0.0, help="Finite-difference step.")
-    ] = checking.Settings.eps,
+        float | None,
+        typer.Option("--eps", min=0.0, help=f"Finite-difference step (default: {checking.Settings.eps})."),
+    ] = None,
     atol: Annotated[
-        float, typer.Option("--atol", min=0.0, help="Absolute tolerance.")
-    ] = checking.Settings.atol,
+        float | None,
+        typer.Option("--atol", min=0.0, help=f"Absolute tolerance (default: {checking.Settings.atol})."),
+    ] = None,
     rtol: Annotated[
-        float, typer.Option("--rtol", min=0.0, help="Relative tolerance.")
-    ] = checking.Settings.rtol,
+        float | None,
+        typer.Option("--rtol", min=0.0, help=f"Relative tolerance (default: {checking.Settings.rtol})."),
+    ] = None,
     nondet_tol: Annotated[
-        float,
+        float | None,
         typer.Option(
-            "--nondet-tol", min=0.0, help="Tolerated difference between two backward runs (nondeterminism)."
+            "--nondet-tol",
+            min=0.0,
+            help="Tolerated difference between two backward runs, for nondeterminism (default: 0).",
         ),
-    ] = checking.Settings.nondet_tol,
+    ] = None,
     pattern: Annotated[
         str | None,
         typer.Option(
-            "-k", metavar="PATTERN", help="Only cases whose name contains PATTERN (or matches it as a glob)."
+            "-k",
+            metavar="EXPRESSION",
+            help="Only cases matching EXPRESSION, as pytest's -k: names (substrings, case-insensitive; "
+            'a glob with * or ?), and, or, not, parentheses: -k "not swish".',
         ),
     ] = None,
+    exitfirst: Annotated[
+        bool, typer.Option("--exitfirst", "-x", help="Stop after the first failing case.")
+    ] = False,
     device: DeviceOption = Device.cpu,
     seed: SeedOption = 0,
     fmt: FormatOption = Format.text,
@@ -143,63 +170,80 @@ def check(
     started = time.perf_counter()
     out, err = consoles()
     with exit_codes(err, debug):
-        if eps <= 0:
+        if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
-        settings = checking.Settings(
-            order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol
-        )
+        try:
+            matcher = compile_expression(pattern)
+        except ExpressionError as exc:
+            raise UsageError(f"-k {pattern!r}: {exc}") from None
+        given = _given(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
         json_output = chosen_format(fmt, json_flag) == "json"
+        run = _Run(given, device.value, seed, pattern, exitfirst, json_output, debug, junitxml)
         with output_console(output, out) as out:
-            code = _run(
-                files, settings, device.value, seed, pattern, json_output, debug, out, err, started, junitxml
-            )
+            code = _run(files, matcher, run, out, err, started)
     raise typer.Exit(code)
 
 
-def _run(
-    files: list[str],
-    settings: checking.Settings,
-    device: str,
-    seed: int,
-    pattern: str | None,
-    json_output: bool,
-    debug: bool,
-    out: Console,
-    err: Console,
-    started: float,
-    junitxml: str | None = None,
-) -> int:
+@dataclass
+class _Run:
+    """What the command line asked of a check run, besides the paths."""
+
+    given: dict[str, object]  # check options given on the command line
+    device: str
+    seed: int
+    pattern: str | None
+    exitfirst: bool
+    json_output: bool
+    debug: bool
+    junitxml: str | None = None
+
+
+def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
     from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
     results: list[checking.CaseResult] = []
     try:
-        with running.using_device(device, files), _user_prints_to_stderr(json_output):
-            errors, prepared = loading.collect(files, pattern, seed=seed)
+        chosen, errors = collection.targets(files)
+        with (
+            running.using_device(run.device, [t.path for t in chosen]),
+            _user_prints_to_stderr(run.json_output),
+        ):
+            collected = collection.collect(chosen, matcher, seed=run.seed)
+            errors, prepared = errors + collected.errors, collected.prepared
             if not errors:
                 for number, case in enumerate(prepared, 1):
                     description = f"checking {case.file.path}::{case.case.name} [{number}/{len(prepared)}]"
+                    settings = checking.Settings().with_options({**case.file.project_options, **run.given})
                     with render.progress(err, description):
                         results.append(checking.run_case(case, settings))
+                    if run.exitfirst and not results[-1].passed:
+                        break
     except CudaUnavailable as exc:
-        raise UsageError(f"--device {device} is unavailable: {exc}") from None
+        raise UsageError(f"--device {run.device} is unavailable: {exc}") from None
     elapsed = time.perf_counter() - started
-    if junitxml is not None:
-        _write_junit_xml(junitxml, results, errors, elapsed)
+    if run.junitxml is not None:
+        _write_junit_xml(run.junitxml, results, errors, elapsed)
 
     failed = sum(not r.passed for r in results)
-    code = EXIT_USAGE if errors else (EXIT_FAILED if failed else EXIT_OK)
     if errors:
-        render.print_errors(err, errors, debug)
-    if json_output:
+        code = EXIT_USAGE
+    elif not prepared:
+        code = EXIT_NO_CASES
+    else:
+        code = EXIT_FAILED if failed else EXIT_OK
+    if errors:
+        render.print_errors(err, errors, run.debug)
+    if run.json_output:
         document = render.json_document(
             results,
             errors,
-            settings=settings,
-            device=device,
-            seed=seed,
-            pattern=pattern,
+            settings=checking.Settings().with_options(run.given),
+            device=run.device,
+            seed=run.seed,
+            pattern=run.pattern,
             elapsed=elapsed,
             exit_code=code,
+            deselected=collected.deselected,
         )
         out.file.write(document + "\n")
         return code
@@ -208,8 +252,10 @@ def _run(
         by_file.setdefault(result.file, []).append(result)
     for path, file_results in by_file.items():
         render.print_file_results(out, path, file_results)
-    render.print_failures(out, results, debug)
-    render.print_summary(out, len(results) - failed, failed, len(errors), elapsed)
+    render.print_failures(out, results, run.debug)
+    if len(results) < len(prepared):
+        out.print(f"stopped after the first failure (-x); {len(prepared) - len(results)} not run")
+    render.print_summary(out, len(results) - failed, failed, len(errors), elapsed, collected.deselected)
     return code
 
 

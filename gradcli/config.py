@@ -72,6 +72,6 @@ def load_config(start: str) -> ProjectConfig:
     except (TypeError, ValueError) as exc:
         raise LoadError(f"[tool.gradcli]: {str(exc).replace('gradcli.case(', '(')}", path) from None
     files = table.get("files", DEFAULT_FILES)
-    if isinstance(files, str) or not all(isinstance(f, str) for f in files):
+    if not isinstance(files, (list, tuple)) or not all(isinstance(f, str) for f in files):
         raise LoadError('[tool.gradcli] files must be a list of glob patterns, e.g. ["check_*.py"]', path)
     return ProjectConfig(path, options, tuple(files))

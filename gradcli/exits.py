@@ -2,6 +2,7 @@
 
 0: all good; 1: a check failed, or an anomaly was found; 2: usage or loading error;
 3: a bug of gradcli itself (one line, the traceback with --debug, as pytest does);
+5: gradcli check selected no case (no check file found, or -k left none), pytest's "no tests ran";
 130: interrupted (Ctrl-C), as a shell reports SIGINT.
 """
 
@@ -17,7 +18,7 @@ from rich.console import Console
 from .render.check import print_errors
 from .running import LoadError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
 
 
 class UsageError(Exception):

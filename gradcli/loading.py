@@ -8,7 +8,6 @@ factories) happens here, so that every failure of the user's file becomes one `L
 from __future__ import annotations
 
 import ast
-import fnmatch
 import inspect
 import os
 import sys
@@ -52,6 +51,8 @@ class LoadedFile:
     cases_error: LoadError | None = None
     #: "engine" or "torch": the library the file's source imports (torch when it imports both)
     library: str = "engine"
+    #: The check options of its project's `[tool.gradcli]` (set by `collection.collect`).
+    project_options: dict[str, Any] = field(default_factory=dict)
 
     def inputs_hint(self) -> str:
         return INPUTS_HINTS[self.library]
@@ -233,45 +234,6 @@ def _unique_names(cases: list[Case]) -> None:
             record.name = f"{record.name}[{index}]"
 
 
-def collect(
-    files: list[str], pattern: str | None, *, seed: int = 0
-) -> tuple[list[LoadError], list[PreparedCase]]:
-    """Load every file and build the selected cases' inputs; all loading errors are gathered."""
-    errors: list[LoadError] = []
-    prepared: list[PreparedCase] = []
-    total = 0
-    for path in files:
-        try:
-            loaded = load_file(path, seed=seed)
-        except LoadError as exc:
-            errors.append(exc)
-            continue
-        total += len(loaded.cases)
-        for case in select(loaded.cases, pattern):
-            try:
-                prepared.append(prepare(loaded, case, seed=seed))
-            except LoadError as exc:
-                errors.append(exc)
-    if not errors and not prepared:
-        errors.append(
-            LoadError(f"-k {pattern!r} matches none of the {total} cases in {', '.join(files)}", None)
-        )
-    return errors, prepared
-
-
-def select(cases: list[Case], pattern: str | None) -> list[Case]:
-    """Cases whose name contains -k's pattern, or matches it as a glob (*?[); case-insensitive."""
-    if not pattern:
-        return list(cases)
-    wanted = pattern.lower()
-    is_glob = any(ch in wanted for ch in "*?[")
-    return [
-        c
-        for c in cases
-        if wanted in c.name.lower() or (is_glob and fnmatch.fnmatchcase(c.name.lower(), wanted))
-    ]
-
-
 def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
     """Build the case's inputs (calling its factory, seeded) and check there is something to differentiate."""
     line = case.line
@@ -304,9 +266,7 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
             loaded.line_text(line),
         )
 
-    params: list[tuple[str, Any]] = []
-    if case.model is not None:
-        params = _named_parameters(loaded, case)
+    params = _checked_parameters(loaded, case)
     names = _input_names(case.model if case.model is not None else case.func, len(built))
     try:
         framework = framework_of(list(zip(names, built)) + params) or loaded.library
@@ -339,39 +299,60 @@ def _seed_libraries(seed: int) -> None:
         torch.manual_seed(seed)
 
 
-def _named_parameters(loaded: LoadedFile, case: Case) -> list[tuple[str, Any]]:
-    """The model's parameters, named `model.<attr>` via named_parameters() when it has one."""
-    model = case.model
+def _checked_parameters(loaded: LoadedFile, case: Case) -> list[tuple[str, Any]]:
+    """The parameters checked with the inputs: the model's, then those of `modules=`, each once.
+
+    A parameter shared by two modules (or twice in one) is checked once, under its first name.
+    """
+    owners = [(case.name, case.model, "param[{}]")] if case.model is not None else []
+    for index, module in enumerate(case.modules):
+        name = _variable_name(loaded, module) or f"modules[{index}]"
+        owners.append((name, module, name + ".param[{}]"))
+    params: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    for prefix, owner, unnamed in owners:
+        for name, tensor in _named_parameters(loaded, case, owner, prefix, unnamed):
+            if id(tensor) not in seen:
+                seen.add(id(tensor))
+                params.append((name, tensor))
+    return params
+
+
+def _variable_name(loaded: LoadedFile, value: Any) -> str | None:
+    """The top-level name the file gave `value` (the first, in definition order), if any."""
+    return next((k for k, v in loaded.module.__dict__.items() if v is value and not k.startswith("_")), None)
+
+
+def _named_parameters(
+    loaded: LoadedFile, case: Case, owner: Any, prefix: str, unnamed: str
+) -> list[tuple[str, Any]]:
+    """`owner`'s parameters, named `prefix.<attr>` via named_parameters() when it has one."""
     try:
-        params = list(model.parameters())
+        params = list(owner.parameters())
         named = {}
-        if callable(getattr(model, "named_parameters", None)):
-            for attr, tensor in model.named_parameters():
-                named.setdefault(id(tensor), f"{case.name}.{attr}")
+        if callable(getattr(owner, "named_parameters", None)):
+            for attr, tensor in owner.named_parameters():
+                named.setdefault(id(tensor), f"{prefix}.{attr}")
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
         raise user_error(
-            "exception while listing the model's parameters",
+            f"exception while listing the parameters of {prefix}",
             exc,
             loaded.path,
             loaded.abspath,
             loaded.source_lines,
         ) from None
     out: list[tuple[str, Any]] = []
-    seen = set()
     for index, tensor in enumerate(params):
         if not _is_tensor(tensor):
             raise LoadError(
-                f"model.parameters() returned a {type(tensor).__name__} at position {index}; expected tensors",
+                f"{prefix}.parameters() returned a {type(tensor).__name__} at position {index}; expected tensors",
                 loaded.path,
                 case.line,
                 loaded.line_text(case.line),
             )
-        if id(tensor) in seen:
-            continue
-        seen.add(id(tensor))
-        out.append((named.get(id(tensor), f"param[{index}]"), tensor))
+        out.append((named.get(id(tensor), unnamed.format(index)), tensor))
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from importlib.metadata import version
@@ -76,7 +77,7 @@ def test_the_examples_in_help_run_as_shown(command, tmp_path, monkeypatch):
     lines = [line.strip() for line in examples.splitlines() if line.strip().startswith(f"gradcli {command} ")]
     assert len(lines) >= 3
     for line in lines:
-        words = line.split()[1:]
+        words = shlex.split(line)[1:]
         for flag in ("-o", "--junitxml"):  # files written go to tmp_path
             if flag in words:
                 at = words.index(flag) + 1

@@ -18,7 +18,8 @@ from engine.autograd import check_gradients  # noqa: E402
 from gradcli.checking import Settings, run_case  # noqa: E402
 from gradcli.checking_torch import TorchTensors  # noqa: E402
 from gradcli.cli import app  # noqa: E402
-from gradcli.loading import collect  # noqa: E402
+from gradcli.collection import Target, collect  # noqa: E402
+from gradcli.selection import compile_expression  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "torch"
@@ -327,8 +328,9 @@ def test_cli_model_example_names_parameters_and_restores_them():
 
 
 def test_model_parameters_are_restored_exactly():
-    errors, prepared = collect([str(EXAMPLES / "check_model.py")], None)
-    assert not errors
+    collected = collect([Target(str(EXAMPLES / "check_model.py"))], compile_expression(None))
+    assert not collected.errors
+    prepared = collected.prepared
     (case,) = prepared
     assert case.framework == "torch"
     params = [p for _, p in case.params]

@@ -10,8 +10,10 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
       "schema": "gradcli.check/1",
       "version": str,                      # gradcli version
       "passed": bool,                      # every selected case passed and nothing failed to load
-      "exit_code": 0 | 1 | 2,
-      "summary": {"passed": int, "failed": int, "errors": int, "total": int, "elapsed": float},
+      "exit_code": 0 | 1 | 2 | 5,          # 5: no case was selected (none found, or -k left none)
+      "summary": {"passed": int, "failed": int, "errors": int, "total": int,
+                  "deselected": int,       # cases -k left out
+                  "elapsed": float},
       "settings": {"order": 1 | 2, "fast": bool | null, "eps": float, "atol": float, "rtol": float,
                    "nondet_tol": float, "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
       "errors": [{"file": str | null, "line": int | null, "message": str, "source": str | null}],
@@ -240,17 +242,19 @@ def print_errors(console: Console, errors: list[LoadError], debug: bool = False)
         console.print(message, soft_wrap=True)
 
 
-def print_summary(console: Console, passed: int, failed: int, errors: int, elapsed: float) -> None:
-    """The closing line, pytest style: '3 passed, 1 failed in 0.42s'."""
+def print_summary(
+    console: Console, passed: int, failed: int, errors: int, elapsed: float, deselected: int = 0
+) -> None:
+    """The closing line, pytest style: '3 passed, 1 failed, 2 deselected in 0.42s'."""
     console.print(
         Text(
-            summary_line(passed, failed, errors, elapsed),
+            summary_line(passed, failed, errors, elapsed, deselected),
             style="green" if passed and not (failed or errors) else "red",
         )
     )
 
 
-def summary_line(passed: int, failed: int, errors: int, elapsed: float) -> str:
+def summary_line(passed: int, failed: int, errors: int, elapsed: float, deselected: int = 0) -> str:
     parts = []
     if passed:
         parts.append(f"{passed} passed")
@@ -258,6 +262,8 @@ def summary_line(passed: int, failed: int, errors: int, elapsed: float) -> str:
         parts.append(f"{failed} failed")
     if errors:
         parts.append(plural(errors, "error"))
+    if deselected:
+        parts.append(f"{deselected} deselected")
     if not parts:
         parts.append("no cases ran")
     return f"{', '.join(parts)} in {elapsed:.2f}s"
@@ -313,6 +319,7 @@ def json_document(
     pattern: str | None,
     elapsed: float,
     exit_code: int,
+    deselected: int = 0,
 ) -> str:
     """The --json output (schema in this module's docstring)."""
     from .. import __version__
@@ -328,6 +335,7 @@ def json_document(
             "failed": len(results) - passed,
             "errors": len(errors),
             "total": len(results),
+            "deselected": deselected,
             "elapsed": elapsed,
         },
         "settings": {**as_json(settings), "device": device, "seed": seed, "pattern": pattern},
