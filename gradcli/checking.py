@@ -82,7 +82,11 @@ class PairResult:
     worst_output_index: tuple | None
     numerical: float | None
     analytical: float | None
+    mismatch_count: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
+    # A failing pair's full Jacobians (--dump, heatmaps); never in the JSON (CASE_JSON_LEAVES_OUT).
+    numerical_jacobian: Any = field(default=None, repr=False, compare=False)
+    analytical_jacobian: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def named(cls, report: PairReport, input: str, output: str) -> PairResult:
@@ -145,8 +149,10 @@ def differentiable_elements(prepared: PreparedCase) -> int:
     return sum(x.numel() for x in tensors if _wants_grad(x))
 
 
-def run_case(prepared: PreparedCase, settings: Settings) -> CaseResult:
-    """Check one case; user-code errors become problems of a failed result, never exceptions."""
+def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> CaseResult:
+    """Check one case; user-code errors become problems of a failed result, never exceptions.
+
+    `show`: the failing entries each pair lists, largest error first (all are counted)."""
     from engine.autograd import check_gradients
 
     case = prepared.case
@@ -169,6 +175,7 @@ def run_case(prepared: PreparedCase, settings: Settings) -> CaseResult:
                 atol=chosen.atol,
                 rtol=chosen.rtol,
                 nondet_tol=chosen.nondet_tol,
+                max_mismatches=show,
                 **_library(prepared),
             )
     except Exception as exc:  # check_gradients should not raise; report it as a failure if it does

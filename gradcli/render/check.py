@@ -29,8 +29,10 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
           "input_shape": [int], "output_shape": [int], "jacobian_shape": [int],
           "max_abs_err": float, "max_rel_err": float,   # max_rel_err "inf": undefined (a numerical 0)
           "worst_input_index": [int] | null, "worst_output_index": [int] | null,
-          "numerical": float | null, "analytical": float | null,
+          "numerical": float | null, "analytical": float | null,   # at the worst (largest abs err) entry
+          "mismatch_count": int,            # entries outside the tolerance, all of them
           "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}]
+                                            # the worst --show N of them (default 10), largest abs err first
         }]
       }]
     }
@@ -64,7 +66,7 @@ MISMATCH_ROWS = 5
 SOURCE_LINES = 15
 PROGRESS_DELAY = 1.0
 #: What --json leaves out of a CaseResult: --debug's traceback, the source lines shown to people.
-CASE_JSON_LEAVES_OUT = frozenset({"traceback", "source"})
+CASE_JSON_LEAVES_OUT = frozenset({"traceback", "source", "numerical_jacobian", "analytical_jacobian"})
 
 PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
 

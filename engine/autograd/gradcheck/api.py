@@ -14,7 +14,14 @@ from typing import Any
 
 from .check import Check
 from .messages import BATCHED_GRAD_UNSUPPORTED, NON_DOUBLE_WARNING
-from .report import GradcheckError, GradcheckReport, describe_exception, empty_report, record
+from .report import (
+    MAX_MISMATCHES,
+    GradcheckError,
+    GradcheckReport,
+    describe_exception,
+    empty_report,
+    record,
+)
 from .second_order import gradgrad_problem
 from .state import Abort, Options
 from .tensors import ENGINE, Tensors
@@ -105,6 +112,7 @@ def check_gradients(
     check_undefined_grad: bool = True,
     upcast: bool = True,
     tensors: Tensors = ENGINE,
+    max_mismatches: int = MAX_MISMATCHES,
 ) -> GradcheckReport:
     """Run gradcheck (and with order=2 gradgradcheck) and report everything it finds.
 
@@ -112,6 +120,7 @@ def check_gradients(
     precision are checked as float64 copies (fresh leaves, same requires_grad) instead of
     warning that the check will likely fail; the caller's tensors are not touched.
     `tensors` is the library the inputs belong to (tensors.py; the engine's by default).
+    Each pair lists its `max_mismatches` largest errors (and counts them all).
     """
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
@@ -122,7 +131,7 @@ def check_gradients(
         tupled = _float64_copies(tensors, tupled)
     else:
         _warn_non_double(tensors, tupled)
-    opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
+    opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, max_mismatches=max_mismatches)
     report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
     first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors)
     _run_collecting(first)

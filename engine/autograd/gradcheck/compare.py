@@ -13,7 +13,7 @@ import numpy
 from .analytical import full_analytical
 from .messages import FAST_FAIL_SLOW_OK_MSG, fast_mode_mismatch, jacobian_mismatch, mismatch_listing
 from .numerical import numerical_jacobians
-from .report import MAX_MISMATCHES, PairReport
+from .report import PairReport
 from .state import Abort, CheckState, Options
 
 
@@ -48,9 +48,12 @@ def pair_report(
 ) -> PairReport:
     """Compare two Jacobians entry by entry, vectorised, as torch.allclose(ana, num) does.
 
-    The worst entry is the one furthest outside its tolerance, |num - ana| / (atol +
-    rtol |num|) (NaN counts as infinitely far), and mismatches are listed worst first. The
-    relative error |num - ana| / |num| is inf where num is 0 and ana is not: undefined there.
+    Whether an entry passes is torch's rule, |ana - num| <= atol + rtol |num|; what is
+    reported is ranked by absolute error |num - ana| (NaN counts as infinite): the worst
+    entry is the largest error, and the first `opts.max_mismatches` failing entries are
+    listed largest first (the count says how many failed). Ranking by the distance outside
+    the tolerance instead would name a small error at a small derivative before a large one.
+    The relative error |num - ana| / |num| is inf where num is 0 and ana is not: undefined there.
     """
     m, n = num.shape
     where = dict(
@@ -77,11 +80,11 @@ def pair_report(
     with numpy.errstate(all="ignore"):
         diff = numpy.where(num == ana, 0.0, numpy.abs(num - ana))
         rel = numpy.where(diff == 0, 0.0, diff / numpy.abs(num))
-        score = numpy.where(diff == 0, 0.0, diff / (opts.atol + opts.rtol * numpy.abs(num)))
-    score = numpy.where(numpy.isnan(score), numpy.inf, score).reshape(-1)
+    score = numpy.where(numpy.isnan(diff), numpy.inf, diff).reshape(-1)
     worst = int(numpy.argmax(score))
     bad = numpy.flatnonzero(~close.reshape(-1))
-    bad = bad[numpy.argsort(-score[bad], kind="stable")][:MAX_MISMATCHES]
+    count = int(bad.size)
+    bad = bad[numpy.argsort(-score[bad], kind="stable")][: opts.max_mismatches]
     flat_num, flat_ana = num.reshape(-1), ana.reshape(-1)
 
     def entry(k: int) -> tuple[tuple, tuple]:
@@ -99,7 +102,10 @@ def pair_report(
         numerical=float(flat_num[worst]),
         analytical=float(flat_ana[worst]),
         mismatches=[(*entry(int(k)), float(flat_num[k]), float(flat_ana[k])) for k in bad],
-        passed=bool(close.all()),
+        passed=count == 0,
+        mismatch_count=count,
+        numerical_jacobian=num if count else None,
+        analytical_jacobian=ana if count else None,
     )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import anomaly
 
 if TYPE_CHECKING:
+    import numpy
+
     from .tensors import Tensors
 
 MAX_MISMATCHES = 10  # entries listed in PairReport.mismatches, worst first
@@ -25,9 +27,12 @@ class GradcheckError(RuntimeError):
 class PairReport:
     """How one (output, input) Jacobian compared; see the package docstring for the indexing.
 
-    The worst entry is the one furthest outside its tolerance, |num - ana| / (atol +
-    rtol |num|); in fast mode without a mismatch there are no entries, only the projections
-    v^T J u (numerical / analytical) and their difference.
+    The worst entry is the one with the largest absolute error |num - ana| (NaN first);
+    `mismatches` lists the worst few of the `mismatch_count` entries outside the tolerance,
+    largest error first. A failing pair keeps its full Jacobians (rows: output entries,
+    columns: input entries) for dumps and heatmaps; a passing one keeps none, so memory
+    grows with the failures only. In fast mode without a mismatch there are no entries,
+    only the projections v^T J u (numerical / analytical) and their difference.
     """
 
     output_index: int
@@ -44,6 +49,9 @@ class PairReport:
     mismatches: list
     passed: bool
     order: int = 1
+    mismatch_count: int = 0
+    numerical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
+    analytical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

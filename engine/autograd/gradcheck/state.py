@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy
 
-from .report import GradcheckError, GradcheckReport, describe_exception
+from .report import MAX_MISMATCHES, GradcheckError, GradcheckReport, describe_exception
 from .tensors import ENGINE, Tensors
 
 
@@ -25,6 +25,7 @@ class Options:
     check_undefined_grad: bool
     fast_mode: bool
     check_grad_dtypes: bool = False
+    max_mismatches: int = MAX_MISMATCHES  # entries a PairReport lists, largest error first
 
 
 class Abort(Exception):
