@@ -134,8 +134,11 @@ def _print(console: Console, renderable: Any) -> None:
     console.file.write("\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n")
 
 
-def print_failures(console: Console, results: list[CaseResult], debug: bool = False) -> None:
-    """For each failed case: the worst entries side by side, the problems, the backward's source."""
+def print_failures(
+    console: Console, results: list[CaseResult], debug: bool = False, rows: int = MISMATCH_ROWS
+) -> None:
+    """For each failed case: the `rows` worst entries side by side and, for a small Jacobian, a
+    heatmap of the errors; the problems; the backward's source."""
     for result in results:
         if result.passed:
             continue
@@ -149,7 +152,7 @@ def print_failures(console: Console, results: list[CaseResult], debug: bool = Fa
         console.print(Text(title, style="bold red"), Text(f"({details})", style="dim"), soft_wrap=True)
         for pair in result.pairs:
             if not pair.passed:
-                _print_pair_failure(console, pair, result)
+                _print_pair_failure(console, pair, result, rows)
         if result.problems:
             console.print("  problems:")
             for problem in result.problems:
@@ -185,7 +188,7 @@ def print_failures(console: Console, results: list[CaseResult], debug: bool = Fa
         console.print()
 
 
-def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) -> None:
+def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, rows: int) -> None:
     label = _pair_label(pair, result)
     where = ""
     if pair.worst_input_index is not None:
@@ -197,6 +200,9 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) 
     if relative != "-":
         errors += f", max rel err {relative}"
     console.print(f"  {label}: {errors}{where}")
+    if pair.mismatch_count:
+        total = math.prod(pair.jacobian_shape)
+        console.print(f"    {pair.mismatch_count} of {plural(total, 'entry', 'entries')} differ", soft_wrap=True)
     if not pair.mismatches:
         return
     table = Table(box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX, show_edge=False, padding=(0, 1))
@@ -205,7 +211,7 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) 
     table.add_column("numerical", justify="right")
     table.add_column("analytical", justify="right")
     table.add_column("difference", justify="right")
-    for mismatch in pair.mismatches[:MISMATCH_ROWS]:
+    for mismatch in pair.mismatches[:rows]:
         table.add_row(
             _entry(pair.output, mismatch.output_index),
             _entry(pair.input, mismatch.input_index),
@@ -214,8 +220,30 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult) 
             _num(mismatch.analytical - mismatch.numerical),
         )
     _print(console, _Indented(table))
-    if len(pair.mismatches) > MISMATCH_ROWS:
-        console.print(f"    ... {len(pair.mismatches) - MISMATCH_ROWS} more listed in --json")
+    shown = min(rows, len(pair.mismatches))
+    if pair.mismatch_count > shown:
+        console.print(f"    ... {pair.mismatch_count - shown} more (see --show N, --json)")
+    _print_heatmap(console, pair, result.settings)
+
+
+def _print_heatmap(console: Console, pair: PairResult, settings: Settings) -> None:
+    """|analytical - numerical| cell by cell, where the Jacobian is small enough to see whole."""
+    import numpy  # only once a check has failed: --help and passing runs never load it
+
+    from . import heatmap
+
+    if pair.numerical_jacobian is None or pair.analytical_jacobian is None:
+        return
+    if not heatmap.fits(pair.jacobian_shape):
+        return
+    num, ana = pair.numerical_jacobian, pair.analytical_jacobian
+    with numpy.errstate(invalid="ignore"):
+        difference = numpy.abs(ana - num)
+    failing = ~numpy.isclose(ana, num, rtol=settings.rtol, atol=settings.atol)
+    rows = [_entry(pair.output, _unravel(r, pair.output_shape)) for r in range(difference.shape[0])]
+    terminal = console.is_terminal
+    console.print(f"    {heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal)}", style="dim")
+    _print(console, _Indented(heatmap.heatmap(difference, failing, rows, terminal=terminal)))
 
 
 class _Indented:
@@ -372,6 +400,15 @@ def _entry(name: str, index: tuple | None) -> str:
     if not index:
         return name
     return f"{name}[{', '.join(str(i) for i in index)}]"
+
+
+def _unravel(flat: int, shape: tuple) -> tuple:
+    """The multi-index of entry `flat` of a tensor of `shape`, row-major."""
+    index = []
+    for size in reversed(shape):
+        flat, rest = divmod(flat, size)
+        index.append(rest)
+    return tuple(reversed(index))
 
 
 def _index(index: tuple | None) -> str:

@@ -1,0 +1,78 @@
+"""|analytical - numerical| of a failing pair as a grid of shaded cells, for the terminal.
+
+A wrong gradient that is transposed, shifted by one or missing a factor leaves a pattern in
+this grid that a list of the worst entries hides. Rows are output entries and columns input
+entries, both in row-major order (the Jacobian's own layout). On a terminal a cell is a
+coloured block; off one it is a character from a ramp, darkest for the largest error.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy
+from rich.color import Color
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+#: The largest Jacobian drawn in the terminal (input entries across, output entries down).
+MAX_COLUMNS, MAX_ROWS = 40, 20
+#: Off a terminal: one character per level, from no error to the largest.
+RAMP = ".:-=+*#%@"
+
+
+def fits(jacobian_shape: tuple) -> bool:
+    """Whether a Jacobian is small enough to draw cell by cell."""
+    rows, columns = jacobian_shape
+    return 0 < rows <= MAX_ROWS and 0 < columns <= MAX_COLUMNS
+
+
+def levels(difference: numpy.ndarray, failing: numpy.ndarray) -> numpy.ndarray:
+    """Each entry's level 0 .. len(RAMP) - 1, scaled to the largest finite error (NaN, inf: top).
+
+    Level 0 is exactly the entries within tolerance (`failing` False), so rounding noise
+    stays blank and the smallest real mismatch still shows."""
+    top = len(RAMP) - 1
+    finite = numpy.isfinite(difference)
+    largest = float(difference[finite].max()) if finite.any() else 0.0
+    if largest <= 0.0:
+        scaled = numpy.zeros(difference.shape)
+    else:
+        scaled = numpy.ceil(numpy.where(finite, difference, 0.0) / largest * top)
+    scaled = numpy.where(finite, numpy.clip(scaled, 1, top), top)
+    return numpy.where(failing, scaled, 0).astype(int)
+
+
+def heatmap(
+    difference: numpy.ndarray, failing: numpy.ndarray, row_labels: list[str], *, terminal: bool
+) -> Table:
+    """The grid: a label per row (the output entry), then one cell per input entry."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True, justify="right")
+    grid.add_column(no_wrap=True)
+    for label, row in zip(row_labels, levels(difference, failing)):
+        cells = Text()
+        for level in row:
+            if terminal:
+                cells.append("█", _shade(int(level)))
+            else:
+                cells.append(RAMP[int(level)])
+        grid.add_row(label, cells)
+    return grid
+
+
+def _shade(level: int) -> Style:
+    """Dark grey for no error, through yellow to red for the largest."""
+    if level == 0:
+        return Style(color=Color.from_rgb(60, 60, 60))
+    fraction = level / (len(RAMP) - 1)
+    green = int(220 * (1 - fraction) + 30 * fraction)
+    return Style(color=Color.from_rgb(240, green, 40))
+
+
+def legend(input_name: str, largest: float, *, terminal: bool) -> str:
+    """What the rows, columns and shades mean."""
+    top = "nan" if math.isnan(largest) else f"{largest:.2e}"
+    scale = f"grey within tolerance .. red {top}" if terminal else f"{RAMP[0]} within tolerance .. {RAMP[-1]} {top}"
+    return f"|analytical - numerical|, a column per entry of {input_name} (row-major): {scale}"
