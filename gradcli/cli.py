@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from . import checking, collection, running
+from . import checking, collection, jacobians, running
 from .exits import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
 from .options import (
     CONTEXT_SETTINGS,
@@ -97,9 +97,14 @@ CHECK_EXAMPLES = examples(
     "gradcli check examples/ -k 'not swish' -x",
     "gradcli check examples/model.py::swish --order 2",
     "gradcli check examples/buggy.py --full --atol 1e-6",
+    "gradcli check examples/buggy.py --show 20 --dump jacobians.npz --plot plots/",
     "gradcli check examples/model.py --format json -o report.json",
     "gradcli check examples/model.py --junitxml gradcli.xml",
 )
+
+
+#: Entries each failing pair lists by default (--show N), in the JSON.
+SHOW_DEFAULT = 10
 
 
 def _given(**options: object) -> dict[str, object]:
@@ -165,6 +170,34 @@ def check(
     junitxml: Annotated[
         str | None, typer.Option("--junitxml", metavar="FILE", help="Also write a JUnit XML report to FILE.")
     ] = None,
+    show: Annotated[
+        int | None,
+        typer.Option(
+            "--show",
+            min=1,
+            metavar="N",
+            help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
+            f"{render.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
+        ),
+    ] = None,
+    dump: Annotated[
+        str | None,
+        typer.Option(
+            "--dump",
+            metavar="FILE.npz",
+            help="Write the numerical and analytical Jacobians of failing pairs to FILE.npz "
+            "(numpy.load; keys <case>/<output>/<input>/numerical and .../analytical).",
+        ),
+    ] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            "--plot",
+            metavar="DIR",
+            help="Write a PNG heatmap of |analytical - numerical| per failing pair to DIR "
+            "(needs matplotlib: pip install 'gradcli[plot]').",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
@@ -178,7 +211,11 @@ def check(
             raise UsageError(f"-k {pattern!r}: {exc}") from None
         given = _given(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
         json_output = chosen_format(fmt, json_flag) == "json"
-        run = _Run(given, device.value, seed, pattern, exitfirst, json_output, debug, junitxml)
+        if plot is not None:
+            jacobians.require_matplotlib()
+        run = _Run(
+            given, device.value, seed, pattern, exitfirst, json_output, debug, junitxml, show, dump, plot
+        )
         with output_console(output, out) as out:
             code = _run(files, matcher, run, out, err, started)
     raise typer.Exit(code)
@@ -196,6 +233,9 @@ class _Run:
     json_output: bool
     debug: bool
     junitxml: str | None = None
+    show: int | None = None  # --show N: entries listed per failing pair
+    dump: str | None = None  # --dump FILE.npz
+    plot: str | None = None  # --plot DIR
 
 
 def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
@@ -215,7 +255,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                     description = f"checking {case.file.path}::{case.case.name} [{number}/{len(prepared)}]"
                     settings = checking.Settings().with_options({**case.file.project_options, **run.given})
                     with render.progress(err, description):
-                        results.append(checking.run_case(case, settings))
+                        results.append(checking.run_case(case, settings, show=run.show or SHOW_DEFAULT))
                     if run.exitfirst and not results[-1].passed:
                         break
     except CudaUnavailable as exc:
@@ -223,6 +263,11 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     elapsed = time.perf_counter() - started
     if run.junitxml is not None:
         _write_junit_xml(run.junitxml, results, errors, elapsed)
+    if run.dump is not None:
+        jacobians.dump(run.dump, results)
+    if run.plot is not None:
+        for path in jacobians.plot(run.plot, results):
+            err.print(f"wrote {path}", soft_wrap=True, highlight=False)
 
     failed = sum(not r.passed for r in results)
     if errors:
@@ -252,7 +297,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
         by_file.setdefault(result.file, []).append(result)
     for path, file_results in by_file.items():
         render.print_file_results(out, path, file_results)
-    render.print_failures(out, results, run.debug)
+    render.print_failures(out, results, run.debug, rows=run.show or render.MISMATCH_ROWS)
     if len(results) < len(prepared):
         out.print(f"stopped after the first failure (-x); {len(prepared) - len(results)} not run")
     render.print_summary(out, len(results) - failed, failed, len(errors), elapsed, collected.deselected)

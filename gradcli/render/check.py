@@ -202,7 +202,9 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
     console.print(f"  {label}: {errors}{where}")
     if pair.mismatch_count:
         total = math.prod(pair.jacobian_shape)
-        console.print(f"    {pair.mismatch_count} of {plural(total, 'entry', 'entries')} differ", soft_wrap=True)
+        console.print(
+            f"    {pair.mismatch_count} of {plural(total, 'entry', 'entries')} differ", soft_wrap=True
+        )
     if not pair.mismatches:
         return
     table = Table(box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX, show_edge=False, padding=(0, 1))

@@ -74,5 +74,9 @@ def _shade(level: int) -> Style:
 def legend(input_name: str, largest: float, *, terminal: bool) -> str:
     """What the rows, columns and shades mean."""
     top = "nan" if math.isnan(largest) else f"{largest:.2e}"
-    scale = f"grey within tolerance .. red {top}" if terminal else f"{RAMP[0]} within tolerance .. {RAMP[-1]} {top}"
+    scale = (
+        f"grey within tolerance .. red {top}"
+        if terminal
+        else f"{RAMP[0]} within tolerance .. {RAMP[-1]} {top}"
+    )
     return f"|analytical - numerical|, a column per entry of {input_name} (row-major): {scale}"

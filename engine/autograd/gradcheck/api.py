@@ -131,7 +131,9 @@ def check_gradients(
         tupled = _float64_copies(tensors, tupled)
     else:
         _warn_non_double(tensors, tupled)
-    opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, max_mismatches=max_mismatches)
+    opts = Options(
+        eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, max_mismatches=max_mismatches
+    )
     report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
     first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors)
     _run_collecting(first)
