@@ -75,8 +75,8 @@ def legend(input_name: str, largest: float, *, terminal: bool) -> str:
     """What the rows, columns and shades mean."""
     top = "nan" if math.isnan(largest) else f"{largest:.2e}"
     scale = (
-        f"grey within tolerance .. red {top}"
+        f"grey within tolerance, then darker to red at {top}"
         if terminal
-        else f"{RAMP[0]} within tolerance .. {RAMP[-1]} {top}"
+        else f"{RAMP[0]} within tolerance, then {RAMP[1]} to {RAMP[-1]} at {top}"
     )
     return f"|analytical - numerical|, a column per entry of {input_name} (row-major): {scale}"
