@@ -167,7 +167,7 @@ def print_failures(console: Console, results: list[CaseResult], debug: bool = Fa
         if result.dtype:
             details += f", {result.dtype}" + (" (upcast)" if result.upcast else "")
         details += f", {result.device}"
-        console.print(Text(title, style="bold red"), Text(f"({details})", style="dim"), soft_wrap=True)
+        console.print(Text(title, style="bold red") + Text(f" ({details})", style="dim"))
         for pair in result.pairs:
             if not pair.passed:
                 _print_pair_failure(console, pair, result)
