@@ -130,3 +130,41 @@ def test_anomaly_long_lines_put_roles_on_their_own_line(tmp_path: Path, width: i
         assert re.search(r"^\| +<- backward +\|$", output, re.M), output
     else:
         assert re.search(r"\.backward\(\) +<- backward", output), output
+
+
+# -------------------------------------------------------------------- modules in findings
+
+SEQUENTIAL_INPLACE_RELU = """
+    import engine
+    from engine import nn
+
+    model = nn.Sequential(nn.Sigmoid(), nn.ReLU(inplace=True))
+    X = engine.randn(5, 3, requires_grad=True)
+    out = model(X)
+    out.sum().backward()
+"""
+
+
+def test_inplace_relu_in_sequential_names_the_module_and_its_fix(tmp_path: Path):
+    from json_contract import validated
+
+    script = tmp_path / "seq.py"
+    script.write_text(textwrap.dedent(SEQUENTIAL_INPLACE_RELU).lstrip())
+    document = validated(run(200, "anomaly", "--json", script))
+    (finding,) = document["findings"]
+    assert finding["kind"] == "inplace-modified-saved"
+    assert finding["details"]["module"] == "model.1"
+    assert finding["details"]["module_class"] == "ReLU(inplace=True)"
+    assert "modified in place by model.1 (ReLU(inplace=True))" in finding["message"]
+    assert "inplace=False" in finding["hint"]
+    forward = [r for r in finding["related"] if r["role"] == "ReLU.forward (model.1)"]
+    assert forward and "relu" in forward[0]["source"]  # the module's forward line
+    for width in (60, 80):
+        output = run(width, "anomaly", script)
+        assert_fits(output, width)
+        assert "model.1" in output and "ReLU(inplace=False)" in output
+
+
+def test_inplace_outside_modules_keeps_the_generic_fix():
+    document = run(200, "anomaly", "--json", SCRIPTS / "inplace_saved.py")
+    assert '"module"' not in document and "compute out of place" in document

@@ -34,7 +34,9 @@ culprit)::
         "related": [location],
         "hint": str | null,                    # how to fix it
         "count": int,                          # occurrences (a warning raised in a loop)
-        "details": {...},                      # kind-specific: node, tensor, shape, versions, ...
+        "details": {...},                      # kind-specific: node, tensor, shape, versions, ...;
+                                               # inplace-modified-saved inside an nn.Module's forward:
+                                               # "module": "model.2", "module_class": "ReLU(inplace=True)"
         "stats": [{"name": str, "shape": [int], "dtype": str, "numel": int, "nan": int,
                    "posinf": int, "neginf": int, "min": float | null, "max": float | null}]
       }]
