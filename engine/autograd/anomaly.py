@@ -170,6 +170,8 @@ def record_bump(tensor) -> None:
     records.append((vc.version, user_site()))
     if len(records) > MAX_BUMPS:
         del records[: len(records) - MAX_BUMPS]
+    if observer is not None:
+        observer.bumped(tensor)
 
 
 def bumps_of(tensor) -> list[tuple[int, traceback.FrameSummary | None]]:
@@ -299,6 +301,9 @@ class Observer:
 
     def forward(self, node, inputs: tuple, out, trace: list) -> None:
         """An op recorded `node` (not yet linked to `out`) from `inputs`; `trace` is its creation."""
+
+    def bumped(self, tensor) -> None:
+        """An in-place change just bumped `tensor`'s version (recorded in `tensor._vc.bumps`)."""
 
     def backward_begin(self, roots: list, retain_graph: bool, inputs, capture: bool) -> None:
         """A backward / autograd.grad run starts."""

@@ -23,6 +23,7 @@ import types
 
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
+from .modules import ModuleCall
 from .names import TensorNames, definition
 from .nonfinite import backward_finding
 from .sites import Sites, node_site, raise_site, raised_in, user_tb_frames
@@ -62,7 +63,7 @@ def classify(
     here = raise_site(exc, sites)
     if isinstance(exc, RuntimeError):
         if getattr(exc, "saved_tensor", None) is not None:
-            return _modified_saved(exc, node, here, sites, names)
+            return _modified_saved(exc, node, here, sites, names, instrument)
         if kind == "freed":
             return _backward_twice(exc, node, here, instrument, sites)
         if kind in ("leaf-inplace", "view-of-leaf-inplace"):
@@ -118,10 +119,13 @@ def _with_node(finding: Finding, node, sites: Sites, role: str | None = None) ->
     return finding
 
 
-def _modified_saved(exc, node, here: Location | None, sites: Sites, names: TensorNames) -> Finding:
+def _modified_saved(
+    exc, node, here: Location | None, sites: Sites, names: TensorNames, instrument: Instrument
+) -> Finding:
     from engine.backend import tensor_type_name
 
     tensor = exc.saved_tensor
+    changed_by = instrument.module_bumps.get((id(tensor._vc), exc.expected_version + 1))
     return modified_saved_finding(
         name=names.of(tensor),
         type_name=tensor_type_name(tensor._data),
@@ -134,6 +138,7 @@ def _modified_saved(exc, node, here: Location | None, sites: Sites, names: Tenso
         here=here,
         error=str(exc),
         sites=sites,
+        module=changed_by,
     )
 
 
@@ -150,13 +155,17 @@ def modified_saved_finding(
     here: Location | None,
     error: str,
     sites: Sites,
+    module: ModuleCall | None = None,
 ) -> Finding:
     """The inplace-modified-saved finding, from what either instrument recorded: the saving node and
-    its line, the versions, and `bumps` (version -> the site that bumped the counter to it)."""
+    its line, the versions, and `bumps` (version -> the site that bumped the counter to it);
+    `module`, the nn.Module whose forward made the first change, when one did."""
     modifications = []
+    by = f" by {module.label}" if module is not None else ""
     for version in range(expected + 1, current + 1):
         location = sites.location(
-            bumps.get(version), f"modified in place (version {version - 1} -> {version})"
+            bumps.get(version),
+            f"modified in place{by if version == expected + 1 else ''} (version {version - 1} -> {version})",
         )
         if location is not None:
             modifications.append(location)
@@ -165,10 +174,12 @@ def modified_saved_finding(
     message = (
         f"{label} [{type_name} {shape}] was saved for backward"
         + (f" by {saver}" if saver else "")
-        + f" at version {expected}, then modified in place (now version {current}); "
+        + f" at version {expected}, then modified in place{by} (now version {current}); "
         "backward needs the saved value"
     )
     related = ([saved_at] if saved_at else []) + modifications[1:]
+    if module is not None and module.forward_site is not None:
+        related.append(sites.location(module.forward_site, f"{module.class_name}.forward ({module.path})"))
     if here is not None:
         here.role = "backward"
         related.append(here)
@@ -179,9 +190,11 @@ def modified_saved_finding(
         message,
         primary,
         related,
-        hint="compute out of place (`b = b.clone(); b[0] = ...` or `y = y + 1` instead of `y += 1`), "
+        hint=_module_hint(module)
+        or "compute out of place (`b = b.clone(); b[0] = ...` or `y = y + 1` instead of `y += 1`), "
         "or make the in-place change before the op that saves the tensor",
         details={
+            **({"module": module.path, "module_class": module.description} if module is not None else {}),
             "tensor": name,
             "type": type_name,
             "shape": shape,
@@ -191,6 +204,16 @@ def modified_saved_finding(
             "modified_at": [m.where for m in modifications],
             "error": error,
         },
+    )
+
+
+def _module_hint(module: ModuleCall | None) -> str | None:
+    """The fix for an in-place module: construct it with inplace=False."""
+    if module is None or not module.inplace:
+        return None
+    return (
+        f"construct {module.path} with inplace=False (`{module.class_name}(inplace=False)`): "
+        f"its forward changes its input in place, and that input was saved for backward"
     )
 
 

@@ -19,6 +19,7 @@ from engine.autograd.anomaly import Observer
 from engine.tensor import Tensor
 
 from . import nonfinite
+from .modules import ModuleCall, current_module
 from .sites import Sites, node_site
 from .stats import all_finite, array_of, finite_fast, has, is_float_array, shape_of
 
@@ -103,6 +104,7 @@ class Instrument(Observer):
         self.grads: dict[int, GradState] = {}
         self.nonleaf_reads: dict[tuple, dict] = {}
         self.nonfinite: dict[int, dict] = {}  # id(node) -> what node_done saw, for the error's finding
+        self.module_bumps: dict[tuple[int, int], ModuleCall] = {}  # (id(version counter), version) -> module
 
     # -- forward ------------------------------------------------------------------------
     def forward(self, node, inputs, out, trace) -> None:
@@ -116,6 +118,12 @@ class Instrument(Observer):
             data = out._data
             if is_float_array(data) and not finite_fast(data) and not all_finite(data):
                 raise nonfinite.forward_error(node, inputs, out, site, self.sites)
+
+    def bumped(self, tensor) -> None:
+        """Which module's forward changed `tensor` in place, if any (x.relu_() inside ReLU)."""
+        call = current_module()
+        if call is not None:
+            self.module_bumps[(id(tensor._vc), tensor._vc.version)] = call
 
     # -- backward -----------------------------------------------------------------------
     def backward_begin(self, roots, retain_graph, inputs, capture) -> None:

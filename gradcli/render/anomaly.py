@@ -34,7 +34,9 @@ culprit)::
         "related": [location],
         "hint": str | null,                    # how to fix it
         "count": int,                          # occurrences (a warning raised in a loop)
-        "details": {...},                      # kind-specific: node, tensor, shape, versions, ...
+        "details": {...},                      # kind-specific: node, tensor, shape, versions, ...;
+                                               # inplace-modified-saved inside an nn.Module's forward:
+                                               # "module": "model.2", "module_class": "ReLU(inplace=True)"
         "stats": [{"name": str, "shape": [int], "dtype": str, "numel": int, "nan": int,
                    "posinf": int, "neginf": int, "min": float | null, "max": float | null}]
       }]
@@ -49,7 +51,8 @@ import os
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -62,6 +65,8 @@ from .jsonable import as_json
 SCHEMA = "gradcli.anomaly/1"
 #: Lines of context shown around a culprit line.
 CONTEXT = 1
+#: A width no excerpt reaches, to measure one's natural width.
+UNBOUNDED = 1 << 16
 
 
 # ------------------------------------------------------------------------------ JSON
@@ -139,7 +144,7 @@ def finding_panel(finding: Finding, terminal: bool) -> Panel:
 
 def source_excerpt(
     primary: Location | None, related: list[Location], terminal: bool, color: str = "red"
-) -> Table | None:
+) -> Excerpt | None:
     """The culprit and related lines, grouped per file in line order, each with its role."""
     locations = ([primary] if primary is not None else []) + [r for r in related if r is not None]
     if not locations:
@@ -147,14 +152,11 @@ def source_excerpt(
     by_file: dict[str, dict[int, list[Location]]] = {}
     for location in locations:
         by_file.setdefault(location.file, {}).setdefault(location.line, []).append(location)
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(justify="right", no_wrap=True)  # marker and line number
-    grid.add_column(no_wrap=True, overflow="ellipsis")  # code
-    grid.add_column(style="dim", overflow="fold")  # roles
+    rows: list[tuple[Text, Text, str]] = []  # gutter, code, roles
     several = len(by_file) > 1
     for file, lines in by_file.items():
         if several:
-            grid.add_row("", Text(file, style="bold underline"), "")
+            rows.append((Text(""), Text(file, style="bold underline"), ""))
         shown = sorted(lines)
         if primary is not None and primary.file == file:
             shown = sorted(set(shown) | _context(primary, CONTEXT))
@@ -162,17 +164,58 @@ def source_excerpt(
         width = len(str(max(shown)))
         for number in shown:
             if previous is not None and number > previous + 1:
-                grid.add_row(" " * (width + 2), Text("..."), "")
+                rows.append((Text(" " * (width + 2)), Text("..."), ""))
             previous = number
             here = lines.get(number, [])
             is_culprit = primary is not None and any(loc is primary for loc in here)
             code = _code_line(file, number, here)
             roles = "; ".join(loc.role for loc in here if loc.role)
-            roles = f"<- {roles}" if roles else ""
             marker = ">" if is_culprit else " "
             gutter = Text(f"{marker} {number:>{width}} |", style=f"bold {color}" if is_culprit else "dim")
-            grid.add_row(gutter, _code_text(code, terminal, is_culprit, bool(here)), roles)
-    return grid
+            rows.append(
+                (gutter, _code_text(code, terminal, is_culprit, bool(here)), f"<- {roles}" if roles else "")
+            )
+    return Excerpt(rows)
+
+
+class Excerpt:
+    """Source lines with their line numbers and roles, laid out for the width rich gives it.
+
+    Where every line and its role fit side by side, the roles are a column; where they do not,
+    each role goes on its own line under its code, and long code wraps under itself: the line
+    numbers are never cut and a role is never squeezed into a column one letter wide.
+    """
+
+    def __init__(self, rows: list[tuple[Text, Text, str]]):
+        self.rows = rows
+
+    def side_by_side(self) -> Table:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(justify="right", no_wrap=True)  # marker and line number
+        grid.add_column(no_wrap=True)  # code
+        grid.add_column(style="dim", no_wrap=True)  # roles
+        for row in self.rows:
+            grid.add_row(*row)
+        return grid
+
+    def stacked(self) -> Table:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(justify="right", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for gutter, code, roles in self.rows:
+            grid.add_row(gutter, code)
+            if roles:
+                grid.add_row("", Text(roles, style="dim"))
+        return grid
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.stacked())
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wide = self.side_by_side()
+        unbounded = options.update_width(UNBOUNDED)  # rich clamps a measurement to the width it is given
+        fits = Measurement.get(console, unbounded, wide).maximum <= options.max_width
+        yield wide if fits else self.stacked()
 
 
 def _context(primary: Location, lines: int) -> set[int]:

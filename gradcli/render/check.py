@@ -57,6 +57,7 @@ from rich.text import Text
 from ..checking import CaseResult, PairResult, Settings
 from ..plurals import plural
 from ..running import LoadError
+from .fit import Name, fitted, number
 from .jsonable import as_json
 
 SCHEMA = "gradcli.check/1"
@@ -74,54 +75,76 @@ PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=Tr
 # ----------------------------------------------------------------------- human output
 
 
+#: The file table's columns the narrowest consoles go without, least useful first.
+FILE_DROP_ORDER = ("time", "mode", "max rel err", "worst index", "shape")
+#: The failure table's, likewise.
+MISMATCH_DROP_ORDER = ("difference", "output")
+
+
 def print_file_results(console: Console, path: str, results: list[CaseResult]) -> None:
-    """One table for a file: a row per (case, input) pair."""
+    """One table for a file: a row per (case, input) pair, as many columns as the width holds."""
     console.print(Text(path, style="bold"))
-    table = Table(
-        box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX,
-        pad_edge=False,
-        show_edge=False,
-    )
     show_output = any(_names_outputs(r) for r in results)
-    table.add_column("case", overflow="fold")
-    if show_output:
-        table.add_column("output", overflow="fold")
-    table.add_column("input", overflow="fold")
-    table.add_column("shape")
-    table.add_column("max abs err", justify="right")
-    table.add_column("max rel err", justify="right")
-    table.add_column("worst index")
-    table.add_column("result")
-    table.add_column("mode")
-    table.add_column("time", justify="right")
-    for result in results:
-        rows: list[PairResult | None] = list(result.pairs)
-        if not result.passed and all(p.passed for p in result.pairs):
-            rows.append(None)  # failed on a problem (raised, nondeterministic...): a row that says so
-        for number, pair in enumerate(rows):
-            first = number == 0
-            name = result.name if first else ""
-            timing = f"{result.elapsed:.2f}s" if first else ""
-            mode = (result.mode + (" (localized)" if result.localized else "")) if first else ""
-            output = [pair.output if pair is not None else "-"] if show_output else []
-            if pair is None:
-                label = "(see problems)" if result.problems else "-"
-                table.add_row(name, *output, label, "-", "-", "-", "-", _verdict(result.passed), mode, timing)
-                continue
-            table.add_row(
-                name,
-                *output,
-                pair.input,
-                _shape(pair.input_shape),
-                _num(pair.max_abs_err),
-                _rel_err(pair),
-                _index(pair.worst_input_index),
-                _verdict(pair.passed),
-                mode,
-                timing,
-            )
-    _print(console, table)
+    rows = [row for result in results for row in _file_rows(result, show_output)]
+
+    def build(dropped: frozenset[str]) -> Table:
+        table = Table(
+            box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX,
+            pad_edge=False,
+            show_edge=False,
+        )
+        keep = [name for name in rows[0] if name not in dropped] if rows else []
+        for name in keep:
+            table.add_column(name, **_FILE_COLUMNS[name])
+        for row in rows:
+            table.add_row(*(row[name] for name in keep))
+        return table
+
+    _print(console, fitted(console, build, FILE_DROP_ORDER))
     console.print()
+
+
+#: How each column of the file table is laid out: names fold, numbers never wrap.
+_FILE_COLUMNS: dict[str, dict[str, Any]] = {
+    "case": {"overflow": "fold"},
+    "output": {"overflow": "fold"},
+    "input": {"overflow": "fold"},
+    "shape": {},
+    "max abs err": {"justify": "right"},
+    "max rel err": {"justify": "right"},
+    "worst index": {},
+    "result": {},
+    "mode": {},
+    "time": {"justify": "right"},
+}
+
+
+def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
+    """A case's rows of the file table, by column name."""
+    rows: list[PairResult | None] = list(result.pairs)
+    if not result.passed and all(p.passed for p in result.pairs):
+        rows.append(None)  # failed on a problem (raised, nondeterministic...): a row that says so
+    out = []
+    for number_, pair in enumerate(rows):
+        first = number_ == 0
+        row: dict[str, Any] = {"case": Name(result.name) if first else ""}
+        if show_output:
+            row["output"] = Name(pair.output) if pair is not None else "-"
+        if pair is None:
+            row["input"] = Name("(see problems)") if result.problems else "-"
+            row.update({"shape": "-", "max abs err": "-", "max rel err": "-", "worst index": "-"})
+            row["result"] = _verdict(result.passed)
+        else:
+            row["input"] = Name(pair.input)
+            row["shape"] = _shape(pair.input_shape)
+            row["max abs err"] = number(_num(pair.max_abs_err))
+            row["max rel err"] = number(_rel_err(pair))
+            row["worst index"] = _index(pair.worst_input_index)
+            row["result"] = _verdict(pair.passed)
+        row["mode"] = (result.mode + (" (localized)" if result.localized else "")) if first else ""
+        row["time"] = number(f"{result.elapsed:.2f}s") if first else ""
+        out.append(row)
+    return out
 
 
 def _print(console: Console, renderable: Any) -> None:
@@ -149,7 +172,7 @@ def print_failures(
         if result.dtype:
             details += f", {result.dtype}" + (" (upcast)" if result.upcast else "")
         details += f", {result.device}"
-        console.print(Text(title, style="bold red"), Text(f"({details})", style="dim"), soft_wrap=True)
+        console.print(Text(title, style="bold red") + Text(f" ({details})", style="dim"))
         for pair in result.pairs:
             if not pair.passed:
                 _print_pair_failure(console, pair, result, rows)
@@ -158,7 +181,7 @@ def print_failures(
             for problem in result.problems:
                 _print(console, _Indented(Text("- " + problem.message), by=4))
                 if problem.source:
-                    console.print(Text(f"        {problem.line} | {problem.source}"), soft_wrap=True)
+                    _print(console, _Indented(_numbered_source([problem.source], problem.line), by=8))
         for location in result.backwards:
             console.print(
                 f"  backward of {location.function.rsplit('.', 1)[0]}: {location.file}:{location.line}"
@@ -171,16 +194,12 @@ def print_failures(
                     line_numbers=True,
                     start_line=location.line,
                     dedent=True,
+                    word_wrap=True,
                     background_color="default",
                 )
                 console.print(_Indented(code))
             else:
-                width = len(str(location.line + len(source)))
-                indent = min((len(s) - len(s.lstrip()) for s in source if s.strip()), default=0)
-                for offset, text in enumerate(source):
-                    console.print(
-                        Text(f"    {location.line + offset:>{width}} | {text[indent:]}"), soft_wrap=True
-                    )
+                _print(console, _Indented(_numbered_source(source, location.line)))
             if len(location.source) > SOURCE_LINES:
                 console.print("    ...")
         if debug and result.traceback:
@@ -207,20 +226,27 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
         )
     if not pair.mismatches:
         return
-    table = Table(box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX, show_edge=False, padding=(0, 1))
-    table.add_column("output", style="dim")
-    table.add_column("input")
-    table.add_column("numerical", justify="right")
-    table.add_column("analytical", justify="right")
-    table.add_column("difference", justify="right")
-    for mismatch in pair.mismatches[:rows]:
-        table.add_row(
-            _entry(pair.output, mismatch.output_index),
-            _entry(pair.input, mismatch.input_index),
-            _num(mismatch.numerical, 6),
-            _num(mismatch.analytical, 6),
-            _num(mismatch.analytical - mismatch.numerical),
+    shown = pair.mismatches[:rows]
+
+    def build(dropped: frozenset[str]) -> Table:
+        table = Table(
+            box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX, show_edge=False, padding=(0, 1)
         )
+        columns = {
+            "output": ({}, lambda m: Name(_entry(pair.output, m.output_index), "dim")),
+            "input": ({}, lambda m: Name(_entry(pair.input, m.input_index))),
+            "numerical": (dict(justify="right"), lambda m: number(_num(m.numerical, 6))),
+            "analytical": (dict(justify="right"), lambda m: number(_num(m.analytical, 6))),
+            "difference": (dict(justify="right"), lambda m: number(_num(m.analytical - m.numerical))),
+        }
+        keep = [name for name in columns if name not in dropped]
+        for name in keep:
+            table.add_column(name, **columns[name][0])
+        for mismatch in shown:
+            table.add_row(*(columns[name][1](mismatch) for name in keep))
+        return table
+
+    table = fitted(console, build, MISMATCH_DROP_ORDER, indent=4)
     _print(console, _Indented(table))
     shown = min(rows, len(pair.mismatches))
     if pair.mismatch_count > shown:
@@ -246,6 +272,18 @@ def _print_heatmap(console: Console, pair: PairResult, settings: Settings) -> No
     terminal = console.is_terminal
     console.print(f"    {heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal)}", style="dim")
     _print(console, _Indented(heatmap.heatmap(difference, failing, rows, terminal=terminal)))
+
+
+def _numbered_source(source: list[str], first: int) -> Table:
+    """Dedented source lines after `N |` gutters; a long line wraps under its code, never its number."""
+    width = len(str(first + len(source)))
+    indent = min((len(s) - len(s.lstrip()) for s in source if s.strip()), default=0)
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for offset, text in enumerate(source):
+        grid.add_row(f"{first + offset:>{width}} |", text[indent:])
+    return grid
 
 
 class _Indented:
@@ -383,7 +421,7 @@ def json_document(
 
 
 def _verdict(passed: bool) -> Text:
-    return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
+    return number("PASS", "bold green") if passed else number("FAIL", "bold red")
 
 
 def _pair_label(pair: PairResult, result: CaseResult) -> str:
