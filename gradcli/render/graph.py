@@ -67,10 +67,11 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from ..graphing import Constant, Graph, GraphNode, Saved, TensorMeta
+from ..graphing import Constant, Graph, GraphNode, Leaf, Saved, TensorMeta
 from ..plurals import noun, plural
 from .console import make_console
 from .jsonable import as_json, finite
+from .tree_fit import fit_lines, fitting_depth
 
 SCHEMA = "gradcli.graph/1"
 #: Levels the tree draws when --depth is not given (dot and json are complete by default).
@@ -103,6 +104,7 @@ def emit(
     output: str | None = None,
     depth: int | None = None,
     show_saved: bool = False,
+    verbose: bool = False,
     out: Console | None = None,
     err: Console | None = None,
 ) -> None:
@@ -111,10 +113,10 @@ def emit(
     err = err if err is not None else make_console(sys.stderr)
     if fmt == "tree":
         if output is None:
-            print_tree(out, graph, depth=depth, show_saved=show_saved)
+            print_tree(out, graph, depth=depth, show_saved=show_saved, verbose=verbose)
             return
         with _open(output) as handle:
-            print_tree(make_console(handle), graph, depth=depth, show_saved=show_saved)
+            print_tree(make_console(handle), graph, depth=depth, show_saved=show_saved, verbose=verbose)
     else:
         if fmt == "json":
             text = json_document(graph, depth=depth) + "\n"
@@ -143,45 +145,68 @@ def _open(path: str) -> TextIO:
 # ------------------------------------------------------------------------------- tree
 
 
-def print_tree(console: Console, graph: Graph, *, depth: int | None = None, show_saved: bool = False) -> None:
-    """Heading, the tree of every root, and the summary line."""
+def print_tree(
+    console: Console,
+    graph: Graph,
+    *,
+    depth: int | None = None,
+    show_saved: bool = False,
+    verbose: bool = False,
+) -> None:
+    """Heading, the tree of every root, and the summary line, fitted to the console's width."""
     ascii_only = not (console.encoding or "").lower().startswith("utf")
-    lines = tree_lines(graph, depth=depth, show_saved=show_saved, ascii_only=ascii_only)
+    width = console.width
+    fits = fitting_depth(width)
+    limit = min(depth if depth is not None else DEFAULT_TREE_DEPTH, fits)
+    lines = tree_lines(graph, depth=limit, show_saved=show_saved, ascii_only=ascii_only, verbose=verbose)
     shown = ", ".join(r.name for r in graph.roots)
     kind = "case outputs" if graph.targets_from == "cases" else ""
     heading: list[Segment] = [(f"{graph.file}: " if graph.file else "", "bold"), ("backward graph of ", "")]
     heading.append((f"{kind} {shown}" if kind else shown, "bold"))
     lines.insert(0, heading)
-    cut = _cut_note(graph, depth)
-    lines.append([(summary_line(graph), "bold red" if graph.summary.stale_saved else "bold")])
+    cut = _cut_note(graph, depth, limit, width)
+    style = "bold red" if graph.summary.stale_saved else "bold"
+    clauses = summary_line(graph).split("; ")
+    lines.append([(("; " if k else "") + clause, style) for k, clause in enumerate(clauses)])
     if cut:
         lines.append([(cut, "dim")])
+    fitted = fit_lines(lines, width, ascii_only=ascii_only)
     if console.is_terminal:
         text = Text()
-        for number, line in enumerate(lines):
+        for number, line in enumerate(fitted):
             if number:
                 text.append("\n")
             for chunk, style in line:
                 text.append(chunk, style=style or None)
         console.print(text, soft_wrap=True, crop=False, overflow="ignore")
     else:  # plain text, written directly: fast for big graphs, nothing for rich to wrap
-        console.file.write("\n".join("".join(chunk for chunk, _ in line).rstrip() for line in lines) + "\n")
+        console.file.write("\n".join("".join(chunk for chunk, _ in line).rstrip() for line in fitted) + "\n")
         console.file.flush()
 
 
-def _cut_note(graph: Graph, depth: int | None) -> str:
-    limit = depth if depth is not None else DEFAULT_TREE_DEPTH
+def _cut_note(graph: Graph, depth: int | None, limit: int, width: int) -> str:
     if graph.summary.depth <= limit:
         return ""
+    if depth is not None and limit == depth:
+        why = ""
+    elif limit < (depth if depth is not None else DEFAULT_TREE_DEPTH):
+        why = f", all that fit {width} columns"
+    else:
+        why = ", the default"
+    more = "a wider terminal" if why.startswith(", all") else "--depth N"
     return (
-        f"(tree drawn {limit:,} levels deep of {graph.summary.depth:,}"
-        + ("" if depth is not None else ", the default")
-        + "; --depth N draws more, --format dot/json give every node)"
+        f"(tree drawn {limit:,} levels deep of {graph.summary.depth:,}{why}; {more} draws more, "
+        "--format dot/json/html give every node)"
     )
 
 
 def tree_lines(
-    graph: Graph, *, depth: int | None = None, show_saved: bool = False, ascii_only: bool = False
+    graph: Graph,
+    *,
+    depth: int | None = None,
+    show_saved: bool = False,
+    ascii_only: bool = False,
+    verbose: bool = False,
 ) -> list[list[Segment]]:
     """The tree as lines of styled segments (iterative: any depth, each node drawn once)."""
     tee, elbow, pipe, blank = ASCII_GUIDES if ascii_only else UNICODE_GUIDES
@@ -203,7 +228,7 @@ def tree_lines(
             lines.append([(first, ""), *_reference_segments(node)])
             continue
         drawn[ident] = True
-        lines.append([(first, ""), *_node_segments(node, show_saved)])
+        lines.append([(first, ""), *_node_segments(node, show_saved, verbose)])
         edges = node.edges
         bar = pipe if edges else blank
         for saved in node.saved:
@@ -230,17 +255,15 @@ def tree_lines(
     return lines
 
 
-def _node_segments(node: GraphNode, show_saved: bool) -> list[Segment]:
+def _node_segments(node: GraphNode, show_saved: bool, verbose: bool = False) -> list[Segment]:
+    """Name, outputs and what differs from the defaults (all of it with --verbose)."""
     style = "bold green" if node.kind == "leaf" else "bold cyan"
     segments: list[Segment] = [(node.name, style)]
     if node.consumers > 1:
         segments.append((f" [#{node.id}]", "bold magenta"))
     segments.extend(_outputs_segments(node))
     if node.leaf is not None:
-        leaf = node.leaf
-        grad = "None" if not leaf.has_grad else _norm_text(leaf.grad_norm)
-        label = "grad=" if not leaf.has_grad else "grad.norm()="
-        segments.append((f"  requires_grad={leaf.requires_grad} is_leaf={leaf.is_leaf} {label}{grad}", ""))
+        segments.extend(_leaf_segments(node.leaf, verbose))
     else:
         for out in node.outputs:
             prefix = f"[{out.output_nr}] " if len(node.outputs) > 1 else ""
@@ -249,7 +272,7 @@ def _node_segments(node: GraphNode, show_saved: bool) -> list[Segment]:
                 if out.grad_norm is not None:
                     text += f" grad.norm()={_norm_text(out.grad_norm)}"
                 segments.append((text, "bold"))
-        if not any(out.retains_grad for out in node.outputs):
+        if verbose and not any(out.retains_grad for out in node.outputs):
             segments.append(("  retains_grad=False", "dim"))
     hooks = node.hooks
     if hooks.total:
@@ -262,6 +285,20 @@ def _node_segments(node: GraphNode, show_saved: bool) -> list[Segment]:
     if node.saved_freed and not show_saved:
         segments.append(("  (saved tensors freed)", "dim"))
     return segments
+
+
+def _leaf_segments(leaf: Leaf, verbose: bool) -> list[Segment]:
+    """A leaf's state; the defaults (requires_grad=True is_leaf=True grad=None) only when verbose."""
+    parts = []
+    if verbose or not leaf.requires_grad:
+        parts.append(f"requires_grad={leaf.requires_grad}")
+    if verbose or not leaf.is_leaf:
+        parts.append(f"is_leaf={leaf.is_leaf}")
+    if leaf.has_grad:
+        parts.append(f"grad.norm()={_norm_text(leaf.grad_norm)}")
+    elif verbose:
+        parts.append("grad=None")
+    return [(f"  {' '.join(parts)}", "")] if parts else []
 
 
 def _outputs_segments(node: GraphNode) -> list[Segment]:
@@ -288,17 +325,22 @@ def _reference_segments(node: GraphNode) -> list[Segment]:
 
 def _constant_segments(constant: Constant | None) -> list[Segment]:
     style = "grey50"
-    text = "constant"
+    segments: list[Segment] = [("constant", style)]
     if constant is not None and constant.names:
-        text += "  " + ", ".join(constant.names)
+        segments.append(("  " + ", ".join(constant.names), style))
     if constant is None or (constant.value is None and constant.meta.known_from is None):
-        return [(text + "  ?  (a Python number or a tensor that does not require grad)", style)]
+        return [
+            *segments,
+            ("  ?", style),
+            ("  (a Python number or a tensor that does not require grad)", style),
+        ]
     if constant.value is not None:
-        return [(text + f"  {constant.value}  (Python number)", style)]
-    return [(text + "  " + meta_text(constant.meta) + "  requires_grad=False", style)]
+        return [*segments, (f"  {constant.value}", style), ("  (Python number)", style)]
+    return [*segments, ("  " + meta_text(constant.meta), style), ("  requires_grad=False", style)]
 
 
 def _saved_segments(saved: Saved) -> list[Segment]:
+    """Label, metadata, size and versions as separate segments: a narrow tree breaks between them."""
     if saved.kind == "value":
         return [(f"{saved.name} = {saved.value}", "dim")]
     label = f"{saved.name}: "
@@ -306,16 +348,23 @@ def _saved_segments(saved: Saved) -> list[Segment]:
         label += ", ".join(saved.names) + " "
     elif saved.is_output:
         label += "(its output) "
-    label += f"{meta_text(TensorMeta(saved.shape, saved.dtype, saved.device))}, {format_bytes(saved.nbytes)}"
+    label += meta_text(TensorMeta(saved.shape, saved.dtype, saved.device))
+    label += ","
+    size = f" {format_bytes(saved.nbytes)},"
     if saved.stale:
+        style = "bold red"
         return [
-            (
-                f"{label}, saved at version {saved.saved_version}, now version {saved.current_version}: "
-                "modified in place, so this node's backward will fail",
-                "bold red",
-            )
+            (label, style),
+            (size, style),
+            (f" saved at version {saved.saved_version}, now version {saved.current_version}:", style),
+            (" modified in place, so this node's backward will fail", style),
         ]
-    return [(f"{label}, saved at version {saved.saved_version} (now {saved.current_version})", "dim")]
+    style = "dim"
+    return [
+        (label, style),
+        (size, style),
+        (f" saved at version {saved.saved_version} (now {saved.current_version})", style),
+    ]
 
 
 # ------------------------------------------------------------------------- summary
