@@ -696,7 +696,7 @@ def test_device_cuda_without_a_gpu(tmp_path):
 
 
 def test_bad_option_values_are_usage_errors():
-    assert run(EXPR, "--format", "png").exit_code == 2
+    assert run(EXPR, "--format", "gif").exit_code == 2
     assert run(EXPR, "--depth", "0").exit_code == 2
 
 

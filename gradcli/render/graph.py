@@ -4,7 +4,11 @@ The tree is for people: each node once, in the order backward meets it, with the
 variable names; a node reached by a second path is drawn as a one-line reference to its
 `#id`. Off a terminal it is plain text. `dot` is Graphviz source in torchviz's style
 (functions grey, leaves light blue, the drawn results green, constants grey and dashed,
-saved tensors orange, modified ones red); `svg` runs it through Graphviz's `dot` program.
+saved tensors orange, modified ones red; with --show-saved a node's saved values are lines of
+its label, as torchviz's show_attrs; --group-modules boxes each nn.Module's nodes); `svg`,
+`png` and `pdf` run it through Graphviz's `dot` program (`graphviz_run`); `html` is one
+self-contained page around that svg (`graph_html`). The tree fits the console's width
+(`tree_fit`) and prints only what differs from the defaults unless --verbose.
 
 JSON schema (`gradcli graph --format json`, schema id "gradcli.graph/1"). Node ids are
 positions in `nodes` (depth-first preorder from the roots, following `next_functions`);
@@ -59,8 +63,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 import sys
 from typing import Any, TextIO
 
@@ -68,30 +70,22 @@ from rich.console import Console
 from rich.text import Text
 
 from ..graphing import Constant, Graph, GraphNode, Leaf, Saved, TensorMeta
+from ..graphing.modules import node_modules
 from ..plurals import noun, plural
 from .console import make_console
+from .graphviz_run import IMAGE_FORMATS, OutputError, run_dot
 from .jsonable import as_json, finite
 from .tree_fit import fit_lines, fitting_depth
 
 SCHEMA = "gradcli.graph/1"
 #: Levels the tree draws when --depth is not given (dot and json are complete by default).
 DEFAULT_TREE_DEPTH = 50
-FORMATS = ("tree", "dot", "svg", "json")
-GRAPHVIZ_HINT = (
-    "--format svg needs Graphviz's `dot` program, which is not installed (or not on PATH). "
-    "Install Graphviz (apt install graphviz, brew install graphviz, conda install graphviz, or "
-    "https://graphviz.org/download/), or use --format dot, which writes the Graphviz source "
-    "without it (render it later with `dot -Tsvg graph.dot -o graph.svg`)."
-)
+FORMATS = ("tree", "dot", "svg", "png", "pdf", "html", "json")
 
 Segment = tuple[str, str]  # (text, rich style)
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
 ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
-
-
-class OutputError(Exception):
-    """The graph cannot be written as asked (no Graphviz, unwritable path): exit code 2."""
 
 
 # ------------------------------------------------------------------------- entry point
@@ -105,6 +99,7 @@ def emit(
     depth: int | None = None,
     show_saved: bool = False,
     verbose: bool = False,
+    group_modules: bool = False,
     out: Console | None = None,
     err: Console | None = None,
 ) -> None:
@@ -117,22 +112,50 @@ def emit(
             return
         with _open(output) as handle:
             print_tree(make_console(handle), graph, depth=depth, show_saved=show_saved, verbose=verbose)
-    else:
-        if fmt == "json":
-            text = json_document(graph, depth=depth) + "\n"
-        elif fmt == "dot":
-            text = dot_source(graph, depth=depth, show_saved=show_saved)
-        elif fmt == "svg":
-            text = render_svg(dot_source(graph, depth=depth, show_saved=show_saved))
+        err.print(Text(f"wrote {output}: {summary_line(graph)}"), soft_wrap=True)
+        return
+    data: str | bytes
+    if fmt == "json":
+        data = json_document(graph, depth=depth) + "\n"
+    elif fmt in ("dot", *IMAGE_FORMATS, "html"):
+        source = dot_source(graph, depth=depth, show_saved=show_saved, group_modules=group_modules)
+        if fmt == "dot":
+            data = source
+        elif fmt == "html":
+            from .graph_html import html_page
+
+            svg = run_dot(source, "svg").decode()
+            data = html_page(graph, svg, graph_dict(graph, depth=depth), modules=node_modules(graph))
         else:
-            raise OutputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-        if output is None:
-            out.file.write(text)
-            out.file.flush()
-            return
+            data = run_dot(source, fmt)
+            data = data.decode() if fmt == "svg" else data
+    else:
+        raise OutputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if output is None:
+        _to_stdout(out, data, fmt)
+        return
+    if isinstance(data, bytes):
+        try:
+            with open(output, "wb") as binary:
+                binary.write(data)
+        except OSError as exc:
+            raise OutputError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+    else:
         with _open(output) as handle:
-            handle.write(text)
+            handle.write(data)
     err.print(Text(f"wrote {output}: {summary_line(graph)}"), soft_wrap=True)
+
+
+def _to_stdout(out: Console, data: str | bytes, fmt: str) -> None:
+    if isinstance(data, str):
+        out.file.write(data)
+        out.file.flush()
+        return
+    buffer = getattr(out.file, "buffer", None)
+    if out.is_terminal or buffer is None:
+        raise OutputError(f"--format {fmt} is an image: give -o FILE.{fmt} (or redirect stdout to a file)")
+    buffer.write(data)
+    buffer.flush()
 
 
 def _open(path: str) -> TextIO:
@@ -425,8 +448,15 @@ def _norm_text(value: float | None) -> str:
 # -------------------------------------------------------------------------------- dot
 
 
-def dot_source(graph: Graph, *, depth: int | None = None, show_saved: bool = False) -> str:
-    """Graphviz source: edges run from inputs to what uses them, as in torchviz's make_dot."""
+def dot_source(
+    graph: Graph, *, depth: int | None = None, show_saved: bool = False, group_modules: bool = False
+) -> str:
+    """Graphviz source: edges run from inputs to what uses them, as in torchviz's make_dot.
+
+    With `show_saved`, a node's saved values (`_saved_alpha = 1`) are lines of its label, as
+    torchviz's `show_attrs` draws them, and its saved tensors orange boxes beside it; with
+    `group_modules`, the nodes of each `nn.Module` sit in one cluster (`graphing.modules`).
+    """
     kept = _kept(graph, depth)
     lines = [
         f"// gradcli graph {graph.file}: {summary_line(graph)}",
@@ -446,6 +476,8 @@ def dot_source(graph: Graph, *, depth: int | None = None, show_saved: bool = Fal
             label.append("retains_grad")
         if node.hooks.total:
             label.append(f"hooks: {node.hooks.total}")
+        if show_saved:
+            label += [f"{s.name.removeprefix('_saved_')}: {s.value}" for s in node.saved if s.kind == "value"]
         if any(e.next is not None and not kept[e.next] for e in node.edges):
             label.append("... (--depth)")
         color = "lightblue" if node.kind == "leaf" else "lightgrey"
@@ -487,8 +519,26 @@ def dot_source(graph: Graph, *, depth: int | None = None, show_saved: bool = Fal
             f"\tr{k} [label={_quote(root.name + chr(10) + meta_text(meta))} fillcolor=darkolivegreen1]"
         )
         lines.append(f"\tn{root.node} -> r{k}")
+    if group_modules:
+        lines += _clusters(graph, kept)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _clusters(graph: Graph, kept: list[bool]) -> list[str]:
+    """One `subgraph cluster_k` per nn.Module path, naming the nodes it holds."""
+    members: dict[str, list[int]] = {}
+    for ident, module in node_modules(graph).items():
+        if kept[ident]:
+            members.setdefault(module, []).append(ident)
+    lines = []
+    for k, (module, idents) in enumerate(sorted(members.items())):
+        nodes = " ".join(f"n{i}" for i in sorted(idents))
+        lines.append(
+            f"\tsubgraph cluster_{k} {{ label={_quote(module)} style=rounded color=steelblue "
+            f"fontcolor=steelblue {nodes} }}"
+        )
+    return lines
 
 
 def _quote(text: str) -> str:
@@ -500,29 +550,6 @@ def _kept(graph: Graph, depth: int | None) -> list[bool]:
     if depth is None:
         return [True] * len(graph.nodes)
     return [node.level < depth for node in graph.nodes]
-
-
-def render_svg(source: str, *, timeout: float = 600.0) -> str:
-    """SVG from DOT source through Graphviz's `dot`; OutputError when it is missing or fails."""
-    program = shutil.which("dot")
-    if program is None:
-        raise OutputError(GRAPHVIZ_HINT)
-    try:
-        done = subprocess.run(
-            [program, "-Tsvg"], input=source, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise OutputError(
-            f"running Graphviz ({program} -Tsvg) failed: {exc}; --format dot works without it"
-        ) from None
-    if done.returncode != 0:
-        detail = (
-            done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
-        )
-        raise OutputError(
-            f"Graphviz ({program} -Tsvg) failed: {detail}; --format dot writes the source instead"
-        )
-    return done.stdout
 
 
 # ------------------------------------------------------------------------------- JSON
