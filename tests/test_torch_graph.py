@@ -129,9 +129,7 @@ def test_example_tree_names_parameters_the_custom_function_and_the_hook(monkeypa
         "ClampGradBackward  hidden  (8, 4) float32 cpu" in line and "hooks: 1 tensor" in line
         for line in lines
     )
-    assert any(
-        "AccumulateGrad  model.0.weight  (4, 3) float32 cpu  requires_grad=True" in line for line in lines
-    )
+    assert any(line.endswith("AccumulateGrad  model.0.weight  (4, 3) float32 cpu") for line in lines)
     assert lines[-1].startswith("11 nodes (4 leaves), 2 constants, 7 saved tensors")
 
 
@@ -172,7 +170,8 @@ INPLACE = """
 """
 
 
-def test_saved_tensors_and_one_modified_in_place(tmp_path):
+def test_saved_tensors_and_one_modified_in_place(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the stale-tensor line whole
     path = write(tmp_path, INPLACE)
     document = run_json(path, "--target", "loss")
     ns = runpy.run_path(str(path))
@@ -285,7 +284,8 @@ def test_saved_tensors_hooks_packed_values_and_a_failing_unpack_hook(tmp_path):
     assert {s["value"] for s in mul["saved"]} == {"<unreadable: ZeroDivisionError: division by zero>"}
 
 
-def test_after_backward_freed_buffers_grads_and_retained_grads(tmp_path):
+def test_after_backward_freed_buffers_grads_and_retained_grads(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the summary line whole
     path = write(
         tmp_path,
         """
@@ -308,10 +308,7 @@ def test_after_backward_freed_buffers_grads_and_retained_grads(tmp_path):
     assert named["h"]["saved_freed"] and named["h"]["saved"] == []
     assert document["summary"]["freed_nodes"] == 1 and document["summary"]["saved_tensors"] == 0
     tree = run(path).stdout
-    assert (
-        "AccumulateGrad [#2]  w  (2,) float32 cpu  requires_grad=True is_leaf=True grad.norm()=10  hooks: 1 post"
-        in tree
-    )
+    assert "AccumulateGrad [#2]  w  (2,) float32 cpu  grad.norm()=10  hooks: 1 post" in tree
     assert (
         "MulBackward0  h  (2,) float32 cpu  retains_grad=True grad.norm()=1.414  (saved tensors freed)"
         in tree

@@ -4,7 +4,11 @@ The tree is for people: each node once, in the order backward meets it, with the
 variable names; a node reached by a second path is drawn as a one-line reference to its
 `#id`. Off a terminal it is plain text. `dot` is Graphviz source in torchviz's style
 (functions grey, leaves light blue, the drawn results green, constants grey and dashed,
-saved tensors orange, modified ones red); `svg` runs it through Graphviz's `dot` program.
+saved tensors orange, modified ones red; with --show-saved a node's saved values are lines of
+its label, as torchviz's show_attrs; --group-modules boxes each nn.Module's nodes); `svg`,
+`png` and `pdf` run it through Graphviz's `dot` program (`graphviz_run`); `html` is one
+self-contained page around that svg (`graph_html`). The tree fits the console's width
+(`tree_fit`) and prints only what differs from the defaults unless --verbose.
 
 JSON schema (`gradcli graph --format json`, schema id "gradcli.graph/1"). Node ids are
 positions in `nodes` (depth-first preorder from the roots, following `next_functions`);
@@ -59,38 +63,29 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 import sys
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
-from ..graphing import Constant, Graph, GraphNode, Saved, TensorMeta
+from ..graphing import Constant, Graph, GraphNode, Leaf, Saved, TensorMeta
+from ..graphing.modules import node_modules
 from ..plurals import noun, plural
 from .console import make_console
+from .graphviz_run import IMAGE_FORMATS, OutputError, run_dot
 from .jsonable import as_json, finite
+from .tree_fit import fit_lines, fitting_depth
 
 SCHEMA = "gradcli.graph/1"
 #: Levels the tree draws when --depth is not given (dot and json are complete by default).
 DEFAULT_TREE_DEPTH = 50
-FORMATS = ("tree", "dot", "svg", "json")
-GRAPHVIZ_HINT = (
-    "--format svg needs Graphviz's `dot` program, which is not installed (or not on PATH). "
-    "Install Graphviz (apt install graphviz, brew install graphviz, conda install graphviz, or "
-    "https://graphviz.org/download/), or use --format dot, which writes the Graphviz source "
-    "without it (render it later with `dot -Tsvg graph.dot -o graph.svg`)."
-)
+FORMATS = ("tree", "dot", "svg", "png", "pdf", "html", "json")
 
 Segment = tuple[str, str]  # (text, rich style)
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
 ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
-
-
-class OutputError(Exception):
-    """The graph cannot be written as asked (no Graphviz, unwritable path): exit code 2."""
 
 
 # ------------------------------------------------------------------------- entry point
@@ -103,6 +98,8 @@ def emit(
     output: str | None = None,
     depth: int | None = None,
     show_saved: bool = False,
+    verbose: bool = False,
+    group_modules: bool = False,
     out: Console | None = None,
     err: Console | None = None,
 ) -> None:
@@ -111,26 +108,54 @@ def emit(
     err = err if err is not None else make_console(sys.stderr)
     if fmt == "tree":
         if output is None:
-            print_tree(out, graph, depth=depth, show_saved=show_saved)
+            print_tree(out, graph, depth=depth, show_saved=show_saved, verbose=verbose)
             return
         with _open(output) as handle:
-            print_tree(make_console(handle), graph, depth=depth, show_saved=show_saved)
-    else:
-        if fmt == "json":
-            text = json_document(graph, depth=depth) + "\n"
-        elif fmt == "dot":
-            text = dot_source(graph, depth=depth, show_saved=show_saved)
-        elif fmt == "svg":
-            text = render_svg(dot_source(graph, depth=depth, show_saved=show_saved))
+            print_tree(make_console(handle), graph, depth=depth, show_saved=show_saved, verbose=verbose)
+        err.print(Text(f"wrote {output}: {summary_line(graph)}"), soft_wrap=True)
+        return
+    data: str | bytes
+    if fmt == "json":
+        data = json_document(graph, depth=depth) + "\n"
+    elif fmt in ("dot", *IMAGE_FORMATS, "html"):
+        source = dot_source(graph, depth=depth, show_saved=show_saved, group_modules=group_modules)
+        if fmt == "dot":
+            data = source
+        elif fmt == "html":
+            from .graph_html import html_page
+
+            svg = run_dot(source, "svg").decode()
+            data = html_page(graph, svg, graph_dict(graph, depth=depth), modules=node_modules(graph))
         else:
-            raise OutputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-        if output is None:
-            out.file.write(text)
-            out.file.flush()
-            return
+            data = run_dot(source, fmt)
+            data = data.decode() if fmt == "svg" else data
+    else:
+        raise OutputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if output is None:
+        _to_stdout(out, data, fmt)
+        return
+    if isinstance(data, bytes):
+        try:
+            with open(output, "wb") as binary:
+                binary.write(data)
+        except OSError as exc:
+            raise OutputError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+    else:
         with _open(output) as handle:
-            handle.write(text)
+            handle.write(data)
     err.print(Text(f"wrote {output}: {summary_line(graph)}"), soft_wrap=True)
+
+
+def _to_stdout(out: Console, data: str | bytes, fmt: str) -> None:
+    if isinstance(data, str):
+        out.file.write(data)
+        out.file.flush()
+        return
+    buffer = getattr(out.file, "buffer", None)
+    if out.is_terminal or buffer is None:
+        raise OutputError(f"--format {fmt} is an image: give -o FILE.{fmt} (or redirect stdout to a file)")
+    buffer.write(data)
+    buffer.flush()
 
 
 def _open(path: str) -> TextIO:
@@ -143,45 +168,68 @@ def _open(path: str) -> TextIO:
 # ------------------------------------------------------------------------------- tree
 
 
-def print_tree(console: Console, graph: Graph, *, depth: int | None = None, show_saved: bool = False) -> None:
-    """Heading, the tree of every root, and the summary line."""
+def print_tree(
+    console: Console,
+    graph: Graph,
+    *,
+    depth: int | None = None,
+    show_saved: bool = False,
+    verbose: bool = False,
+) -> None:
+    """Heading, the tree of every root, and the summary line, fitted to the console's width."""
     ascii_only = not (console.encoding or "").lower().startswith("utf")
-    lines = tree_lines(graph, depth=depth, show_saved=show_saved, ascii_only=ascii_only)
+    width = console.width
+    fits = fitting_depth(width)
+    limit = min(depth if depth is not None else DEFAULT_TREE_DEPTH, fits)
+    lines = tree_lines(graph, depth=limit, show_saved=show_saved, ascii_only=ascii_only, verbose=verbose)
     shown = ", ".join(r.name for r in graph.roots)
     kind = "case outputs" if graph.targets_from == "cases" else ""
     heading: list[Segment] = [(f"{graph.file}: " if graph.file else "", "bold"), ("backward graph of ", "")]
     heading.append((f"{kind} {shown}" if kind else shown, "bold"))
     lines.insert(0, heading)
-    cut = _cut_note(graph, depth)
-    lines.append([(summary_line(graph), "bold red" if graph.summary.stale_saved else "bold")])
+    cut = _cut_note(graph, depth, limit, width)
+    style = "bold red" if graph.summary.stale_saved else "bold"
+    clauses = summary_line(graph).split("; ")
+    lines.append([(("; " if k else "") + clause, style) for k, clause in enumerate(clauses)])
     if cut:
         lines.append([(cut, "dim")])
+    fitted = fit_lines(lines, width, ascii_only=ascii_only)
     if console.is_terminal:
         text = Text()
-        for number, line in enumerate(lines):
+        for number, line in enumerate(fitted):
             if number:
                 text.append("\n")
             for chunk, style in line:
                 text.append(chunk, style=style or None)
         console.print(text, soft_wrap=True, crop=False, overflow="ignore")
     else:  # plain text, written directly: fast for big graphs, nothing for rich to wrap
-        console.file.write("\n".join("".join(chunk for chunk, _ in line).rstrip() for line in lines) + "\n")
+        console.file.write("\n".join("".join(chunk for chunk, _ in line).rstrip() for line in fitted) + "\n")
         console.file.flush()
 
 
-def _cut_note(graph: Graph, depth: int | None) -> str:
-    limit = depth if depth is not None else DEFAULT_TREE_DEPTH
+def _cut_note(graph: Graph, depth: int | None, limit: int, width: int) -> str:
     if graph.summary.depth <= limit:
         return ""
+    if depth is not None and limit == depth:
+        why = ""
+    elif limit < (depth if depth is not None else DEFAULT_TREE_DEPTH):
+        why = f", all that fit {width} columns"
+    else:
+        why = ", the default"
+    more = "a wider terminal" if why.startswith(", all") else "--depth N"
     return (
-        f"(tree drawn {limit:,} levels deep of {graph.summary.depth:,}"
-        + ("" if depth is not None else ", the default")
-        + "; --depth N draws more, --format dot/json give every node)"
+        f"(tree drawn {limit:,} levels deep of {graph.summary.depth:,}{why}; {more} draws more, "
+        "--format dot/json/html give every node)"
     )
 
 
 def tree_lines(
-    graph: Graph, *, depth: int | None = None, show_saved: bool = False, ascii_only: bool = False
+    graph: Graph,
+    *,
+    depth: int | None = None,
+    show_saved: bool = False,
+    ascii_only: bool = False,
+    verbose: bool = False,
 ) -> list[list[Segment]]:
     """The tree as lines of styled segments (iterative: any depth, each node drawn once)."""
     tee, elbow, pipe, blank = ASCII_GUIDES if ascii_only else UNICODE_GUIDES
@@ -203,7 +251,7 @@ def tree_lines(
             lines.append([(first, ""), *_reference_segments(node)])
             continue
         drawn[ident] = True
-        lines.append([(first, ""), *_node_segments(node, show_saved)])
+        lines.append([(first, ""), *_node_segments(node, show_saved, verbose)])
         edges = node.edges
         bar = pipe if edges else blank
         for saved in node.saved:
@@ -230,17 +278,15 @@ def tree_lines(
     return lines
 
 
-def _node_segments(node: GraphNode, show_saved: bool) -> list[Segment]:
+def _node_segments(node: GraphNode, show_saved: bool, verbose: bool = False) -> list[Segment]:
+    """Name, outputs and what differs from the defaults (all of it with --verbose)."""
     style = "bold green" if node.kind == "leaf" else "bold cyan"
     segments: list[Segment] = [(node.name, style)]
     if node.consumers > 1:
         segments.append((f" [#{node.id}]", "bold magenta"))
     segments.extend(_outputs_segments(node))
     if node.leaf is not None:
-        leaf = node.leaf
-        grad = "None" if not leaf.has_grad else _norm_text(leaf.grad_norm)
-        label = "grad=" if not leaf.has_grad else "grad.norm()="
-        segments.append((f"  requires_grad={leaf.requires_grad} is_leaf={leaf.is_leaf} {label}{grad}", ""))
+        segments.extend(_leaf_segments(node.leaf, verbose))
     else:
         for out in node.outputs:
             prefix = f"[{out.output_nr}] " if len(node.outputs) > 1 else ""
@@ -249,7 +295,7 @@ def _node_segments(node: GraphNode, show_saved: bool) -> list[Segment]:
                 if out.grad_norm is not None:
                     text += f" grad.norm()={_norm_text(out.grad_norm)}"
                 segments.append((text, "bold"))
-        if not any(out.retains_grad for out in node.outputs):
+        if verbose and not any(out.retains_grad for out in node.outputs):
             segments.append(("  retains_grad=False", "dim"))
     hooks = node.hooks
     if hooks.total:
@@ -262,6 +308,20 @@ def _node_segments(node: GraphNode, show_saved: bool) -> list[Segment]:
     if node.saved_freed and not show_saved:
         segments.append(("  (saved tensors freed)", "dim"))
     return segments
+
+
+def _leaf_segments(leaf: Leaf, verbose: bool) -> list[Segment]:
+    """A leaf's state; the defaults (requires_grad=True is_leaf=True grad=None) only when verbose."""
+    parts = []
+    if verbose or not leaf.requires_grad:
+        parts.append(f"requires_grad={leaf.requires_grad}")
+    if verbose or not leaf.is_leaf:
+        parts.append(f"is_leaf={leaf.is_leaf}")
+    if leaf.has_grad:
+        parts.append(f"grad.norm()={_norm_text(leaf.grad_norm)}")
+    elif verbose:
+        parts.append("grad=None")
+    return [(f"  {' '.join(parts)}", "")] if parts else []
 
 
 def _outputs_segments(node: GraphNode) -> list[Segment]:
@@ -288,17 +348,22 @@ def _reference_segments(node: GraphNode) -> list[Segment]:
 
 def _constant_segments(constant: Constant | None) -> list[Segment]:
     style = "grey50"
-    text = "constant"
+    segments: list[Segment] = [("constant", style)]
     if constant is not None and constant.names:
-        text += "  " + ", ".join(constant.names)
+        segments.append(("  " + ", ".join(constant.names), style))
     if constant is None or (constant.value is None and constant.meta.known_from is None):
-        return [(text + "  ?  (a Python number or a tensor that does not require grad)", style)]
+        return [
+            *segments,
+            ("  ?", style),
+            ("  (a Python number or a tensor that does not require grad)", style),
+        ]
     if constant.value is not None:
-        return [(text + f"  {constant.value}  (Python number)", style)]
-    return [(text + "  " + meta_text(constant.meta) + "  requires_grad=False", style)]
+        return [*segments, (f"  {constant.value}", style), ("  (Python number)", style)]
+    return [*segments, ("  " + meta_text(constant.meta), style), ("  requires_grad=False", style)]
 
 
 def _saved_segments(saved: Saved) -> list[Segment]:
+    """Label, metadata, size and versions as separate segments: a narrow tree breaks between them."""
     if saved.kind == "value":
         return [(f"{saved.name} = {saved.value}", "dim")]
     label = f"{saved.name}: "
@@ -306,16 +371,23 @@ def _saved_segments(saved: Saved) -> list[Segment]:
         label += ", ".join(saved.names) + " "
     elif saved.is_output:
         label += "(its output) "
-    label += f"{meta_text(TensorMeta(saved.shape, saved.dtype, saved.device))}, {format_bytes(saved.nbytes)}"
+    label += meta_text(TensorMeta(saved.shape, saved.dtype, saved.device))
+    label += ","
+    size = f" {format_bytes(saved.nbytes)},"
     if saved.stale:
+        style = "bold red"
         return [
-            (
-                f"{label}, saved at version {saved.saved_version}, now version {saved.current_version}: "
-                "modified in place, so this node's backward will fail",
-                "bold red",
-            )
+            (label, style),
+            (size, style),
+            (f" saved at version {saved.saved_version}, now version {saved.current_version}:", style),
+            (" modified in place, so this node's backward will fail", style),
         ]
-    return [(f"{label}, saved at version {saved.saved_version} (now {saved.current_version})", "dim")]
+    style = "dim"
+    return [
+        (label, style),
+        (size, style),
+        (f" saved at version {saved.saved_version} (now {saved.current_version})", style),
+    ]
 
 
 # ------------------------------------------------------------------------- summary
@@ -376,8 +448,15 @@ def _norm_text(value: float | None) -> str:
 # -------------------------------------------------------------------------------- dot
 
 
-def dot_source(graph: Graph, *, depth: int | None = None, show_saved: bool = False) -> str:
-    """Graphviz source: edges run from inputs to what uses them, as in torchviz's make_dot."""
+def dot_source(
+    graph: Graph, *, depth: int | None = None, show_saved: bool = False, group_modules: bool = False
+) -> str:
+    """Graphviz source: edges run from inputs to what uses them, as in torchviz's make_dot.
+
+    With `show_saved`, a node's saved values (`_saved_alpha = 1`) are lines of its label, as
+    torchviz's `show_attrs` draws them, and its saved tensors orange boxes beside it; with
+    `group_modules`, the nodes of each `nn.Module` sit in one cluster (`graphing.modules`).
+    """
     kept = _kept(graph, depth)
     lines = [
         f"// gradcli graph {graph.file}: {summary_line(graph)}",
@@ -397,6 +476,8 @@ def dot_source(graph: Graph, *, depth: int | None = None, show_saved: bool = Fal
             label.append("retains_grad")
         if node.hooks.total:
             label.append(f"hooks: {node.hooks.total}")
+        if show_saved:
+            label += [f"{s.name.removeprefix('_saved_')}: {s.value}" for s in node.saved if s.kind == "value"]
         if any(e.next is not None and not kept[e.next] for e in node.edges):
             label.append("... (--depth)")
         color = "lightblue" if node.kind == "leaf" else "lightgrey"
@@ -438,8 +519,26 @@ def dot_source(graph: Graph, *, depth: int | None = None, show_saved: bool = Fal
             f"\tr{k} [label={_quote(root.name + chr(10) + meta_text(meta))} fillcolor=darkolivegreen1]"
         )
         lines.append(f"\tn{root.node} -> r{k}")
+    if group_modules:
+        lines += _clusters(graph, kept)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _clusters(graph: Graph, kept: list[bool]) -> list[str]:
+    """One `subgraph cluster_k` per nn.Module path, naming the nodes it holds."""
+    members: dict[str, list[int]] = {}
+    for ident, module in node_modules(graph).items():
+        if kept[ident]:
+            members.setdefault(module, []).append(ident)
+    lines = []
+    for k, (module, idents) in enumerate(sorted(members.items())):
+        nodes = " ".join(f"n{i}" for i in sorted(idents))
+        lines.append(
+            f"\tsubgraph cluster_{k} {{ label={_quote(module)} style=rounded color=steelblue "
+            f"fontcolor=steelblue {nodes} }}"
+        )
+    return lines
 
 
 def _quote(text: str) -> str:
@@ -451,29 +550,6 @@ def _kept(graph: Graph, depth: int | None) -> list[bool]:
     if depth is None:
         return [True] * len(graph.nodes)
     return [node.level < depth for node in graph.nodes]
-
-
-def render_svg(source: str, *, timeout: float = 600.0) -> str:
-    """SVG from DOT source through Graphviz's `dot`; OutputError when it is missing or fails."""
-    program = shutil.which("dot")
-    if program is None:
-        raise OutputError(GRAPHVIZ_HINT)
-    try:
-        done = subprocess.run(
-            [program, "-Tsvg"], input=source, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise OutputError(
-            f"running Graphviz ({program} -Tsvg) failed: {exc}; --format dot works without it"
-        ) from None
-    if done.returncode != 0:
-        detail = (
-            done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
-        )
-        raise OutputError(
-            f"Graphviz ({program} -Tsvg) failed: {detail}; --format dot writes the source instead"
-        )
-    return done.stdout
 
 
 # ------------------------------------------------------------------------------- JSON
