@@ -22,7 +22,7 @@ def make_console(stream: TextIO | None = None) -> Console:
     stream = stream if stream is not None else sys.stdout
     plain = dict(highlight=False, markup=False, emoji=False)
     console = Console(file=stream, **plain)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
         console = Console(file=stream, width=PLAIN_WIDTH, **plain)
     return console
 
