@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import anomaly
@@ -27,7 +27,8 @@ class PairReport:
 
     The worst entry is the one furthest outside its tolerance, |num - ana| / (atol +
     rtol |num|); in fast mode without a mismatch there are no entries, only the projections
-    v^T J u (numerical / analytical) and their difference.
+    v^T J u (numerical / analytical) and their difference. A pair whose only mismatches are
+    kinks passes (check_gradients only; see kinks.py).
     """
 
     output_index: int
@@ -44,6 +45,9 @@ class PairReport:
     mismatches: list
     passed: bool
     order: int = 1
+    # kinks (kinks.py): entries whose mismatch the function's non-differentiability explains,
+    # (output index, input index, numerical, analytical), worst first; not in `mismatches`
+    nondifferentiable: list = field(default_factory=list)
 
 
 @dataclass
