@@ -214,7 +214,9 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
             if not errors:
                 with check_progress(err, len(prepared), enabled=not run.json_output) as bar:
                     for case in prepared:
-                        settings = checking.Settings().with_options({**case.file.project_options, **run.given})
+                        settings = checking.Settings().with_options(
+                            {**case.file.project_options, **run.given}
+                        )
                         with bar.case(f"{case.file.path}::{case.case.name}"):
                             results.append(checking.run_case(case, settings))
                         if run.exitfirst and not results[-1].passed:

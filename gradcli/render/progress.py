@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.table import Column
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,6 +20,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 
 #: Seconds a run takes before its bar appears.
 PROGRESS_DELAY = 1.0
