@@ -84,9 +84,17 @@ class PairResult:
     analytical: float | None
     mismatch_count: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
+    nondifferentiable: list[Mismatch] = field(default_factory=list)  # kinks: not failures
     # A failing pair's full Jacobians (--dump, heatmaps); never in the JSON (CASE_JSON_LEAVES_OUT).
     numerical_jacobian: Any = field(default=None, repr=False, compare=False)
     analytical_jacobian: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def verdict(self) -> str:
+        """PASS, FAIL, or NONDIFF: passed, with entries set apart as kinks."""
+        if not self.passed:
+            return "FAIL"
+        return "NONDIFF" if self.nondifferentiable else "PASS"
 
     @classmethod
     def named(cls, report: PairReport, input: str, output: str) -> PairResult:
@@ -97,6 +105,7 @@ class PairResult:
         """
         values = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
         values["mismatches"] = [Mismatch(*entry) for entry in report.mismatches]
+        values["nondifferentiable"] = [Mismatch(*entry) for entry in report.nondifferentiable]
         return cls(input=input, output=output, **values)
 
 
@@ -140,6 +149,7 @@ class CaseResult:
     problems: list[Problem] = field(default_factory=list)
     backwards: list[SourceLocation] = field(default_factory=list)
     pairs: list[PairResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # kinks: why the numerical side was set aside
     traceback: str | None = None
 
 
@@ -210,9 +220,32 @@ def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> Case
         result.localized = bool(getattr(report, "localized", False))
         result.problems = [_problem(str(p)) for p in report.problems]
         result.pairs = _pair_results(report.pairs, names, inputs)
+        result.warnings = kink_warnings(result.pairs, chosen.eps)
     if not result.passed:
         result.backwards = backward_sources(prepared)
     return result
+
+
+def kink_warnings(pairs: list[PairResult], eps: float) -> list[str]:
+    """One warning per pair with kinks: where, why the numerical derivative means nothing, the fix."""
+    warnings = []
+    for pair in pairs:
+        if not pair.nondifferentiable:
+            continue
+        first = pair.nondifferentiable[0]
+        entries = ", ".join(_entry(pair.input, k.input_index) for k in pair.nondifferentiable)
+        of = "" if pair.order == 1 and pair.output == "out" else f" (of {pair.output})"
+        warnings.append(
+            f"{entries}{of}: not differentiable within eps={eps:g} of the input (one-sided differences "
+            f"disagree), so the numerical derivative there means nothing (numerical {first.numerical:.4g}, "
+            f"analytical {first.analytical:.4g} at {_entry(pair.input, first.input_index)}); not counted "
+            f"as a failure. Move the input more than eps away from the kink, or draw others with --seed."
+        )
+    return warnings
+
+
+def _entry(name: str, index: tuple) -> str:
+    return f"{name}[{', '.join(str(i) for i in index)}]" if index else name
 
 
 def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:

@@ -36,6 +36,7 @@ from .options import (
 from .output import output_console
 from .render import check as render
 from .render.console import consoles
+from .render.progress import check_progress
 from .selection import ExpressionError, Matcher, compile_expression
 
 app = typer.Typer(
@@ -251,13 +252,15 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
             collected = collection.collect(chosen, matcher, seed=run.seed)
             errors, prepared = errors + collected.errors, collected.prepared
             if not errors:
-                for number, case in enumerate(prepared, 1):
-                    description = f"checking {case.file.path}::{case.case.name} [{number}/{len(prepared)}]"
-                    settings = checking.Settings().with_options({**case.file.project_options, **run.given})
-                    with render.progress(err, description):
-                        results.append(checking.run_case(case, settings, show=run.show or SHOW_DEFAULT))
-                    if run.exitfirst and not results[-1].passed:
-                        break
+                with check_progress(err, len(prepared), enabled=not run.json_output) as bar:
+                    for case in prepared:
+                        settings = checking.Settings().with_options(
+                            {**case.file.project_options, **run.given}
+                        )
+                        with bar.case(f"{case.file.path}::{case.case.name}"):
+                            results.append(checking.run_case(case, settings, show=run.show or SHOW_DEFAULT))
+                        if run.exitfirst and not results[-1].passed:
+                            break
     except CudaUnavailable as exc:
         raise UsageError(f"--device {run.device} is unavailable: {exc}") from None
     elapsed = time.perf_counter() - started
@@ -298,9 +301,13 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     for path, file_results in by_file.items():
         render.print_file_results(out, path, file_results)
     render.print_failures(out, results, run.debug, rows=run.show or render.MISMATCH_ROWS)
+    render.print_warnings(out, results)
     if len(results) < len(prepared):
         out.print(f"stopped after the first failure (-x); {len(prepared) - len(results)} not run")
-    render.print_summary(out, len(results) - failed, failed, len(errors), elapsed, collected.deselected)
+    warnings = sum(len(r.warnings) for r in results)
+    render.print_summary(
+        out, len(results) - failed, failed, len(errors), elapsed, collected.deselected, warnings
+    )
     return code
 
 

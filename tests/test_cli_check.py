@@ -378,14 +378,14 @@ def test_json_schema(tmp_path):
     (case,) = doc["cases"]
     assert set(case) == {
         "file", "name", "line", "passed", "order", "mode", "localized", "device", "dtype", "upcast",
-        "elapsed", "differentiable_elements", "settings", "problems", "backwards", "pairs",
+        "elapsed", "differentiable_elements", "settings", "problems", "backwards", "pairs", "warnings",
     }  # fmt: skip
     assert case["backwards"][0]["function"] == "Linear.backward"
     pair = next(p for p in case["pairs"] if not p["passed"])
     assert set(pair) == {
         "input", "output", "input_index", "output_index", "order", "passed", "input_shape", "output_shape",
         "jacobian_shape", "max_abs_err", "max_rel_err", "worst_input_index", "worst_output_index",
-        "numerical", "analytical", "mismatch_count", "mismatches",
+        "numerical", "analytical", "mismatch_count", "mismatches", "nondifferentiable",
     }  # fmt: skip
     assert pair["input"] == "weight" and pair["input_shape"] == [3, 3]
     mismatch = pair["mismatches"][0]

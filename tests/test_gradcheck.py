@@ -665,9 +665,10 @@ def test_report_is_plain_data():
         "localized",
     }
     assert report.device == "cpu" and report.dtype == "float64" and report.elapsed > 0
-    assert [f.name for f in dataclasses.fields(PairReport)][-4:] == [
+    assert [f.name for f in dataclasses.fields(PairReport)][-5:] == [
         "order",
         "mismatch_count",
+        "nondifferentiable",
         "numerical_jacobian",
         "analytical_jacobian",
     ]

@@ -31,9 +31,11 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
           "worst_input_index": [int] | null, "worst_output_index": [int] | null,
           "numerical": float | null, "analytical": float | null,   # at the worst (largest abs err) entry
           "mismatch_count": int,            # entries outside the tolerance, all of them
-          "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}]
+          "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}],
                                             # the worst --show N of them (default 10), largest abs err first
-        }]
+          "nondifferentiable": [same entries as mismatches]   # NONDIFF: kinks within eps, not failures
+        }],
+        "warnings": [str]        # why entries were set apart as kinks, and the fix; exit 0 if nothing else failed
       }]
     }
 """
@@ -42,14 +44,11 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -65,7 +64,6 @@ SCHEMA = "gradcli.check/1"
 MISMATCH_ROWS = 5
 #: Lines of a custom backward's source shown under a failure.
 SOURCE_LINES = 15
-PROGRESS_DELAY = 1.0
 #: What --json leaves out of a CaseResult: --debug's traceback, the source lines shown to people.
 CASE_JSON_LEAVES_OUT = frozenset({"traceback", "source", "numerical_jacobian", "analytical_jacobian"})
 
@@ -140,7 +138,7 @@ def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
             row["max abs err"] = number(_num(pair.max_abs_err))
             row["max rel err"] = number(_rel_err(pair))
             row["worst index"] = _index(pair.worst_input_index)
-            row["result"] = _verdict(pair.passed)
+            row["result"] = _verdict(pair.passed, pair.verdict)
         row["mode"] = (result.mode + (" (localized)" if result.localized else "")) if first else ""
         row["time"] = number(f"{result.elapsed:.2f}s") if first else ""
         out.append(row)
@@ -207,6 +205,21 @@ def print_failures(
         console.print()
 
 
+def print_warnings(console: Console, results: list[CaseResult]) -> None:
+    """Kinks: entries set apart as not differentiable (NONDIFF), for passed and failed cases alike."""
+    for result in results:
+        if not result.warnings:
+            continue
+        console.print(Text(f"WARNING {result.file}::{result.name}", style="bold yellow"), soft_wrap=True)
+        items = Table.grid(padding=(0, 1))  # a hanging indent: wrapped lines stay under the text
+        items.add_column(no_wrap=True)
+        items.add_column(ratio=1)
+        for warning in result.warnings:
+            items.add_row("-", Text(warning))
+        _print(console, _Indented(items, by=2))
+        console.print()
+
+
 def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, rows: int) -> None:
     label = _pair_label(pair, result)
     where = ""
@@ -270,7 +283,8 @@ def _print_heatmap(console: Console, pair: PairResult, settings: Settings) -> No
     failing = ~numpy.isclose(ana, num, rtol=settings.rtol, atol=settings.atol)
     rows = [_entry(pair.output, _unravel(r, pair.output_shape)) for r in range(difference.shape[0])]
     terminal = console.is_terminal
-    console.print(f"    {heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal)}", style="dim")
+    legend = Text(heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal), style="dim")
+    _print(console, _Indented(legend))  # wraps under its own indent
     _print(console, _Indented(heatmap.heatmap(difference, failing, rows, terminal=terminal)))
 
 
@@ -313,18 +327,22 @@ def print_errors(console: Console, errors: list[LoadError], debug: bool = False)
 
 
 def print_summary(
-    console: Console, passed: int, failed: int, errors: int, elapsed: float, deselected: int = 0
+    console: Console,
+    passed: int,
+    failed: int,
+    errors: int,
+    elapsed: float,
+    deselected: int = 0,
+    warnings: int = 0,
 ) -> None:
-    """The closing line, pytest style: '3 passed, 1 failed, 2 deselected in 0.42s'."""
-    console.print(
-        Text(
-            summary_line(passed, failed, errors, elapsed, deselected),
-            style="green" if passed and not (failed or errors) else "red",
-        )
-    )
+    """The closing line, pytest style: '3 passed, 1 failed, 1 warning, 2 deselected in 0.42s'."""
+    style = "red" if failed or errors or not passed else ("yellow" if warnings else "green")
+    console.print(Text(summary_line(passed, failed, errors, elapsed, deselected, warnings), style=style))
 
 
-def summary_line(passed: int, failed: int, errors: int, elapsed: float, deselected: int = 0) -> str:
+def summary_line(
+    passed: int, failed: int, errors: int, elapsed: float, deselected: int = 0, warnings: int = 0
+) -> str:
     parts = []
     if passed:
         parts.append(f"{passed} passed")
@@ -332,48 +350,13 @@ def summary_line(passed: int, failed: int, errors: int, elapsed: float, deselect
         parts.append(f"{failed} failed")
     if errors:
         parts.append(plural(errors, "error"))
+    if warnings:
+        parts.append(plural(warnings, "warning"))
     if deselected:
         parts.append(f"{deselected} deselected")
     if not parts:
         parts.append("no cases ran")
     return f"{', '.join(parts)} in {elapsed:.2f}s"
-
-
-@contextmanager
-def progress(console: Console, description: str, delay: float = PROGRESS_DELAY) -> Iterator[None]:
-    """A transient spinner for a check, shown only once it has run `delay` seconds on a terminal."""
-    if not console.is_terminal:
-        yield
-        return
-    lock = threading.Lock()
-    state: dict[str, Any] = {"done": False, "bar": None}
-
-    def start() -> None:
-        with lock:
-            if state["done"]:
-                return
-            bar = Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            )
-            bar.add_task(description, total=None)
-            bar.start()
-            state["bar"] = bar
-
-    timer = threading.Timer(delay, start)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        with lock:
-            state["done"] = True
-            if state["bar"] is not None:
-                state["bar"].stop()
 
 
 # ------------------------------------------------------------------------------ JSON
@@ -420,8 +403,10 @@ def json_document(
 # --------------------------------------------------------------------------- helpers
 
 
-def _verdict(passed: bool) -> Text:
-    return number("PASS", "bold green") if passed else number("FAIL", "bold red")
+def _verdict(passed: bool, verdict: str | None = None) -> Text:
+    """PASS / FAIL, or a pair's own verdict (NONDIFF: passed, with kinks set apart)."""
+    verdict = verdict or ("PASS" if passed else "FAIL")
+    return number(verdict, {"PASS": "bold green", "FAIL": "bold red"}.get(verdict, "bold yellow"))
 
 
 def _pair_label(pair: PairResult, result: CaseResult) -> str:

@@ -121,6 +121,36 @@ def numerical_jvps(
     return [((p - m) / (2 * state.opts.eps)).reshape(-1) for p, m in zip(plus, minus)]
 
 
+def values_along(
+    state: CheckState, tensor: Any, element: int, steps: tuple[float, ...], outputs: list[tuple[int, Any]]
+) -> list[numpy.ndarray]:
+    """Every output's values with one input element (flat index) moved to x + k eps, per k in `steps`.
+
+    A list per output of arrays (len(steps), output numel). The element is set back to its
+    saved bits after each forward, and the whole array restored at the end. For reports only
+    (kinks.py): an exception here propagates to the caller, which keeps the entry as it was.
+    """
+    array = state.tensors.storage(tensor)
+    saved = array.copy()
+    x0 = saved.reshape(-1)[element]
+    idx = element if array.flags.c_contiguous else _position(element, array.shape)
+    target = array.reshape(-1) if array.flags.c_contiguous else array
+    numel = state.tensors.numel
+    buffers = [numpy.empty((len(steps), *state.tensors.shape(o))) for _, o in outputs]
+    run, store = _evaluator(state, outputs)
+    try:
+        with _forward_mode(state):
+            for row, k in enumerate(steps):
+                target[idx] = x0 + k * state.opts.eps
+                unlike = store(buffers, row, run())  # before restoring: an output may alias the input
+                target[idx] = x0
+                if unlike is not None:
+                    raise ValueError("an output changed shape under perturbation")
+    finally:
+        array[...] = saved
+    return [b.reshape(len(steps), numel(o)) for b, (_, o) in zip(buffers, outputs)]
+
+
 def check_numerical_is_zero(state: CheckState, float_outputs: list[tuple[int, Any]]) -> None:
     """No differentiable output: the function must then be numerically constant (torch)."""
     if not float_outputs:

@@ -32,7 +32,8 @@ class PairReport:
     largest error first. A failing pair keeps its full Jacobians (rows: output entries,
     columns: input entries) for dumps and heatmaps; a passing one keeps none, so memory
     grows with the failures only. In fast mode without a mismatch there are no entries,
-    only the projections v^T J u (numerical / analytical) and their difference.
+    only the projections v^T J u (numerical / analytical) and their difference. A pair whose
+    only mismatches are kinks passes (check_gradients only; see kinks.py).
     """
 
     output_index: int
@@ -50,6 +51,9 @@ class PairReport:
     passed: bool
     order: int = 1
     mismatch_count: int = 0
+    # kinks (kinks.py): entries whose mismatch the function's non-differentiability explains,
+    # (output index, input index, numerical, analytical), worst first; not in `mismatches`
+    nondifferentiable: list = field(default_factory=list)
     numerical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
     analytical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
 

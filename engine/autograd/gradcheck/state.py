@@ -69,6 +69,7 @@ class CheckState:
         self.numerics_need_grad = False
         self.numerical_cache: dict[int, list[numpy.ndarray]] = {}  # by input rank
         self.analytical_cache: dict[int, list[numpy.ndarray | None]] = {}  # by output rank
+        self.kink_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # by (input rank, element)
 
     def fail(self, message: str, problem: str | None = None) -> None:
         """Record a failure (problem: text for report.problems); strict mode raises it."""

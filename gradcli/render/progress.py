@@ -1,0 +1,97 @@
+"""The progress bar of `gradcli check`: cases done of the total, and the time remaining.
+
+Only on a terminal and not with --json, and only once the run has taken PROGRESS_DELAY
+seconds, so quick runs print nothing extra; transient, so it leaves no trace in the report.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Column
+
+#: Seconds a run takes before its bar appears.
+PROGRESS_DELAY = 1.0
+
+
+class CheckProgress:
+    """One bar for a run: `with bar.case("checking f.py::x"): ...` per case, in order."""
+
+    def __init__(self, console: Console, total: int, delay: float) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+        self._bar = Progress(
+            SpinnerColumn(),
+            # the name gives way first (cut with an ellipsis), then the bar; the numbers never
+            TextColumn("{task.description}", style="bold", table_column=_shrinking(ratio=3)),
+            BarColumn(bar_width=None, table_column=_shrinking(ratio=1)),
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            TimeElapsedColumn(table_column=Column(no_wrap=True)),
+            TextColumn("left", table_column=Column(no_wrap=True)),
+            TimeRemainingColumn(table_column=Column(no_wrap=True)),
+            console=console,
+            transient=True,
+            expand=True,
+        )
+        self._task = self._bar.add_task("checking", total=total)
+        self._timer = threading.Timer(delay, self._start)
+        self._timer.daemon = True
+
+    @contextmanager
+    def case(self, description: str) -> Iterator[None]:
+        self._bar.update(self._task, description=description)
+        try:
+            yield
+        finally:
+            self._bar.advance(self._task)
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._done:
+                self._bar.start()
+
+    def __enter__(self) -> CheckProgress:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+            self._bar.stop()
+
+
+def _shrinking(ratio: int) -> Column:
+    return Column(ratio=ratio, no_wrap=True, overflow="ellipsis", min_width=4)
+
+
+class _NoProgress:
+    """Off a terminal, or with --json: nothing drawn."""
+
+    @contextmanager
+    def case(self, description: str) -> Iterator[None]:
+        yield
+
+
+@contextmanager
+def check_progress(
+    console: Console, total: int, *, enabled: bool = True, delay: float | None = None
+) -> Iterator[CheckProgress | _NoProgress]:
+    """The run's bar on `console` (stderr) when it is a terminal and `enabled`, else a stand-in."""
+    if not (enabled and console.is_terminal):
+        yield _NoProgress()
+        return
+    with CheckProgress(console, total, PROGRESS_DELAY if delay is None else delay) as bar:
+        yield bar

@@ -1,0 +1,134 @@
+"""`gradcli check`: kinks are NONDIFF with a warning and exit 0; a wrong gradient at a kink
+still fails; the progress bar shows only on a terminal and never with --json."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from json_contract import validated
+from rich.console import Console
+from rich.text import Text
+from typer.testing import CliRunner
+
+from gradcli.cli import app
+from gradcli.render import progress
+
+KINKS = """
+    import engine
+
+    f = lambda x: x.abs() + x.relu()
+    inputs = (engine.tensor([1e-7, -3e-7, 0.5, -0.5], dtype=engine.float64, requires_grad=True),)
+"""
+
+WRONG_AT_KINK = """
+    import engine
+
+    class WrongAtKink(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.abs()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            near = (x.abs() < 1e-5).to(x.dtype)
+            return g * (near * 7 + (1 - near) * x.sign())
+
+    f = WrongAtKink.apply
+    inputs = (engine.tensor([1e-7, 0.5, -0.5], dtype=engine.float64, requires_grad=True),)
+"""
+
+
+def write(tmp_path: Path, source: str) -> Path:
+    path = tmp_path / "check_kinks.py"
+    path.write_text(textwrap.dedent(source).lstrip())
+    return path
+
+
+def check(*args: str):
+    result = CliRunner().invoke(app, ["check", *map(str, args)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def test_kinks_are_nondiff_with_a_warning_and_exit_0(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    result = check(write(tmp_path, KINKS))
+    assert result.exit_code == 0, result.output
+    assert "NONDIFF" in result.output and "FAIL" not in result.output
+    assert "WARNING" in result.output and "x[0], x[1]: not differentiable within eps=1e-06" in result.output
+    assert "--seed" in result.output and "1 passed, 1 warning in" in result.output
+    warning = result.output.split("WARNING", 1)[1].splitlines()[1:5]  # the title holds the tmp path
+    assert warning[0].startswith("  - x[0]") and all(line.startswith("    ") for line in warning[1:])
+    assert max(len(line) for line in warning) <= 80
+
+
+def test_kinks_in_json_validate_and_carry_the_entries_and_warning(tmp_path):
+    result = check(write(tmp_path, KINKS), "--json")
+    document = validated(result.stdout)
+    assert result.exit_code == 0 and document["passed"] and document["exit_code"] == 0
+    (case,) = document["cases"]
+    (pair,) = case["pairs"]
+    assert case["passed"] and pair["passed"] and pair["mismatches"] == []
+    assert [k["input_index"] for k in pair["nondifferentiable"]] == [[0], [1]]
+    assert pair["nondifferentiable"][0]["numerical"] == pytest.approx(0.65)
+    assert len(case["warnings"]) == 1 and "move the input" in case["warnings"][0].lower()
+
+
+def test_a_wrong_gradient_at_a_kink_still_fails(tmp_path):
+    result = check(write(tmp_path, WRONG_AT_KINK), "--json")
+    document = validated(result.stdout)
+    (case,) = document["cases"]
+    assert result.exit_code == 1 and not case["passed"] and case["warnings"] == []
+    (pair,) = case["pairs"]
+    assert [m["input_index"] for m in pair["mismatches"]] == [[0]] and pair["nondifferentiable"] == []
+    assert "FAIL" in check(write(tmp_path, WRONG_AT_KINK)).output
+
+
+# ------------------------------------------------------------------------- progress
+
+
+def terminal(width: int = 80) -> tuple[Console, io.StringIO]:
+    stream = io.StringIO()
+    return Console(file=stream, force_terminal=True, width=width), stream
+
+
+def test_progress_bar_on_a_terminal_shows_total_and_time_left():
+    console, stream = terminal()
+    with progress.check_progress(console, 2, delay=0) as bar:
+        for name in ("a.py::one", "a.py::two"):
+            with bar.case(name):
+                time.sleep(0.15)
+    drawn = stream.getvalue()
+    assert all(len(line) <= 80 for line in Text.from_ansi(drawn).plain.replace("\r", "\n").splitlines())
+    assert "a.py::one" in drawn and "0/2" in drawn and "1/2" in drawn and "left" in drawn
+
+
+def test_no_progress_bar_off_a_terminal_with_json_or_before_the_delay():
+    plain = io.StringIO()
+    with progress.check_progress(Console(file=plain), 1, delay=0) as bar, bar.case("a.py::one"):
+        time.sleep(0.1)
+    assert plain.getvalue() == ""
+    console, stream = terminal()
+    with progress.check_progress(console, 1, enabled=False, delay=0) as bar, bar.case("a.py::one"):
+        time.sleep(0.1)
+    assert stream.getvalue() == ""
+    with progress.check_progress(console, 1, delay=5) as bar, bar.case("a.py::quick"):
+        pass
+    assert "quick" not in stream.getvalue()
+
+
+def test_check_json_on_a_terminal_draws_no_bar(tmp_path, monkeypatch):
+    """FORCE_COLOR makes rich's stderr console a terminal; --json still gets no bar."""
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setattr(progress, "PROGRESS_DELAY", 0.0)
+    path = write(tmp_path, KINKS)
+    drawn = CliRunner().invoke(app, ["check", str(path)]).stderr
+    assert "0/1" in drawn and "left" in drawn
+    result = CliRunner().invoke(app, ["check", str(path), "--json"])
+    assert "0/1" not in result.stderr and validated(result.stdout)["passed"]
