@@ -201,24 +201,34 @@ class Instrument(Observer):
 
     # -- reads --------------------------------------------------------------------------
     def grad_read(self, tensor) -> None:
-        if tensor.grad_fn is None or tensor._retains_grad:
-            state = self.grads.get(id(tensor))
-            if state is not None and state.streak >= 2 and state.ref() is tensor:
-                state.used = True  # the script read an accumulated gradient
-            return
-        site = anomaly.user_site()
-        key = (site[0].co_filename, site[1]) if site else None
-        record = self.nonleaf_reads.get(key)
-        if record is None:
-            self.nonleaf_reads[key] = {
-                "site": site,
-                "count": 1,
-                "node": tensor.grad_fn.name(),
-                "created": node_site(tensor.grad_fn),
-                "shape": shape_of(tensor),
-            }
-        else:
-            record["count"] += 1
+        note_grad_read(self.grads, self.nonleaf_reads, tensor, tensor._retains_grad, node_site, shape_of)
+
+
+def note_grad_read(
+    grads: dict, nonleaf_reads: dict, tensor, retains_grad: bool, created_at, shape_of_tensor
+) -> None:
+    """A read of `tensor.grad`, for engine and torch instruments alike: of an accumulated gradient
+    (it was used, so accumulating was meant), or of a non-leaf's, which is None (a finding).
+
+    `created_at(node)` and `shape_of_tensor(tensor)` read what each library records."""
+    if tensor.grad_fn is None or retains_grad:
+        state = grads.get(id(tensor))
+        if state is not None and state.streak >= 2 and state.ref() is tensor:
+            state.used = True  # the script read an accumulated gradient
+        return
+    site = anomaly.user_site()
+    key = (site[0].co_filename, site[1]) if site else None
+    record = nonleaf_reads.get(key)
+    if record is None:
+        nonleaf_reads[key] = {
+            "site": site,
+            "count": 1,
+            "node": tensor.grad_fn.name(),
+            "created": created_at(tensor.grad_fn),
+            "shape": shape_of_tensor(tensor),
+        }
+    else:
+        record["count"] += 1
 
 
 @contextmanager

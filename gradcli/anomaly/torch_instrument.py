@@ -24,7 +24,7 @@ from typing import Any
 
 from engine.autograd.anomaly import user_site
 
-from .instrument import GradState, LeafUse
+from .instrument import GradState, LeafUse, note_grad_read
 from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
@@ -254,24 +254,14 @@ class TorchInstrument:
 
     # -- reads ---------------------------------------------------------------------------------
     def _grad_read(self, tensor) -> None:
-        if tensor.grad_fn is None or tensor.retains_grad:
-            state = self.grads.get(id(tensor))
-            if state is not None and state.streak >= 2 and state.ref() is tensor:
-                state.used = True  # the script read an accumulated gradient
-            return
-        site = user_site()
-        key = (site[0].co_filename, site[1]) if site else None
-        record = self.nonleaf_reads.get(key)
-        if record is None:
-            self.nonleaf_reads[key] = {
-                "site": site,
-                "count": 1,
-                "node": tensor.grad_fn.name(),
-                "created": tensor.grad_fn.metadata.get(SITE_KEY),
-                "shape": list(tensor.shape),
-            }
-        else:
-            record["count"] += 1
+        note_grad_read(
+            self.grads,
+            self.nonleaf_reads,
+            tensor,
+            tensor.retains_grad,
+            lambda node: node.metadata.get(SITE_KEY),
+            lambda t: list(t.shape),
+        )
 
 
 def modified_error(record: SavedRecord) -> RuntimeError:
