@@ -153,3 +153,8 @@ def imported_frameworks(source: str) -> set[str]:
             if top in ("engine", "torch"):
                 found.add(top)
     return found
+
+
+def library_of(source: str) -> str:
+    """ "torch" for a file whose source imports torch, else "engine": what its hints should name."""
+    return "torch" if "torch" in imported_frameworks(source) else "engine"

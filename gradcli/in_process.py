@@ -17,14 +17,14 @@ from typing import Any
 from .cases import Case, validate_options
 from .checking import CaseResult, Settings, run_case
 from .config import load_config
-from .frameworks import imported_frameworks
+from .frameworks import library_of
 from .loading import LoadedFile, prepare
 
 
 def loaded_module(module: ModuleType, path: str, abspath: str) -> LoadedFile:
     """An imported module seen as the loader sees a check file it ran (`path` as reports show it)."""
     lines = [line.rstrip("\n") for line in linecache.getlines(abspath)]
-    library = "torch" if "torch" in imported_frameworks("\n".join(lines)) else "engine"
+    library = library_of("\n".join(lines))
     return LoadedFile(path, abspath, module, [], lines, library=library)
 
 

@@ -20,9 +20,9 @@ from .cases import Case, collecting
 from .frameworks import (
     MixedTensors,
     framework_of,
-    imported_frameworks,
     is_engine_tensor,
     is_torch_tensor,
+    library_of,
     torch_module,
 )
 from .running import LoadError, compile_file, file_module, running, user_error
@@ -99,7 +99,7 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     except BaseException as exc:  # the user's file may raise anything, SystemExit included
         sys.modules.pop(name, None)
         raise user_error("exception while loading", exc, path, user.abspath, lines) from None
-    library = "torch" if "torch" in imported_frameworks(user.source) else "engine"
+    library = library_of(user.source)
     loaded = LoadedFile(path, user.abspath, module, [], lines, library=library)
     try:
         loaded.cases = _find_cases(loaded, decorated, user.source)
