@@ -90,6 +90,27 @@ def test_a_wrong_gradient_at_a_kink_still_fails(tmp_path):
     assert "FAIL" in check(write(tmp_path, WRONG_AT_KINK)).output
 
 
+KINK_AND_BUG = """
+    import engine
+
+    mask = engine.tensor([0.0, 0.0, 1.0, 0.0], dtype=engine.float64)
+    f = lambda x: x.abs() + x.relu() + x * x.detach() * mask  # x[2]'s gradient is 2.5, not 3
+    inputs = (engine.tensor([1e-7, -3e-7, 0.5, -0.5], dtype=engine.float64, requires_grad=True),)
+"""
+
+
+def test_the_headline_and_count_leave_the_kinks_out(tmp_path):
+    """x[0]'s kink (error 1.35) is larger than x[2]'s real bug (0.5): the headline names x[2]."""
+    result = check(write(tmp_path, KINK_AND_BUG))
+    assert result.exit_code == 1, result.output
+    assert "max abs err 5.00e-01, max rel err 1.67e-01 at x[2]" in result.output
+    assert "1 of 16 entries differ" in result.output
+    assert "x[0], x[1]: not differentiable" in result.output
+    (pair,) = validated(check(write(tmp_path, KINK_AND_BUG), "--json").stdout)["cases"][0]["pairs"]
+    assert pair["mismatch_count"] == 1 and pair["worst_input_index"] == [2]
+    assert [k["input_index"] for k in pair["nondifferentiable"]] == [[0], [1]]
+
+
 # ------------------------------------------------------------------------- progress
 
 

@@ -47,6 +47,9 @@ def test_abs_plus_relu_at_zero_is_nondiff_and_passes(fast_mode):
     assert [(k[0], k[1]) for k in pair.nondifferentiable] == [((0,), (0,)), ((1,), (1,))]
     out_index, in_index, numerical, analytical = pair.nondifferentiable[0]
     assert numerical == pytest.approx(0.65) and analytical == 2.0
+    # the headline is the smooth entries': the kinks' errors (1.35, 0.35) are not in it
+    assert pair.mismatch_count == 0 and pair.max_abs_err < 1e-6
+    assert pair.worst_input_index not in {(0,), (1,)}
 
 
 def test_gradcheck_itself_still_fails_at_the_kink():
@@ -80,6 +83,10 @@ def test_only_kinks_are_set_apart_from_real_mismatches():
     assert not pair.passed
     assert [(m[0], m[1]) for m in pair.mismatches] == [((2,), (2,))]
     assert [(k[0], k[1]) for k in pair.nondifferentiable] == [((0,), (0,)), ((1,), (1,))]
+    # the headline is x[2]'s error (3 - 2.5), not the kink's larger one at x[0] (2 - 0.65)
+    assert pair.mismatch_count == 1
+    assert pair.max_abs_err == pytest.approx(0.5) and pair.worst_input_index == (2,)
+    assert pair.max_rel_err == pytest.approx(0.5 / 3)
 
 
 def test_torch_kinks_are_nondiff_through_the_torch_adapter():

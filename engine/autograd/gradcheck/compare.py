@@ -13,7 +13,7 @@ import math
 import numpy
 
 from .analytical import full_analytical
-from .kinks import explain_kinks
+from .kinks import find_kinks, kink_entries
 from .messages import FAST_FAIL_SLOW_OK_MSG, fast_mode_mismatch, jacobian_mismatch, mismatch_listing
 from .numerical import numerical_jacobians
 from .report import PairReport
@@ -23,9 +23,7 @@ from .state import Abort, CheckState, Options
 def compare_full(
     state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
 ) -> PairReport:
-    pair = _pair(state, out_rank, in_rank, num, ana)
-    if not pair.passed and not state.strict:
-        explain_kinks(state, pair, out_rank, in_rank, num, ana)
+    pair = _checked_pair(state, out_rank, in_rank, num, ana)
     state.report.pairs.append(pair)
     if not pair.passed:
         output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
@@ -50,6 +48,7 @@ def pair_report(
     input_shape: tuple,
     opts: Options,
     order: int,
+    kinks: numpy.ndarray | None = None,
 ) -> PairReport:
     """Compare two Jacobians entry by entry, vectorised, as torch.allclose(ana, num) does.
 
@@ -59,6 +58,8 @@ def pair_report(
     listed largest first (the count says how many failed). Ranking by the distance outside
     the tolerance instead would name a small error at a small derivative before a large one.
     The relative error |num - ana| / |num| is inf where num is 0 and ana is not: undefined there.
+    Entries in the `kinks` mask (kinks.py) count as agreeing: the headline, the count and the
+    list describe the real mismatches only.
     """
     m, n = num.shape
     where = dict(
@@ -85,6 +86,8 @@ def pair_report(
     with numpy.errstate(all="ignore"):
         diff = numpy.where(num == ana, 0.0, numpy.abs(num - ana))
         rel = numpy.where(diff == 0, 0.0, diff / numpy.abs(num))
+    if kinks is not None:
+        close, diff, rel = close | kinks, numpy.where(kinks, 0.0, diff), numpy.where(kinks, 0.0, rel)
     score = numpy.where(numpy.isnan(diff), numpy.inf, diff).reshape(-1)
     worst = int(numpy.argmax(score))
     bad = numpy.flatnonzero(~close.reshape(-1))
@@ -124,12 +127,10 @@ def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, f
     if ana is None:  # a gradient of the wrong size: already reported
         return
     state.report.localized = True
-    pair = _pair(state, out_rank, in_rank, num, ana)
-    if not pair.passed and not state.strict:
-        explain_kinks(state, pair, out_rank, in_rank, num, ana)
-        if pair.passed:  # every mismatch a kink: the projections disagreed because of them
-            state.report.pairs.append(pair)
-            return
+    pair = _checked_pair(state, out_rank, in_rank, num, ana)
+    if pair.nondifferentiable and pair.passed:  # every mismatch a kink: the projections disagreed for them
+        state.report.pairs.append(pair)
+        return
     state.report.pairs.append(pair)
     output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
     message = fast_mode_mismatch(
@@ -148,13 +149,33 @@ def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, f
     state.fail(message, problem)
 
 
-def _pair(
+def _checked_pair(
     state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
+) -> PairReport:
+    """The pair's report; in check_gradients, with its kinks set apart from its mismatches."""
+    pair = _pair(state, out_rank, in_rank, num, ana)
+    if pair.passed or state.strict:
+        return pair
+    kinks = find_kinks(state, out_rank, in_rank, num, ana)
+    if kinks is None:
+        return pair
+    pair = _pair(state, out_rank, in_rank, num, ana, kinks)
+    pair.nondifferentiable = kink_entries(kinks, num, ana, pair.output_shape, pair.input_shape)
+    return pair
+
+
+def _pair(
+    state: CheckState,
+    out_rank: int,
+    in_rank: int,
+    num: numpy.ndarray,
+    ana: numpy.ndarray,
+    kinks: numpy.ndarray | None = None,
 ) -> PairReport:
     (out_pos, out), (in_pos, inp) = state.outputs[out_rank], state.diff_inputs[in_rank]
     shape = state.tensors.shape
     return pair_report(
-        num, ana, out_pos, in_pos, tuple(shape(out)), tuple(shape(inp)), state.opts, state.order
+        num, ana, out_pos, in_pos, tuple(shape(out)), tuple(shape(inp)), state.opts, state.order, kinks
     )
 
 

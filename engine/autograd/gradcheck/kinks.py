@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy
 
 from .numerical import values_along
-from .report import MAX_MISMATCHES, PairReport
+from .report import MAX_MISMATCHES
 from .state import CheckState
 
 #: Input elements probed per (check, input): 4 extra forwards each.
@@ -42,37 +42,35 @@ STEPS = (-2.0, -1.0, 1.0, 2.0)  # with the reference forward at 0, five points
 MIDPOINTS = numpy.array([-1.5, -0.5, 0.5, 1.5])
 
 
-def explain_kinks(
-    state: CheckState, pair: PairReport, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
-) -> None:
-    """Move the failing entries of `pair` that are kinks from `mismatches` to `nondifferentiable`.
-
-    The pair passes when every mismatching entry is a kink.
-    """
+def find_kinks(
+    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
+) -> numpy.ndarray | None:
+    """The failing entries of one Jacobian pair that are kinks, as a mask; None when there are none."""
     close = numpy.isclose(ana, num, rtol=state.opts.rtol, atol=state.opts.atol)
     rows, cols = numpy.nonzero(~close)
     if rows.size == 0:
-        return
+        return None
     probed = list(dict.fromkeys(int(c) for c in cols))[:MAX_PROBES]
-    kinks: set[tuple[int, int]] = set()
+    kinks = numpy.zeros(num.shape, dtype=bool)
     for col in probed:
         diffs = _differences(state, in_rank, col, out_rank)
         if diffs is None:
             continue
         for row in rows[cols == col]:
-            if _is_kink(diffs[:, row], float(ana[row, col]), state.opts.atol, state.opts.rtol):
-                kinks.add((int(row), col))
-    if not kinks:
-        return
-    input_shape, output_shape = pair.input_shape, pair.output_shape
-    kink_keys = {(_unravel(r, output_shape), _unravel(c, input_shape)) for r, c in kinks}
-    pair.mismatches = [m for m in pair.mismatches if (m[0], m[1]) not in kink_keys]
-    ordered = sorted(kinks, key=lambda rc: -abs(num[rc] - ana[rc]))
-    pair.nondifferentiable = [
-        (_unravel(r, output_shape), _unravel(c, input_shape), float(num[r, c]), float(ana[r, c]))
-        for r, c in ordered[:MAX_MISMATCHES]
+            kinks[row, col] = _is_kink(diffs[:, row], float(ana[row, col]), state.opts.atol, state.opts.rtol)
+    return kinks if kinks.any() else None
+
+
+def kink_entries(
+    kinks: numpy.ndarray, num: numpy.ndarray, ana: numpy.ndarray, output_shape: tuple, input_shape: tuple
+) -> list[tuple]:
+    """(output index, input index, numerical, analytical) of the kinks, largest |num - ana| first."""
+    rows, cols = numpy.nonzero(kinks)
+    order = numpy.argsort(-numpy.abs(num[rows, cols] - ana[rows, cols]), kind="stable")[:MAX_MISMATCHES]
+    return [
+        (_unravel(int(r), output_shape), _unravel(int(c), input_shape), float(num[r, c]), float(ana[r, c]))
+        for r, c in zip(rows[order], cols[order])
     ]
-    pair.passed = len(kinks) == rows.size
 
 
 def _differences(state: CheckState, in_rank: int, element: int, out_rank: int) -> numpy.ndarray | None:
