@@ -9,8 +9,9 @@ engine and rich) is imported on first use.
 from typing import Any
 
 from .cases import Case, case
+from .kink_warnings import GradcliWarning, NondifferentiableWarning
 
-__all__ = ["Case", "assert_gradients", "case"]
+__all__ = ["Case", "GradcliWarning", "NondifferentiableWarning", "assert_gradients", "case"]
 __version__ = "0.1.0"
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from .cases import Case
 from .checking import CaseResult
 from .in_process import check_case, display_path, loaded_module, project_settings
+from .kink_warnings import warn_kinks
 from .running import LoadError
 
 
@@ -22,7 +23,8 @@ def assert_gradients(fn: Callable[..., Any], inputs: Any, **options: Any) -> Cas
     (called with the seed set to 0, as gradcli check does). `fn` may be a module (callable, with
     `.parameters()`): its parameters are checked too, named `model.<attr>`. Options (eps, atol,
     rtol, order, fast, nondet_tol) override `[tool.gradcli]` of the pyproject.toml nearest the
-    calling file, which overrides the defaults. The AssertionError carries the failure report of
+    calling file, which overrides the defaults. Entries set apart as kinks (NONDIFF) issue a
+    `gradcli.NondifferentiableWarning` at the calling line. The AssertionError carries the failure report of
     `gradcli check` (worst entries side by side, the backward's source). Returns the CaseResult
     of a passing check, for tests that look further (`result.pairs`, `result.mode`).
     """
@@ -42,6 +44,7 @@ def assert_gradients(fn: Callable[..., Any], inputs: Any, **options: Any) -> Cas
         if error.cause is not None:
             raise error.cause from None  # the inputs factory raised: its own error
         raise ValueError(f"assert_gradients: {error.message}") from None
+    warn_kinks(result, abspath, caller.f_lineno)
     if not result.passed:
         from .render.failure_text import failure_report
 

@@ -2,8 +2,9 @@
 
 The layout is pytest's (`<testsuites><testsuite name="gradcli">`): one `<testcase>` per case,
 `classname` the file and `name` the case; a failed case holds `<failure message=headline>` with
-the case's text report (the one `gradcli check` prints) as its body; a file that could not be
-loaded is a `<testcase>` named after the file holding an `<error>`.
+the case's text report (the one `gradcli check` prints) as its body; a case with kinks (NONDIFF,
+passed or not) holds its kink warnings in `<system-err>`, one `WARNING: ...` line each; a file that
+could not be loaded is a `<testcase>` named after the file holding an `<error>`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def write_junit_xml(path: str, results: list[CaseResult], errors: list[LoadError
         )
         if not result.passed:
             ET.SubElement(case, "failure", message=headline(result)).text = text_report(result)
+        if result.warnings:
+            ET.SubElement(case, "system-err").text = "".join(f"WARNING: {w}\n" for w in result.warnings)
     report = ET.Element("testsuites")
     report.append(suite)
     ET.indent(report)

@@ -79,6 +79,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         from .in_process import check_case, project_settings
+        from .kink_warnings import warn_kinks
         from .render.failure_text import failure_report
         from .running import LoadError
 
@@ -87,6 +88,7 @@ class CaseItem(pytest.Item):
             result = check_case(self._loaded(), self._named_case(), settings)
         except LoadError as error:
             raise CaseFailed(str(error)) from None
+        warn_kinks(result, str(self.path), self.case.line)  # pytest's warnings summary lists them
         if not result.passed:
             writer = self.config.get_terminal_writer()
             raise CaseFailed(failure_report(result, color=writer.hasmarkup, width=writer.fullwidth))

@@ -78,3 +78,24 @@ def test_an_unwritable_junitxml_path_is_a_usage_error(tmp_path, monkeypatch):
     path = tmp_path / "missing" / "report.xml"
     result = CliRunner().invoke(app, ["check", "examples/model.py", "--junitxml", str(path)])
     assert result.exit_code == 2 and f"cannot write --junitxml {path}" in result.stderr
+
+
+def test_kinks_pass_with_their_warning_in_system_err(tmp_path):
+    kinked = tmp_path / "check_kinks.py"
+    kinked.write_text(
+        "import engine\n"
+        "f = lambda x: x.abs() + x.relu()\n"
+        "inputs = (engine.tensor([1e-7, -3e-7, 0.5, -0.5], dtype=engine.float64, requires_grad=True),)\n"
+    )
+    smooth = tmp_path / "check_smooth.py"
+    smooth.write_text(
+        "import engine\nf = lambda x: x.sin()\n"
+        "inputs = (engine.tensor([0.5, -0.5], dtype=engine.float64, requires_grad=True),)\n"
+    )
+    code, suite, _ = junit(tmp_path, kinked, smooth)
+    assert code == 0 and suite.get("failures") == "0"
+    by_file = {Path(c.get("classname")).name: c for c in suite.iter("testcase")}
+    assert by_file["check_kinks.py"].find("failure") is None
+    err = by_file["check_kinks.py"].find("system-err")
+    assert err.text.startswith("WARNING: x[0], x[1]: not differentiable within eps=1e-06")
+    assert by_file["check_smooth.py"].find("system-err") is None

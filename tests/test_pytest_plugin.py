@@ -349,3 +349,38 @@ def test_the_example_file_as_the_readme_shows_it(pytester):
             "*33 |     return grad_output * 3 * x  # BUG: should be 3 * x**2",
         ]
     )
+
+
+KINKED = """
+@gradcli.case(lambda: (engine.tensor([1e-7, -3e-7, 0.5, -0.5], dtype=engine.float64, requires_grad=True),))
+def kinked(x):
+    return x.abs() + x.relu()
+
+def test_assert_kinked():
+    x = engine.tensor([1e-7, 0.5], dtype=engine.float64, requires_grad=True)
+    assert gradcli.assert_gradients(lambda x: x.abs(), (x,)).passed
+"""
+
+
+def test_kinks_pass_with_a_gradcli_warning_in_pytests_summary(pytester):
+    write(pytester, KINKED, header=HEADER)
+    result = run(pytester, "-rw")
+    result.assert_outcomes(passed=2, warnings=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*warnings summary*",
+            "test_grads.py::kinked",
+            "  *test_grads.py:*: NondifferentiableWarning: kinked: x[[]0[]], x[[]1[]]: not differentiable within*",
+            "test_grads.py::test_assert_kinked",
+            "  *test_grads.py:*: NondifferentiableWarning: <lambda>: x[[]0[]]: not differentiable within*",
+        ]
+    )
+    # the category is gradcli's, so a project can make kinks errors
+    run(pytester, "-W", "error::gradcli.GradcliWarning").assert_outcomes(failed=2)
+
+
+def test_no_warning_without_kinks(pytester):
+    write(pytester, GRADS)
+    result = run(pytester, "-k", "swish")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert "NondifferentiableWarning" not in result.stdout.str()
