@@ -159,10 +159,16 @@ def differentiable_elements(prepared: PreparedCase) -> int:
     return sum(x.numel() for x in tensors if _wants_grad(x))
 
 
-def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> CaseResult:
+def run_case(
+    prepared: PreparedCase,
+    settings: Settings,
+    show: int = 10,
+    progress: Callable[[int, int], None] | None = None,
+) -> CaseResult:
     """Check one case; user-code errors become problems of a failed result, never exceptions.
 
-    `show`: the failing entries each pair lists, largest error first (all are counted)."""
+    `show`: the failing entries each pair lists, largest error first (all are counted);
+    `progress(done, total)`: called per input element perturbed (the progress bar)."""
     from engine.autograd import check_gradients
 
     case = prepared.case
@@ -186,6 +192,7 @@ def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> Case
                 rtol=chosen.rtol,
                 nondet_tol=chosen.nondet_tol,
                 max_mismatches=show,
+                progress=progress,
                 **_library(prepared),
             )
     except Exception as exc:  # check_gradients should not raise; report it as a failure if it does

@@ -257,8 +257,9 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                         settings = checking.Settings().with_options(
                             {**case.file.project_options, **run.given}
                         )
-                        with bar.case(f"{case.file.path}::{case.case.name}"):
-                            results.append(checking.run_case(case, settings, show=run.show or SHOW_DEFAULT))
+                        with bar.case(f"{case.file.path}::{case.case.name}") as step:
+                            show = run.show or SHOW_DEFAULT
+                            results.append(checking.run_case(case, settings, show=show, progress=step))
                         if run.exitfirst and not results[-1].passed:
                             break
     except CudaUnavailable as exc:

@@ -130,6 +130,26 @@ def test_progress_bar_on_a_terminal_shows_total_and_time_left():
     assert "a.py::one" in drawn and "0/2" in drawn and "1/2" in drawn and "left" in drawn
 
 
+def test_the_bar_moves_inside_a_case_with_the_checkers_steps():
+    console, _ = terminal()
+    with progress.check_progress(console, 2, delay=60) as bar:
+        completed = lambda: bar._bar.tasks[0].completed  # noqa: E731 (the rich task behind the bar)
+        with bar.case("a.py::one") as step:
+            step(1, 4)
+            assert completed() == 0.25
+            step(3, 4)
+            assert completed() == 0.75
+            step(1, 4)  # order 2 counts again from 0: the bar never goes back
+            assert completed() == 0.75
+        assert completed() == 1
+        with bar.case("a.py::two") as step:
+            step(2, 4)
+            assert completed() == 1.5
+    plain = io.StringIO()
+    with progress.check_progress(Console(file=plain), 1, delay=0) as bar, bar.case("a.py::one") as step:
+        assert step is None  # off a terminal the checker is given nothing to call
+
+
 def test_no_progress_bar_off_a_terminal_with_json_or_before_the_delay():
     plain = io.StringIO()
     with progress.check_progress(Console(file=plain), 1, delay=0) as bar, bar.case("a.py::one"):

@@ -99,3 +99,13 @@ def test_torch_kinks_are_nondiff_through_the_torch_adapter():
     wrong = make_wrong_at_kink(torch)
     report = check_gradients(wrong.apply, (leaf(torch, [1e-7, 0.5, -0.5]),), tensors=TorchTensors())
     assert not report.passed and report.pairs[0].nondifferentiable == []
+
+
+def test_progress_is_called_once_per_perturbed_input_element():
+    calls = []
+    x, w = leaf(engine, [0.1, 0.2, 0.3, 0.4]), leaf(engine, [[1.0, 2.0, 3.0]] * 4)
+    check_gradients(lambda x, w: x @ w, (x, w), progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(k, 16) for k in range(1, 17)]  # 4 elements of x, then 12 of w
+    calls.clear()
+    check_gradients(lambda x, w: x @ w, (x, w), fast_mode=True, progress=lambda *a: calls.append(a))
+    assert calls == []  # fast mode, passing: no Jacobian is computed column by column

@@ -1,5 +1,9 @@
 """The progress bar of `gradcli check`: cases done of the total, and the time remaining.
 
+Inside a case the bar moves with the checker's numerical Jacobian loop (`check_gradients`'
+`progress(done, total)`, one call per perturbed input element), so one slow case shows its
+time remaining too.
+
 Only on a terminal and not with --json, and only once the run has taken PROGRESS_DELAY
 seconds, so quick runs print nothing extra; transient, so it leaves no trace in the report.
 """
@@ -7,7 +11,7 @@ seconds, so quick runs print nothing extra; transient, so it leaves no trace in 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -27,7 +31,7 @@ PROGRESS_DELAY = 1.0
 
 
 class CheckProgress:
-    """One bar for a run: `with bar.case("checking f.py::x"): ...` per case, in order."""
+    """One bar for a run: `with bar.case("checking f.py::x") as step: ...` per case, in order."""
 
     def __init__(self, console: Console, total: int, delay: float) -> None:
         self._lock = threading.Lock()
@@ -46,16 +50,27 @@ class CheckProgress:
             expand=True,
         )
         self._task = self._bar.add_task("checking", total=total)
+        self._cases_done = 0
         self._timer = threading.Timer(delay, self._start)
         self._timer.daemon = True
 
     @contextmanager
-    def case(self, description: str) -> Iterator[None]:
+    def case(self, description: str) -> Iterator[Callable[[int, int], None]]:
+        """Yields `step(done, total)`: the case's share of the bar, as a fraction done."""
         self._bar.update(self._task, description=description)
+        start = self._cases_done
+        reached = 0.0
+
+        def step(done: int, total: int) -> None:
+            nonlocal reached  # monotonic: at order 2 the second check counts again from 0
+            reached = max(reached, min(done / total, 1.0) if total else 1.0)
+            self._bar.update(self._task, completed=start + reached)
+
         try:
-            yield
+            yield step
         finally:
-            self._bar.advance(self._task)
+            self._cases_done += 1
+            self._bar.update(self._task, completed=self._cases_done)
 
     def _start(self) -> None:
         with self._lock:
@@ -82,7 +97,7 @@ class _NoProgress:
 
     @contextmanager
     def case(self, description: str) -> Iterator[None]:
-        yield
+        yield None  # no step: the checker counts nothing
 
 
 @contextmanager

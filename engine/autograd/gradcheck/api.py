@@ -113,6 +113,7 @@ def check_gradients(
     upcast: bool = True,
     tensors: Tensors = ENGINE,
     max_mismatches: int = MAX_MISMATCHES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> GradcheckReport:
     """Run gradcheck (and with order=2 gradgradcheck) and report everything it finds.
 
@@ -120,7 +121,9 @@ def check_gradients(
     precision are checked as float64 copies (fresh leaves, same requires_grad) instead of
     warning that the check will likely fail; the caller's tensors are not touched.
     `tensors` is the library the inputs belong to (tensors.py; the engine's by default).
-    Each pair lists its `max_mismatches` largest errors (and counts them all).
+    Each pair lists its `max_mismatches` largest errors (and counts them all). `progress(done,
+    total)` is called after each input element the numerical Jacobians perturb (full mode, or a
+    fast-mode pair localised), counting the elements of every input of the check (per order).
     """
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
@@ -135,7 +138,7 @@ def check_gradients(
         eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, max_mismatches=max_mismatches
     )
     report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
-    first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors)
+    first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors, progress=progress)
     _run_collecting(first)
     if order == 2 and first.forward_ran:
         report.order = 2
@@ -144,7 +147,10 @@ def check_gradients(
         except Exception as exc:
             record(report, describe_exception("second order: forward (making grad_outputs)", exc))
         else:
-            _run_collecting(Check(new_func, new_inputs, opts, report, order=2, strict=False, tensors=tensors))
+            second = Check(
+                new_func, new_inputs, opts, report, order=2, strict=False, tensors=tensors, progress=progress
+            )
+            _run_collecting(second)
     report.pairs.sort(key=lambda p: (p.order, p.output_index, p.input_index))
     report.elapsed = time.perf_counter() - start
     return report

@@ -84,6 +84,7 @@ def central_differences(
                 check_perturbed_outputs(state, below, above, eps, lambda row=row: _position(row, array.shape))
                 if unlike is not None:
                     raise same_shape_error(state.tensors, eps, *unlike)
+                state.column_done()
     except Exception as exc:
         _numerical_failed(state, pos, exc)
     finally:

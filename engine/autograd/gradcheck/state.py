@@ -54,6 +54,7 @@ class CheckState:
         order: int,
         strict: bool,
         tensors: Tensors = ENGINE,
+        progress: Callable[[int, int], None] | None = None,
     ):
         self.func = func
         self.inputs = inputs
@@ -70,6 +71,14 @@ class CheckState:
         self.numerical_cache: dict[int, list[numpy.ndarray]] = {}  # by input rank
         self.analytical_cache: dict[int, list[numpy.ndarray | None]] = {}  # by output rank
         self.kink_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # by (input rank, element)
+        self.progress = progress
+        self.columns_done = 0
+
+    def column_done(self) -> None:
+        """One input element perturbed: `progress(done, total)` over the elements of every input."""
+        if self.progress is not None:
+            self.columns_done += 1
+            self.progress(self.columns_done, sum(self.tensors.numel(t) for _, t in self.diff_inputs))
 
     def fail(self, message: str, problem: str | None = None) -> None:
         """Record a failure (problem: text for report.problems); strict mode raises it."""
