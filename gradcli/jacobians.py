@@ -52,6 +52,10 @@ def require_matplotlib() -> None:
         raise UsageError(PLOT_MISSING) from None
 
 
+#: The PNG shows every entry up to this many per side; a larger Jacobian is drawn in blocks (each its max).
+PNG_MAX_CELLS = 2000
+
+
 def plot(folder: str, results: list[CaseResult]) -> list[str]:
     """A PNG heatmap of |analytical - numerical| per failing pair; the files written."""
     import matplotlib
@@ -66,7 +70,10 @@ def plot(folder: str, results: list[CaseResult]) -> list[str]:
         raise UsageError(f"--plot {folder}: {exc.strerror or exc}") from None
     written = []
     for key, pair in failing_pairs(results):
+        from .render.heatmap import block_max, block_shape
+
         difference = numpy.abs(pair.analytical_jacobian - pair.numerical_jacobian)
+        difference = block_max(difference, block_shape(difference.shape, PNG_MAX_CELLS, PNG_MAX_CELLS))
         figure, axes = plt.subplots(figsize=(6, 5))
         image = axes.imshow(difference, cmap="magma", interpolation="nearest", aspect="auto")
         figure.colorbar(image, ax=axes, label="|analytical - numerical|")

@@ -268,22 +268,25 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
 
 
 def _print_heatmap(console: Console, pair: PairResult, settings: Settings) -> None:
-    """|analytical - numerical| cell by cell, where the Jacobian is small enough to see whole."""
+    """|analytical - numerical| cell by cell, or in blocks (each its largest error) when larger."""
     import numpy  # only once a check has failed: --help and passing runs never load it
 
     from . import heatmap
 
     if pair.numerical_jacobian is None or pair.analytical_jacobian is None:
         return
-    if not heatmap.fits(pair.jacobian_shape):
-        return
     num, ana = pair.numerical_jacobian, pair.analytical_jacobian
+    if num.size == 0:
+        return
+    block = heatmap.block_shape(num.shape)
     with numpy.errstate(invalid="ignore"):
-        difference = numpy.abs(ana - num)
-    failing = ~numpy.isclose(ana, num, rtol=settings.rtol, atol=settings.atol)
-    rows = [_entry(pair.output, _unravel(r, pair.output_shape)) for r in range(difference.shape[0])]
+        difference = heatmap.block_max(numpy.abs(ana - num), block)
+    failing = heatmap.block_max(~numpy.isclose(ana, num, rtol=settings.rtol, atol=settings.atol), block)
+    rows = [
+        _entry(pair.output, _unravel(r * block[0], pair.output_shape)) for r in range(difference.shape[0])
+    ]
     terminal = console.is_terminal
-    legend = Text(heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal), style="dim")
+    legend = Text(heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal, block=block), style="dim")
     _print(console, _Indented(legend))  # wraps under its own indent
     _print(console, _Indented(heatmap.heatmap(difference, failing, rows, terminal=terminal)))
 

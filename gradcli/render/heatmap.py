@@ -4,6 +4,8 @@ A wrong gradient that is transposed, shifted by one or missing a factor leaves a
 this grid that a list of the worst entries hides. Rows are output entries and columns input
 entries, both in row-major order (the Jacobian's own layout). On a terminal a cell is a
 coloured block; off one it is a character from a ramp, darkest for the largest error.
+A Jacobian larger than MAX_ROWS x MAX_COLUMNS is drawn in blocks (`block_max`): each cell is
+the largest error of an R x C block, so a band or a stripe still shows, only coarser.
 """
 
 from __future__ import annotations
@@ -26,6 +28,22 @@ def fits(jacobian_shape: tuple) -> bool:
     """Whether a Jacobian is small enough to draw cell by cell."""
     rows, columns = jacobian_shape
     return 0 < rows <= MAX_ROWS and 0 < columns <= MAX_COLUMNS
+
+
+def block_shape(jacobian_shape: tuple, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS) -> tuple:
+    """The smallest R x C block that brings the Jacobian within max_rows x max_columns cells."""
+    rows, columns = jacobian_shape
+    return max(1, math.ceil(rows / max_rows)), max(1, math.ceil(columns / max_columns))
+
+
+def block_max(values: numpy.ndarray, block: tuple) -> numpy.ndarray:
+    """Each R x C block's largest value (NaN if any is NaN; padding at the edges counts as 0 / False)."""
+    r, c = block
+    if (r, c) == (1, 1):
+        return values
+    rows, columns = values.shape
+    padded = numpy.pad(values, ((0, -rows % r), (0, -columns % c)))
+    return padded.reshape(padded.shape[0] // r, r, padded.shape[1] // c, c).max(axis=(1, 3))
 
 
 def levels(difference: numpy.ndarray, failing: numpy.ndarray) -> numpy.ndarray:
@@ -71,7 +89,7 @@ def _shade(level: int) -> Style:
     return Style(color=Color.from_rgb(240, green, 40))
 
 
-def legend(input_name: str, largest: float, *, terminal: bool) -> str:
+def legend(input_name: str, largest: float, *, terminal: bool, block: tuple = (1, 1)) -> str:
     """What the rows, columns and shades mean."""
     top = "nan" if math.isnan(largest) else f"{largest:.2e}"
     scale = (
@@ -79,4 +97,10 @@ def legend(input_name: str, largest: float, *, terminal: bool) -> str:
         if terminal
         else f"{RAMP[0]} within tolerance, then {RAMP[1]} to {RAMP[-1]} at {top}"
     )
-    return f"|analytical - numerical|, a column per entry of {input_name} (row-major): {scale}"
+    if block == (1, 1):
+        return f"|analytical - numerical|, a column per entry of {input_name} (row-major): {scale}"
+    r, c = block
+    return (
+        f"|analytical - numerical| of {input_name} (row-major), each cell is a {r} x {c} block "
+        f"(output x input entries, its largest error): {scale}"
+    )
