@@ -85,9 +85,32 @@ class PairResult:
     mismatch_count: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
     nondifferentiable: list[Mismatch] = field(default_factory=list)  # kinks: not failures
-    # A failing pair's full Jacobians (--dump, heatmaps); never in the JSON (CASE_JSON_LEAVES_OUT).
+    # A failing pair's full Jacobians (--dump, --plot, heatmaps), or once trimmed (`keep_jacobians=False`)
+    # only the heatmap's block grid; never in the JSON (CASE_JSON_LEAVES_OUT).
     numerical_jacobian: Any = field(default=None, repr=False, compare=False)
     analytical_jacobian: Any = field(default=None, repr=False, compare=False)
+    blocks: Any = field(default=None, repr=False, compare=False)
+
+    def heatmap_grid(self, *, rtol: float, atol: float):
+        """The terminal heatmap's `BlockGrid`, or None for a pair that kept no Jacobians."""
+        if self.blocks is not None:
+            return self.blocks
+        num, ana = self.numerical_jacobian, self.analytical_jacobian
+        if num is None or ana is None or num.size == 0:
+            return None
+        from .jacobian_blocks import block_grid
+
+        return block_grid(num, ana, rtol=rtol, atol=atol)
+
+    def trim_jacobians(self, *, rtol: float, atol: float) -> None:
+        """Keep only the heatmap's grid of a Jacobian too big to draw cell by cell, so a run's
+        memory per failing pair is bounded by the grid, not by the Jacobian."""
+        from .jacobian_blocks import fits
+
+        if self.numerical_jacobian is None or fits(self.jacobian_shape):
+            return
+        self.blocks = self.heatmap_grid(rtol=rtol, atol=atol)
+        self.numerical_jacobian = self.analytical_jacobian = None
 
     @property
     def verdict(self) -> str:
@@ -164,11 +187,13 @@ def run_case(
     settings: Settings,
     show: int = 10,
     progress: Callable[[int, int], None] | None = None,
+    keep_jacobians: bool = True,
 ) -> CaseResult:
     """Check one case; user-code errors become problems of a failed result, never exceptions.
 
     `show`: the failing entries each pair lists, largest error first (all are counted);
-    `progress(done, total)`: called per input element perturbed (the progress bar)."""
+    `progress(done, total)`: called per input element perturbed (the progress bar);
+    `keep_jacobians`: False keeps only the heatmap grid of a Jacobian larger than 20 x 40."""
     from engine.autograd import check_gradients
 
     case = prepared.case
@@ -227,6 +252,9 @@ def run_case(
         result.localized = bool(getattr(report, "localized", False))
         result.problems = [_problem(str(p)) for p in report.problems]
         result.pairs = _pair_results(report.pairs, names, inputs)
+        if not keep_jacobians:
+            for pair in result.pairs:
+                pair.trim_jacobians(rtol=chosen.rtol, atol=chosen.atol)
         result.warnings = kink_warnings(result.pairs, chosen.eps)
     if not result.passed:
         result.backwards = backward_sources(prepared)

@@ -259,7 +259,12 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                         )
                         with bar.case(f"{case.file.path}::{case.case.name}") as step:
                             show = run.show or SHOW_DEFAULT
-                            results.append(checking.run_case(case, settings, show=show, progress=step))
+                            keep = run.dump is not None or run.plot is not None
+                            results.append(
+                                checking.run_case(
+                                    case, settings, show=show, progress=step, keep_jacobians=keep
+                                )
+                            )
                         if run.exitfirst and not results[-1].passed:
                             break
     except CudaUnavailable as exc:

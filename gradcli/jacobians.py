@@ -70,7 +70,7 @@ def plot(folder: str, results: list[CaseResult]) -> list[str]:
         raise UsageError(f"--plot {folder}: {exc.strerror or exc}") from None
     written = []
     for key, pair in failing_pairs(results):
-        from .render.heatmap import block_max, block_shape
+        from .jacobian_blocks import block_max, block_shape
 
         difference = numpy.abs(pair.analytical_jacobian - pair.numerical_jacobian)
         difference = block_max(difference, block_shape(difference.shape, PNG_MAX_CELLS, PNG_MAX_CELLS))

@@ -250,6 +250,63 @@ def test_a_large_jacobian_is_drawn_in_blocks_and_a_transposed_gradient_shows_its
     assert grid.sum() < grid.size / 4  # the rest of the grid stays blank
 
 
+TRANSPOSED_LARGE = """
+import engine
+import gradcli
+
+
+class Double(engine.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return (grad_output * 2).t()  # BUG: transposed
+
+
+@gradcli.case(engine.randn(10, 10, dtype=engine.float64, requires_grad=True), fast=False)
+def double(x):
+    return Double.apply(x)
+"""
+
+
+def _run_first_case(path, keep_jacobians):
+    from gradcli import checking, collection
+    from gradcli.selection import compile_expression
+
+    chosen, _ = collection.targets([str(path)])
+    collected = collection.collect(chosen, compile_expression(None), seed=0)
+    return checking.run_case(collected.prepared[0], checking.Settings(), keep_jacobians=keep_jacobians)
+
+
+def test_a_run_without_dump_keeps_only_the_heatmap_grid_of_a_large_jacobian(tmp_path):
+    """Memory per failing pair is bounded by the 20 x 40 grid, and the grid is the one the full
+    Jacobians give."""
+    path = tmp_path / "large.py"
+    path.write_text(TRANSPOSED_LARGE)
+    (kept,) = _run_first_case(path, keep_jacobians=True).pairs
+    (trimmed,) = _run_first_case(path, keep_jacobians=False).pairs
+    assert kept.numerical_jacobian.shape == (100, 100)
+    assert trimmed.numerical_jacobian is None and trimmed.analytical_jacobian is None
+    assert trimmed.blocks.difference.shape == (20, 34) and trimmed.blocks.block == (5, 3)
+    full = kept.heatmap_grid(rtol=1e-3, atol=1e-5)
+    assert numpy.array_equal(trimmed.blocks.difference, full.difference)
+    assert numpy.array_equal(trimmed.blocks.failing, full.failing)
+    assert trimmed.mismatch_count == kept.mismatch_count == 180
+
+
+def test_a_small_jacobian_is_kept_whole_and_dump_keeps_a_large_one(tmp_path):
+    (small,) = [p for p in _run_first_case(write(tmp_path, TRANSPOSED), False).pairs if not p.passed]
+    assert small.numerical_jacobian is not None and small.blocks is None
+    path = tmp_path / "large.py"
+    path.write_text(TRANSPOSED_LARGE)
+    dump = tmp_path / "j.npz"
+    assert run(path, "--dump", dump).exit_code == 1
+    with numpy.load(dump) as arrays:
+        assert arrays["double/out/x/numerical"].shape == (100, 100)
+
+
 @pytest.mark.parametrize("width", [60, 80, 120, 200])
 def test_the_failure_text_fits_the_width(width):
     from gradcli import checking, collection

@@ -65,7 +65,9 @@ MISMATCH_ROWS = 5
 #: Lines of a custom backward's source shown under a failure.
 SOURCE_LINES = 15
 #: What --json leaves out of a CaseResult: --debug's traceback, the source lines shown to people.
-CASE_JSON_LEAVES_OUT = frozenset({"traceback", "source", "numerical_jacobian", "analytical_jacobian"})
+CASE_JSON_LEAVES_OUT = frozenset(
+    {"traceback", "source", "numerical_jacobian", "analytical_jacobian", "blocks"}
+)
 
 PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
 
@@ -269,26 +271,20 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
 
 def _print_heatmap(console: Console, pair: PairResult, settings: Settings) -> None:
     """|analytical - numerical| cell by cell, or in blocks (each its largest error) when larger."""
-    import numpy  # only once a check has failed: --help and passing runs never load it
-
     from . import heatmap
 
-    if pair.numerical_jacobian is None or pair.analytical_jacobian is None:
+    grid = pair.heatmap_grid(rtol=settings.rtol, atol=settings.atol)
+    if grid is None:
         return
-    num, ana = pair.numerical_jacobian, pair.analytical_jacobian
-    if num.size == 0:
-        return
-    block = heatmap.block_shape(num.shape)
-    with numpy.errstate(invalid="ignore"):
-        difference = heatmap.block_max(numpy.abs(ana - num), block)
-    failing = heatmap.block_max(~numpy.isclose(ana, num, rtol=settings.rtol, atol=settings.atol), block)
+    block = grid.block
     rows = [
-        _entry(pair.output, _unravel(r * block[0], pair.output_shape)) for r in range(difference.shape[0])
+        _entry(pair.output, _unravel(r * block[0], pair.output_shape))
+        for r in range(grid.difference.shape[0])
     ]
     terminal = console.is_terminal
     legend = Text(heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal, block=block), style="dim")
     _print(console, _Indented(legend))  # wraps under its own indent
-    _print(console, _Indented(heatmap.heatmap(difference, failing, rows, terminal=terminal)))
+    _print(console, _Indented(heatmap.heatmap(grid.difference, grid.failing, rows, terminal=terminal)))
 
 
 def _numbered_source(source: list[str], first: int) -> Table:

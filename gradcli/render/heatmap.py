@@ -4,7 +4,7 @@ A wrong gradient that is transposed, shifted by one or missing a factor leaves a
 this grid that a list of the worst entries hides. Rows are output entries and columns input
 entries, both in row-major order (the Jacobian's own layout). On a terminal a cell is a
 coloured block; off one it is a character from a ramp, darkest for the largest error.
-A Jacobian larger than MAX_ROWS x MAX_COLUMNS is drawn in blocks (`block_max`): each cell is
+A Jacobian larger than 20 x 40 is drawn in blocks (gradcli/jacobian_blocks.py): each cell is
 the largest error of an R x C block, so a band or a stripe still shows, only coarser.
 """
 
@@ -18,32 +18,8 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-#: The largest Jacobian drawn in the terminal (input entries across, output entries down).
-MAX_COLUMNS, MAX_ROWS = 40, 20
 #: Off a terminal: one character per level, from no error to the largest.
 RAMP = ".:-=+*#%@"
-
-
-def fits(jacobian_shape: tuple) -> bool:
-    """Whether a Jacobian is small enough to draw cell by cell."""
-    rows, columns = jacobian_shape
-    return 0 < rows <= MAX_ROWS and 0 < columns <= MAX_COLUMNS
-
-
-def block_shape(jacobian_shape: tuple, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS) -> tuple:
-    """The smallest R x C block that brings the Jacobian within max_rows x max_columns cells."""
-    rows, columns = jacobian_shape
-    return max(1, math.ceil(rows / max_rows)), max(1, math.ceil(columns / max_columns))
-
-
-def block_max(values: numpy.ndarray, block: tuple) -> numpy.ndarray:
-    """Each R x C block's largest value (NaN if any is NaN; padding at the edges counts as 0 / False)."""
-    r, c = block
-    if (r, c) == (1, 1):
-        return values
-    rows, columns = values.shape
-    padded = numpy.pad(values, ((0, -rows % r), (0, -columns % c)))
-    return padded.reshape(padded.shape[0] // r, r, padded.shape[1] // c, c).max(axis=(1, 3))
 
 
 def levels(difference: numpy.ndarray, failing: numpy.ndarray) -> numpy.ndarray:
