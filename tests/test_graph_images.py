@@ -39,11 +39,14 @@ def test_group_modules_puts_each_modules_parameters_and_their_ops_in_one_cluster
             r'subgraph cluster_\d+ \{ label="([^"]+)".*?((?:n\d+ ?)+) \}', result.stdout
         )
     }
-    # Tanh owns no parameter, so it has no cluster; each Linear: its parameters, the weight's
-    # transpose and the addmm that reads them
+    # each Linear: its parameters, the weight's transpose and the addmm that reads them; Tanh,
+    # which owns no parameter, the node its forward made
     assert clusters == {
-        f"model.{k}": sorted(["AddmmBackward0", "TBackward0", f"model.{k}.weight", f"model.{k}.bias"])
-        for k in (0, 2)
+        **{
+            f"model.{k}": sorted(["AddmmBackward0", "TBackward0", f"model.{k}.weight", f"model.{k}.bias"])
+            for k in (0, 2)
+        },
+        "model.1": ["TanhBackward0"],
     }
     assert "subgraph" not in run(tmp_path, "--format", "dot").stdout
 

@@ -285,6 +285,35 @@ def test_forward_hooks_with_kwargs_and_prepend():
     assert order == ["b", "a"]
 
 
+def test_global_forward_hooks_run_for_every_module_before_its_own():
+    module_file = torch.nn.modules.module if NAME == "torch" else torch.nn.module  # where each defines them
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    calls = []
+    seq[1].register_forward_hook(lambda m, args, out: calls.append("own"))
+    pre = module_file.register_module_forward_pre_hook(
+        lambda m, args: calls.append(("pre", type(m).__name__))
+    )
+    post = module_file.register_module_forward_hook(
+        lambda m, args, kwargs, out: calls.append(("post", type(m).__name__, kwargs)), with_kwargs=True
+    )
+    try:
+        seq(torch.ones(1, 2))
+    finally:
+        pre.remove()
+        post.remove()
+    seq(torch.ones(1, 2))
+    assert calls == [
+        ("pre", "Sequential"),
+        ("pre", "Linear"),
+        ("post", "Linear", {}),
+        ("pre", "ReLU"),
+        ("post", "ReLU", {}),
+        "own",
+        ("post", "Sequential", {}),
+        "own",
+    ]
+
+
 # ------------------------------------------------------------------------------ containers
 
 

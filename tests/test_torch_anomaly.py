@@ -225,3 +225,25 @@ def test_torchs_other_autograd_errors_are_findings(tmp_path, source, kind, code,
     assert roles(finding) == {
         role: (str(script), line_of(script, marker)) for role, marker in related.items()
     }
+
+
+def test_inplace_relu_inside_sequential_names_the_module_its_forward_line_and_its_fix():
+    script = SCRIPTS / "torch_module_inplace.py"
+    finding = only_finding(script, "inplace-modified-saved", 1)
+    assert where(finding["location"]) == (str(script), line_of(script, "model"))
+    assert (finding["details"]["module"], finding["details"]["module_class"]) == (
+        "model.2",
+        "ReLU(inplace=True)",
+    )
+    assert "modified in place by model.2 (ReLU(inplace=True))" in finding["message"]
+    assert finding["hint"].startswith("construct model.2 with inplace=False (`ReLU(inplace=False)`)")
+    (forward,) = [r for r in finding["related"] if r["role"] == "ReLU.forward (model.2)"]
+    assert forward["file"].endswith("torch/nn/modules/activation.py")
+    assert forward["function"] == "forward" and "F.relu(input, inplace=self.inplace)" in forward["source"]
+
+
+def test_a_module_that_does_not_change_in_place_keeps_the_generic_fix():
+    script = SCRIPTS / "torch_inplace_saved.py"  # F.relu(inplace=True) at top level: no module
+    finding = only_finding(script, "inplace-modified-saved", 1)
+    assert "module" not in finding["details"]
+    assert finding["hint"].startswith("compute out of place")

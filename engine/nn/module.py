@@ -2,7 +2,8 @@
 
 Follows torch/nn/modules/module.py: attribute assignment routes Parameters, Modules and
 buffers into ordered dicts; traversal, train/eval, state_dict, dtype/device conversion
-and forward hooks are defined over those dicts. Conversion replaces `param._data` in
+and forward hooks (the module's own, and the global ones of
+`register_module_forward_hook`) are defined over those dicts. Conversion replaces `param._data` in
 place, so Parameter identity (and optimizers holding them) survive `.double()` / `.to()`.
 """
 
@@ -20,6 +21,29 @@ from ..ops.tensor_methods import parse_to_args
 from ..tensor import Tensor, typename, wrap
 from .backward_hook import ModuleBackwardHooks
 from .parameter import Parameter, zero_grads
+
+# Hooks on every module's forward, as torch.nn.modules.module's globals (run before each module's own).
+_global_forward_pre_hooks: dict = {}
+_global_forward_hooks: dict = {}
+_global_forward_hooks_with_kwargs: set = set()
+_global_forward_hooks_always_called: set = set()
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, args) -> None or new args, before every module's forward (torch's global pre-hook)."""
+    return add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(
+    hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """hook(module, args, output) -> None or a new output, after every module's forward (torch's global hook)."""
+    handle = add_hook(_global_forward_hooks, hook)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs.add(handle.id)
+    if always_call:
+        _global_forward_hooks_always_called.add(handle.id)
+    return handle
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -382,13 +406,18 @@ class Module:
     # -- calling, with forward hooks ----------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if not (
-            self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+            self._forward_hooks
+            or self._forward_pre_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_forward_hooks
+            or _global_forward_pre_hooks
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
+        for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -412,9 +441,9 @@ class Module:
             args = backward_hooks.setup_input_hook(args)
         try:
             output = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
+            for hook_id, hook in self._all_forward_hooks():
                 called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if self._takes_kwargs(hook_id):
                     result = hook(self, args, kwargs, output)
                 else:
                     result = hook(self, args, output)
@@ -423,10 +452,14 @@ class Module:
             if backward_hooks is not None:
                 output = backward_hooks.setup_output_hook(output)
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+            for hook_id, hook in self._all_forward_hooks():
+                always = (
+                    hook_id in self._forward_hooks_always_called
+                    or hook_id in _global_forward_hooks_always_called
+                )
+                if always and hook_id not in called:
                     try:
-                        if hook_id in self._forward_hooks_with_kwargs:
+                        if self._takes_kwargs(hook_id):
                             hook(self, args, kwargs, output)
                         else:
                             hook(self, args, output)
@@ -434,6 +467,13 @@ class Module:
                         pass
             raise
         return output
+
+    def _all_forward_hooks(self) -> tuple:
+        """The global forward hooks, then the module's own (torch's order)."""
+        return (*_global_forward_hooks.items(), *self._forward_hooks.items())
+
+    def _takes_kwargs(self, hook_id: int) -> bool:
+        return hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs
 
     def register_forward_pre_hook(
         self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False

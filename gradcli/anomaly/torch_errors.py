@@ -35,6 +35,7 @@ def classify_torch(exc: BaseException, instrument: TorchInstrument, sites: Sites
             here=raise_site(exc, sites),
             error=str(exc),
             sites=sites,
+            module=instrument.module_of_change(record),
         )
     if hasattr(exc, "node_name"):
         return backward_finding(exc, exc.node_name, exc.node_site, raise_site(exc, sites), exc.stats, sites)

@@ -6,7 +6,7 @@ removed when it ends; no torch function is patched. Two hooks:
 - a `TorchFunctionMode` sees each torch call the script makes (not the calls inside them): the
   user's line (one stack walk), the versions of its tensor arguments before and after (a bump is
   an in-place change, whatever spelled it: `add_`, `x[i] = v`, `+=`, `out=`,
-  `F.relu(inplace=True)`), the nodes it created (their line in `grad_fn.metadata`, and a post
+  `F.relu(inplace=True)`) with the nn.Module whose forward made it, the nodes it created (their line in `grad_fn.metadata`, and a post
   hook that stops at the first NaN/Inf gradient), the leaves it used, `backward()` /
   `autograd.grad()` calls (what they added into `.grad`) and `.grad` reads;
 - `saved_tensors_hooks`: each saved tensor is packed as a detached alias (same storage and
@@ -25,6 +25,7 @@ from typing import Any
 from engine.autograd.anomaly import user_site
 
 from .instrument import GradState, LeafUse, note_grad_read
+from .modules import ModuleCall, current_module
 from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
@@ -62,7 +63,8 @@ class TorchInstrument:
         self.leaves: dict[int, LeafUse] = {}
         self.grads: dict[int, GradState] = {}
         self.nonleaf_reads: dict[tuple, dict] = {}
-        self.bumps: dict[int, list[tuple[int, int, tuple | None]]] = {}  # storage -> (before, after, site)
+        # storage -> (before, after, site, the nn.Module whose forward made the change)
+        self.bumps: dict[int, list[tuple[int, int, tuple | None, ModuleCall | None]]] = {}
         self._site: tuple | None = None  # the user's line of the torch call running now
         self._packed: list[SavedRecord] | None = None  # saved during that call
         self._tensor = torch.Tensor
@@ -113,7 +115,7 @@ class TorchInstrument:
         if len(self.bumps) >= MAX_STORAGES and key not in self.bumps:
             self.bumps.clear()
         records = self.bumps.setdefault(key, [])
-        records.append((before, after, site))
+        records.append((before, after, site, current_module()))
         if len(records) > MAX_BUMPS:
             del records[0]
 
@@ -167,10 +169,18 @@ class TorchInstrument:
     def modifications(self, record: SavedRecord) -> dict[int, tuple]:
         """version -> the line whose in-place change bumped the saved tensor's counter to it."""
         out = {}
-        for before, after, site in self.bumps.get(_storage_key(record.tensor), ()):
+        for before, after, site, _ in self.bumps.get(_storage_key(record.tensor), ()):
             for version in range(before + 1, after + 1):
                 out[version] = site
         return out
+
+    def module_of_change(self, record: SavedRecord) -> ModuleCall | None:
+        """The nn.Module whose forward made the first in-place change to the saved tensor, if one did."""
+        first = record.version + 1
+        for before, after, _, module in self.bumps.get(_storage_key(record.tensor), ()):
+            if before < first <= after:
+                return module
+        return None
 
     # -- backward ------------------------------------------------------------------------------
     def _check_gradients(

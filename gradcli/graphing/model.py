@@ -187,3 +187,4 @@ class Graph:
     targets_from: str = "target"  # "target" | "top-level" | "cases"
     device: str = "cpu"
     seed: int = 0
+    modules: dict[int, str] = field(default_factory=dict)  # node id -> the module whose forward made it

@@ -1,11 +1,11 @@
 """Which `nn.Module` a node belongs to, for `gradcli graph --group-modules`.
 
-Read from the graph alone, by the names of the parameters: a leaf named `model.0.weight` is
-in module `model.0`; a function node is in the module whose parameters it reads, directly or
-through a chain of one-input nodes that start at a parameter (`TBackward0` of a Linear's
-weight). A node that reads parameters of two modules, or none (an activation such as ReLU,
-which owns no parameter), stays outside every cluster: that is what the graph can tell without
-re-running the module's forward under hooks.
+A function node is in the module whose forward made it, as the forward hooks recorded it
+(`module_hooks`, in `Graph.modules`): an activation such as ReLU, which owns no parameter, too.
+A leaf is in the module its parameter's name says (`model.0.weight` is in `model.0`). A graph
+drawn without hooks falls back on the names alone: a function node is in the module whose
+parameters it reads, directly or through a chain of one-input nodes that start at a parameter
+(`TBackward0` of a Linear's weight).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def node_modules(graph: Graph) -> dict[int, str]:
         owned = {found[k] for k in inputs if k in pure}
         if len(owned) == 1:
             found[ident] = owned.pop()
+    found.update(graph.modules)
     return found
 
 

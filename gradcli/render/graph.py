@@ -526,19 +526,38 @@ def dot_source(
 
 
 def _clusters(graph: Graph, kept: list[bool]) -> list[str]:
-    """One `subgraph cluster_k` per nn.Module path, naming the nodes it holds."""
+    """One `subgraph cluster_k` per nn.Module path, naming the nodes it holds; a module's cluster
+    sits inside the cluster of the nearest module above it that holds nodes too (`model.0.fc`
+    inside `model.0`)."""
     members: dict[str, list[int]] = {}
     for ident, module in node_modules(graph).items():
         if kept[ident]:
             members.setdefault(module, []).append(ident)
-    lines = []
-    for k, (module, idents) in enumerate(sorted(members.items())):
-        nodes = " ".join(f"n{i}" for i in sorted(idents))
-        lines.append(
-            f"\tsubgraph cluster_{k} {{ label={_quote(module)} style=rounded color=steelblue "
-            f"fontcolor=steelblue {nodes} }}"
+    paths = sorted(members)
+    inner: dict[str | None, list[str]] = {}
+    for path in paths:
+        inner.setdefault(_enclosing(path, members), []).append(path)
+
+    def cluster(path: str, indent: str) -> list[str]:
+        nodes = " ".join(f"n{i}" for i in sorted(members[path]))
+        head = (
+            f"{indent}subgraph cluster_{paths.index(path)} {{ label={_quote(path)} style=rounded "
+            f"color=steelblue fontcolor=steelblue {nodes}"
         )
-    return lines
+        if path not in inner:
+            return [head + " }"]
+        return [head, *(line for sub in inner[path] for line in cluster(sub, indent + "\t")), indent + "}"]
+
+    return [line for path in inner.get(None, []) for line in cluster(path, "\t")]
+
+
+def _enclosing(path: str, paths: dict[str, Any]) -> str | None:
+    """The longest of `paths` that `path` is a submodule of, if any."""
+    while "." in path:
+        path = path.rpartition(".")[0]
+        if path in paths:
+            return path
+    return None
 
 
 def _quote(text: str) -> str:
