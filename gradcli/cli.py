@@ -403,7 +403,13 @@ def graph(
     chosen = chosen_format(fmt, json_flag).replace("text", "tree")
     with exit_codes(err, debug, usage=(draw.OutputError,)):
         with _user_prints_to_stderr(chosen != "tree"):
-            built = graphing.load_graph(file, target=target, device=device.value, seed=seed)
+            built = graphing.load_graph(
+                file,
+                target=target,
+                device=device.value,
+                seed=seed,
+                forward_lines=draw.shows_forward_lines(chosen, verbose),
+            )
         draw.emit(
             built,
             chosen,
