@@ -83,7 +83,9 @@ def test_the_seed_expression_in_torch_draws_as_the_engine_draws_it(tmp_path, mon
         if lines[0] is None:
             assert lines[1] is None
         else:  # the same line of the two files
-            assert [(line["line"], line["code"]) for line in lines] == [(lines[0]["line"], lines[0]["code"])] * 2
+            assert [(line["line"], line["code"]) for line in lines] == [
+                (lines[0]["line"], lines[0]["code"])
+            ] * 2
     ns = runpy.run_path(str(torch_file))
     (root,) = torch_doc["roots"]
     assert expand(torch_doc, root["node"]) == torch_tree(ns["loss"].grad_fn)

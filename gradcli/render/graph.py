@@ -685,7 +685,5 @@ def _node_dict(node: GraphNode, kept: list[bool]) -> dict[str, Any]:
             }
             for s in node.saved
         ],
-        "forward_line": None
-        if line is None
-        else {"file": line.file, "line": line.line, "code": line.code},
+        "forward_line": None if line is None else {"file": line.file, "line": line.line, "code": line.code},
     }
