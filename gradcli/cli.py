@@ -330,9 +330,9 @@ GRAPH_HELP = """Draw the backward graph (the grad_fn nodes) behind a result comp
 
 FILE runs with --device as the default device. The target is --target NAME (a top-level tensor, or a case); else every top-level tensor with a grad_fn that no other top-level result uses (for `loss = l4.mean()` after `l4 = l2 * l3`, that is `loss`); else the outputs of the file's cases (the forms of gradcli check).
 
-Each node shows its PyTorch name (MulBackward0, AccumulateGrad), the shape, dtype and device of the tensor it produced (? where the graph does not record them), and your variable names; then what differs from the defaults: a grad's norm, retains_grad=True, hooks (--verbose also prints the defaults: retains_grad=False, requires_grad=True is_leaf=True grad=None). The tree fits the terminal's width: long labels wrap under their own guide line, and it draws the levels that fit (a note says so). A node reached by two paths is drawn once, then referenced by its #id. --show-saved lists saved tensors with the version they were saved at and their version now (a modified one is always shown: that backward will fail).
+Each node shows its PyTorch name (MulBackward0, AccumulateGrad), the shape, dtype and device of the tensor it produced (? where the graph does not record them), and your variable names; then what differs from the defaults: a grad's norm, retains_grad=True, hooks (--verbose also prints the defaults: retains_grad=False, requires_grad=True is_leaf=True grad=None, and under each node the line of FILE whose forward call made it). The tree fits the terminal's width: long labels wrap under their own guide line, and it draws the levels that fit (a note says so). A node reached by two paths is drawn once, then referenced by its #id. --show-saved lists saved tensors with the version they were saved at and their version now (a modified one is always shown: that backward will fail).
 
-Formats: text (the tree, the default; `tree` is its other name; --depth limits it, default 50 levels), dot (Graphviz source), svg, png, pdf (images; need Graphviz's dot program; --show-saved adds saved values and tensors, --group-modules a box per nn.Module), html (one self-contained page: the svg with pan/zoom, search by name, a click on a node shows its saved tensors, shapes, hooks; needs dot too), json (or --json; schema "gradcli.graph/1", which `gradcli schema graph` prints).
+Formats: text (the tree, the default; `tree` is its other name; --depth limits it, default 50 levels), dot (Graphviz source), svg, png, pdf (images; need Graphviz's dot program; --show-saved adds saved values and tensors, --group-modules a box per nn.Module), html (one self-contained page: the svg with pan/zoom, search by name, a click on a node shows the forward line that made it, its saved tensors, shapes, hooks; needs dot too), json (or --json; schema "gradcli.graph/1", which `gradcli schema graph` prints).
 
 Exit codes: 0 drawn; 2 usage or loading error (file missing, exception while loading, no target, target not a tensor or without grad_fn, CUDA unavailable, Graphviz missing for svg/png/pdf/html, an image to a terminal); 3 internal error of gradcli.
 """
@@ -395,7 +395,7 @@ def graph(
         typer.Option(
             "--verbose",
             "-v",
-            help="Tree: also print the defaults (retains_grad=False, requires_grad=True is_leaf=True grad=None).",
+            help="Tree: also print the defaults (retains_grad=False, ...) and the line that made each node.",
         ),
     ] = False,
     seed: SeedOption = 0,
@@ -410,7 +410,12 @@ def graph(
     with exit_codes(err, debug, usage=(draw.OutputError,)):
         with _user_prints_to_stderr(chosen != "tree"):
             built = graphing.load_graph(
-                file, target=target, device=device.value, seed=seed, group_modules=group_modules
+                file,
+                target=target,
+                device=device.value,
+                seed=seed,
+                forward_lines=draw.shows_forward_lines(chosen, verbose),
+                group_modules=group_modules,
             )
         draw.emit(
             built,

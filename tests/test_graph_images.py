@@ -124,4 +124,8 @@ def test_html_in_a_headless_browser_loads_cleanly_and_a_click_shows_the_nodes_de
     shapes = [f"({', '.join(map(str, s['shape']))}" for s in node["saved"] if s["kind"] == "tensor"]
     assert shapes and all(shape in result["details"] for shape in shapes)
     assert "hooks: 0 pre, 0 post, 0 tensor" in result["details"]
+    line = node["forward_line"]
+    assert (line["line"], line["code"]) == (7, "loss = (model(x) * 2.0).sum()")
+    shown = [text.strip() for text in result["details"].split("\n") if text.strip()]
+    assert shown[2:4] == [f"made at {line['file']}:7", "loss = (model(x) * 2.0).sum()"]
     assert result["matches"] == "2 matches"  # model.2.weight, model.2.bias

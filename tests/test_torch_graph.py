@@ -76,9 +76,16 @@ def test_the_seed_expression_in_torch_draws_as_the_engine_draws_it(tmp_path, mon
     for key in ("roots", "summary", "targets_from"):
         assert torch_doc[key] == engine_doc[key]
     for engine_node, torch_node in zip(engine_doc["nodes"], torch_doc["nodes"], strict=True):
-        assert {k: v for k, v in torch_node.items() if k != "saved"} == {
-            k: v for k, v in engine_node.items() if k != "saved"
+        assert {k: v for k, v in torch_node.items() if k not in ("saved", "forward_line")} == {
+            k: v for k, v in engine_node.items() if k not in ("saved", "forward_line")
         }
+        lines = [node["forward_line"] for node in (engine_node, torch_node)]
+        if lines[0] is None:
+            assert lines[1] is None
+        else:  # the same line of the two files
+            assert [(line["line"], line["code"]) for line in lines] == [
+                (lines[0]["line"], lines[0]["code"])
+            ] * 2
     ns = runpy.run_path(str(torch_file))
     (root,) = torch_doc["roots"]
     assert expand(torch_doc, root["node"]) == torch_tree(ns["loss"].grad_fn)

@@ -12,6 +12,10 @@ the op itself.
 
 `observer` is an optional second listener (gradcli anomaly's instrumentation): the engine's
 hook points call it only while anomaly mode is on. See `Observer` for the protocol.
+
+`record_sites` is anomaly mode reduced to one frame per node, for tools that show where each
+node was made (gradcli graph): the innermost user frame only, no NaN check, no warning and no
+message changed, and `is_anomaly_enabled()` stays False.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from typing import Any
 
 from .. import backend
 
-# state[0]: anomaly mode on; state[1]: check for NaN in backward outputs.
-state = [False, True]
+# state[0]: anomaly mode on; state[1]: check for NaN in backward outputs;
+# state[2]: only recording sites (`record_sites`): traces are one frame, behaviour unchanged.
+state = [False, True, False]
 
 #: An `Observer` (or None): extra instrumentation called at the hook points in anomaly mode.
 observer: Observer | None = None
@@ -38,7 +43,7 @@ MAX_BUMPS = 32
 
 
 def is_anomaly_enabled() -> bool:
-    return state[0]
+    return state[0] and not state[2]
 
 
 def is_anomaly_check_nan_enabled() -> bool:
@@ -97,7 +102,11 @@ def creation_trace() -> list:
     """The user's frames of the current stack as raw `(code, lineno)` pairs, innermost first.
 
     Called per node in anomaly mode, so it only walks the stack and defers all formatting.
+    Under `record_sites`, only the innermost user frame: a walk of a few frames, not the stack.
     """
+    if state[2]:
+        site = user_site()
+        return [site] if site is not None else []
     known = _internal_files.get
     frames = []
     frame = sys._getframe(1)
@@ -234,8 +243,8 @@ def backward_failed(node, exc: BaseException) -> None:
     The error gets `anomaly_node` (the failing node); a modified-saved-tensor error also gets
     the lines that saved and modified the tensor appended to its message.
     """
-    if getattr(exc, "anomaly_node", None) is not None:
-        return  # an inner backward (create_graph) already explained it
+    if getattr(exc, "anomaly_node", None) is not None or state[2]:
+        return  # an inner backward (create_graph) already explained it; or only recording sites
     warn_with_trace(node)
     try:
         exc.anomaly_node = node
@@ -338,19 +347,37 @@ def set_observer(new: Observer | None) -> Observer | None:
 # ------------------------------------------------------------------------ mode switches
 
 
+class record_sites:
+    """Record where each node is made (`node._trace == [innermost user frame]`), and nothing else.
+
+    A context manager for tools: anomaly mode's recording without its checks, warnings or
+    longer messages. A `set_detect_anomaly` / `detect_anomaly` inside it is full anomaly mode.
+    """
+
+    def __enter__(self) -> None:
+        self._prev = (state[0], state[1], state[2])
+        state[0], state[1], state[2] = True, False, True
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        state[0], state[1], state[2] = self._prev
+        return False
+
+
 class set_detect_anomaly:
     """Turn anomaly mode on or off (a function call or a context manager)."""
 
     def __init__(self, mode: bool, check_nan: bool = True):
-        self._prev = (state[0], state[1])
+        self._prev = (state[0], state[1], state[2])
         state[0] = bool(mode)
         state[1] = bool(check_nan)
+        state[2] = False
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc: Any) -> bool:
-        state[0], state[1] = self._prev
+        state[0], state[1], state[2] = self._prev
         return False
 
 
@@ -368,12 +395,12 @@ class detect_anomaly:
         )
 
     def __enter__(self) -> None:
-        self._prev = (state[0], state[1])
-        state[0], state[1] = True, self.check_nan
+        self._prev = (state[0], state[1], state[2])
+        state[0], state[1], state[2] = True, self.check_nan, False
         return None
 
     def __exit__(self, *exc: Any) -> bool:
-        state[0], state[1] = self._prev
+        state[0], state[1], state[2] = self._prev
         return False
 
     def __call__(self, fn):

@@ -61,7 +61,7 @@ def version_error(tensor, expected: int, producer) -> RuntimeError:
     hint = (
         "Hint: the backtrace further above shows the operation that failed to compute its "
         "gradient. The variable in question was changed in there or anywhere later. Good luck!"
-        if anomaly.state[0]
+        if anomaly.is_anomaly_enabled()
         else "Hint: enable anomaly detection to find the operation that failed to compute its "
         "gradient, with engine.autograd.set_detect_anomaly(True, check_nan=False)."
     )

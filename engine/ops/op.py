@@ -22,7 +22,7 @@ from .promotion import promoted
 
 ndarray = numpy.ndarray
 _grad_enabled = grad_mode.state  # [bool]: read once per op, so bound here
-_anomaly_on = anomaly.state  # [on, check_nan]
+_anomaly_on = anomaly.state  # [on, check_nan, sites only]
 
 
 def _producer_of(tensor):

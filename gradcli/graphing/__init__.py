@@ -28,6 +28,7 @@ Modules, from the entry point down:
 - `meta`: shape / dtype / device of each produced tensor, from what the graph records
 - `nodes`: one engine node -> its `GraphNode` (outputs, leaf, hooks, saved values, edges)
 - `torch_nodes`: the same records from torch's nodes, when the targets are torch tensors
+- `sites`: each node's forward line (the user's line that made it), recorded as the file runs
 - `names`: `NameIndex`, the user's names for tensors
 - `model`: the dataclasses (`Graph`, `GraphNode`, `TensorMeta`, `Saved`, ...)
 """
@@ -35,6 +36,7 @@ Modules, from the entry point down:
 from .model import (
     Constant,
     Edge,
+    ForwardLine,
     Graph,
     GraphNode,
     Hooks,
@@ -52,6 +54,7 @@ from .walker import build_graph, walk
 __all__ = [
     "Constant",
     "Edge",
+    "ForwardLine",
     "Graph",
     "GraphNode",
     "Hooks",

@@ -133,6 +133,15 @@ class Hooks:
 
 
 @dataclass(slots=True)
+class ForwardLine:
+    """The user's line whose forward call made a node: `file:line` and its text (None if unreadable)."""
+
+    file: str
+    line: int
+    code: str | None
+
+
+@dataclass(slots=True)
 class GraphNode:
     """One Function node (`MulBackward0`) or leaf sink (`AccumulateGrad`)."""
 
@@ -147,6 +156,7 @@ class GraphNode:
     saved: list[Saved] = field(default_factory=list)
     saved_freed: bool = False  # a backward already freed what it had saved
     edges: list[Edge] = field(default_factory=list)
+    forward_line: ForwardLine | None = None  # recorded only when the output shows it
 
     @property
     def names(self) -> list[str]:

@@ -17,6 +17,7 @@ from engine import backend
 from .. import loading
 from ..frameworks import MixedTensors, torch_module
 from ..running import LoadError, user_error, using_device
+from . import sites
 from .model import Graph
 from .module_hooks import recording_modules
 from .names import NameIndex
@@ -25,23 +26,33 @@ from .walker import build_graph, walk
 
 
 def load_graph(
-    path: str, *, target: str | None = None, device: str = "cpu", seed: int = 0, group_modules: bool = False
+    path: str,
+    *,
+    target: str | None = None,
+    device: str = "cpu",
+    seed: int = 0,
+    forward_lines: bool = False,
+    group_modules: bool = False,
 ) -> Graph:
     """Run `path` with `device` as the default device and walk the graph of its target(s).
 
-    With `group_modules`, the file runs under module hooks (`module_hooks`) and the graph's
+    With `forward_lines`, each node gets the user's line whose forward call made it. With
+    `group_modules`, the file runs under module hooks (`module_hooks`) and the graph's
     `modules` tells which module's forward made each node. Every problem with the file or the
     target raises `LoadError` (exit code 2), naming the file and line where there is one.
     """
     try:
-        with using_device(device, [path]), ExitStack() as hooks:
+        with using_device(device, [path]), sites.recording(forward_lines), ExitStack() as hooks:
             recorder = hooks.enter_context(recording_modules()) if group_modules else None
             loaded = loading.load_file(path, seed=seed, require_cases=False)
             targets, names, source = find_targets(loaded, target, seed=seed)
     except backend.CudaUnavailable as exc:
         raise LoadError(f"--device {device} is unavailable: {exc}", path) from None
     try:
-        graph = build_graph(targets, names, file=path, targets_from=source, device=device, seed=seed)
+        lines = sites.ForwardLines(path) if forward_lines else None
+        graph = build_graph(
+            targets, names, file=path, targets_from=source, device=device, seed=seed, lines=lines
+        )
     except MixedTensors as exc:
         raise LoadError(f"the graph to draw {exc}", path) from None
     if recorder is not None:

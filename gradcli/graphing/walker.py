@@ -22,6 +22,7 @@ from ..frameworks import framework_of
 from . import meta, nodes, torch_nodes
 from .model import Constant, Graph, GraphNode, Root, Summary, TensorMeta
 from .names import NameIndex
+from .sites import ForwardLines
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,11 @@ def build_graph(
     targets_from: str = "target",
     device: str = "cpu",
     seed: int = 0,
+    lines: ForwardLines | None = None,
 ) -> Graph:
     """Walk the backward graph of `targets` (name, tensor with a grad_fn) into a `Graph`.
+
+    With `lines`, each node gets its forward line (recorded by `sites.recording` as it ran).
 
     Raises `gradcli.frameworks.MixedTensors` when the targets are engine and torch tensors.
     """
@@ -77,7 +81,7 @@ def build_graph(
     paused = gc.isenabled()
     gc.disable()  # tens of thousands of small records, none cyclic: collections only cost time
     try:
-        return _build(reader, targets, names, file, targets_from, device, seed)
+        return _build(reader, targets, names, file, targets_from, device, seed, lines)
     finally:
         if paused:
             gc.enable()
@@ -91,6 +95,7 @@ def _build(
     targets_from: str,
     device: str,
     seed: int,
+    lines: ForwardLines | None,
 ) -> Graph:
     names = names if names is not None else NameIndex()
     for name, tensor in targets:
@@ -110,6 +115,8 @@ def _build(
     saved_count = stale = freed = leaves = n_constants = 0
     for i, node in enumerate(order):
         record = reader.node_record(i, node, level[i], consumers[i], metas[i], names, index, constants)
+        if lines is not None and record.kind != "leaf":  # a leaf is the user's, made by no forward call
+            record.forward_line = lines.of(node)
         nodes.append(record)
         leaves += record.kind == "leaf"
         freed += record.saved_freed

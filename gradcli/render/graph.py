@@ -8,14 +8,17 @@ saved tensors orange, modified ones red; with --show-saved a node's saved values
 its label, as torchviz's show_attrs; --group-modules boxes each nn.Module's nodes); `svg`,
 `png` and `pdf` run it through Graphviz's `dot` program (`graphviz_run`); `html` is one
 self-contained page around that svg (`graph_html`). The tree fits the console's width
-(`tree_fit`) and prints only what differs from the defaults unless --verbose.
+(`tree_fit`) and prints only what differs from the defaults unless --verbose, which also
+prints under each node the line of the user's file whose forward call made it.
 
 JSON schema (`gradcli graph --format json`, schema id "gradcli.graph/1"). Node ids are
 positions in `nodes` (depth-first preorder from the roots, following `next_functions`);
 shapes are lists of ints; metadata the graph does not record is null; a float that is not
 finite is written as the string "nan", "inf" or "-inf". `summary` covers the whole graph
 even under --depth: `saved_bytes` counts each distinct buffer once (views share one), and
-`depth` is the number of nodes on the longest path from a root to a leaf::
+`depth` is the number of nodes on the longest path from a root to a leaf; `file` of a
+`forward_line` is FILE as given for FILE itself, else relative to the working directory when
+under it::
 
     {
       "schema": "gradcli.graph/1",
@@ -48,7 +51,9 @@ even under --depth: `saved_bytes` counts each distinct buffer once (views share 
                    "shape": [int] | null, "dtype": str | null, "device": str | null,
                    "bytes": int, "saved_version": int | null, "current_version": int | null,
                    "stale": bool,           # modified in place since saved: backward will fail
-                   "is_output": bool, "names": [str], "value": str | null}]
+                   "is_output": bool, "names": [str], "value": str | null}],
+        "forward_line": {"file": str, "line": int,          # the user's line whose forward call
+                         "code": str | null} | null         # made it; null: none (AccumulateGrad)
       }],
       "edges": [{                           # node.next_functions[index] == (next, output_nr)
         "node": int, "index": int, "input": str | null,      # the op's input name: "self", "other"
@@ -69,7 +74,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from ..graphing import Constant, Graph, GraphNode, Leaf, Saved, TensorMeta
+from ..graphing import Constant, ForwardLine, Graph, GraphNode, Leaf, Saved, TensorMeta
 from ..graphing.modules import node_modules
 from ..plurals import noun, plural
 from .console import make_console
@@ -89,6 +94,11 @@ ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
 
 
 # ------------------------------------------------------------------------- entry point
+
+
+def shows_forward_lines(fmt: str, verbose: bool) -> bool:
+    """Whether `fmt` shows each node's forward line, so the run must record them (else it costs)."""
+    return fmt in ("json", "html") or (fmt == "tree" and verbose)
 
 
 def emit(
@@ -254,6 +264,8 @@ def tree_lines(
         lines.append([(first, ""), *_node_segments(node, show_saved, verbose)])
         edges = node.edges
         bar = pipe if edges else blank
+        if verbose and node.forward_line is not None:
+            lines.append([(rest + bar, ""), *_forward_line_segments(node.forward_line)])
         for saved in node.saved:
             if show_saved or saved.stale:
                 lines.append([(rest + bar, ""), *_saved_segments(saved)])
@@ -360,6 +372,12 @@ def _constant_segments(constant: Constant | None) -> list[Segment]:
     if constant.value is not None:
         return [*segments, (f"  {constant.value}", style), ("  (Python number)", style)]
     return [*segments, ("  " + meta_text(constant.meta), style), ("  requires_grad=False", style)]
+
+
+def _forward_line_segments(line: ForwardLine) -> list[Segment]:
+    """Where the node was made: `at FILE:LINE` and the line's code, apart so a narrow tree breaks between."""
+    where = [(f"at {line.file}:{line.line}", "dim")]
+    return where if line.code is None else [*where, (f"  {line.code}", "dim")]
 
 
 def _saved_segments(saved: Saved) -> list[Segment]:
@@ -640,6 +658,7 @@ def _meta_dict(meta: TensorMeta) -> dict[str, Any]:
 def _node_dict(node: GraphNode, kept: list[bool]) -> dict[str, Any]:
     """Built by hand, not with `as_json`: once per node, and asdict costs ~25x a dict literal."""
     leaf = node.leaf
+    line = node.forward_line
     return {
         "id": node.id,
         "name": node.name,
@@ -685,4 +704,5 @@ def _node_dict(node: GraphNode, kept: list[bool]) -> dict[str, Any]:
             }
             for s in node.saved
         ],
+        "forward_line": None if line is None else {"file": line.file, "line": line.line, "code": line.code},
     }

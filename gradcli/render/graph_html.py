@@ -3,7 +3,7 @@
 The SVG that Graphviz laid out is inlined, with the `gradcli.graph/1` JSON document and the
 node -> nn.Module map as `application/json` script blocks, and the page's CSS and JS
 (`assets/graph_page.js`: pan/zoom on the SVG's viewBox, search by name, a click on a node
-shows its outputs, module, hooks and saved tensors) inlined too, so the file opens anywhere.
+shows the forward line that made it, its outputs, module, hooks and saved tensors) inlined too, so the file opens anywhere.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ body { margin: 0; font: 13px monospace; display: flex; height: 100vh; }
 #canvas svg { width: 100%; height: 100%; cursor: grab; }
 #details { width: 360px; overflow: auto; padding: 8px; border-left: 1px solid #ccc; }
 #details .stale { color: #b00; font-weight: bold; }
+#details pre.code { background: #f4f4f4; padding: 4px; white-space: pre-wrap; }
 g.node { cursor: pointer; }
 g.node.match polygon { stroke: #d40; stroke-width: 3; }
 g.node.dimmed { opacity: 0.3; }
@@ -46,7 +47,7 @@ def html_page(graph: Graph, svg: str, document: dict[str, Any], *, modules: dict
 <span>{html.escape(graph.file)}</span></div>
 <div id="canvas">{svg}</div>
 </div>
-<div id="details"><p>Click a node for its outputs, hooks and saved tensors. Wheel: zoom, drag: pan.</p></div>
+<div id="details"><p>Click a node for the line that made it, its outputs, hooks and saved tensors. Wheel: zoom, drag: pan.</p></div>
 <script type="application/json" id="graph-data">{_script_json(document)}</script>
 <script type="application/json" id="graph-modules">{_script_json({str(k): v for k, v in modules.items()})}</script>
 <script>{script}</script>

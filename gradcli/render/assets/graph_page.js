@@ -76,6 +76,11 @@
     details.replaceChildren();
     details.appendChild(el("h2", node.name + "  #" + node.id));
     if (modules[node.id] !== undefined) details.appendChild(el("p", "module: " + modules[node.id]));
+    const line = node.forward_line;
+    if (line) {
+      details.appendChild(el("p", "made at " + line.file + ":" + line.line));
+      if (line.code !== null) details.appendChild(el("pre", line.code, "code"));
+    }
     const outs = el("ul");
     for (const o of node.outputs) {
       outs.appendChild(el("li", (o.names.length ? o.names.join(", ") + ": " : "") + shape(o) +
