@@ -397,7 +397,8 @@ def _add_to_buffer(buffers, node, nr, g):
     if slot is None:
         slot = buffers[node] = [None] * node.num_outputs
     old = slot[nr]
-    slot[nr] = g if old is None else old + g
+    if g is not None:  # a root given twice, once with an undefined gradient (gradcheck's undefined-grad run)
+        slot[nr] = g if old is None else old + g
 
 
 def _tensor_pre_hooks(node, grads: list, create_graph) -> list:
