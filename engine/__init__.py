@@ -3,8 +3,6 @@
 This module is the public namespace only: everything here is re-exported.
 """
 
-import numpy as _numpy
-
 from . import autograd, backend, cuda, linalg, nn, optim
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
@@ -69,8 +67,7 @@ long = int64
 int = int32
 short = int16
 
-# PyTorch never warns on division by zero or log(0); neither do we (numpy would).
-_numpy.seterr(all="ignore")
+backend.quiet_numpy()  # the importing thread; others on their first op (ops/op.py, autograd/backward.py)
 
 __version__ = "0.1.0"
 

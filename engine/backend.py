@@ -14,6 +14,7 @@ import importlib
 import os
 import re
 import sys
+import threading
 
 import numpy
 
@@ -602,3 +603,16 @@ def tune_allocator() -> bool:
 
 
 tune_allocator()
+
+
+# ------------------------------------------------------------------ numpy's error state
+
+_quiet = threading.local()
+
+
+def quiet_numpy() -> None:
+    """PyTorch never warns on division by zero or log(0); numpy would. Its error state is per
+    thread (a context variable), so each thread running engine ops ignores errors from its first op."""
+    if not _quiet.__dict__:
+        numpy.seterr(all="ignore")
+        _quiet.done = True

@@ -32,6 +32,7 @@ def line_of(marker: str) -> int:
 def anomaly_off_after():
     yield
     anomaly.state[0], anomaly.state[1] = False, True
+    anomaly.asked[0], anomaly.asked[1] = False, True
     anomaly.set_observer(None)
 
 

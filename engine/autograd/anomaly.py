@@ -30,9 +30,15 @@ from typing import Any
 
 from .. import backend
 
-# state[0]: anomaly mode on; state[1]: check for NaN in backward outputs;
-# state[2]: only recording sites (`record_sites`): traces are one frame, behaviour unchanged.
+# What the hook points read: state[0]: anomaly mode on; state[1]: check for NaN in backward
+# outputs; state[2]: only recording sites (`record_sites`): traces are one frame, behaviour unchanged.
 state = [False, True, False]
+# What the user's code last asked for (is_anomaly_enabled reads it); `state` is the same unless a
+# tool holds the mode on (`held`), so a script that turns anomaly mode off cannot blind gradcli,
+# or records sites (`record_sites`).
+asked = [False, True]
+_holds = [0]
+_recording_sites = [0]
 
 #: An `Observer` (or None): extra instrumentation called at the hook points in anomaly mode.
 observer: Observer | None = None
@@ -43,11 +49,40 @@ MAX_BUMPS = 32
 
 
 def is_anomaly_enabled() -> bool:
-    return state[0] and not state[2]
+    return asked[0]
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    return state[1]
+    return asked[1]
+
+
+def _settle() -> None:
+    """`state` from what was asked: all on while a tool holds the mode; sites only while a tool
+    records them and anomaly mode is otherwise off."""
+    full = asked[0] or _holds[0] > 0
+    sites_only = not full and _recording_sites[0] > 0
+    state[0] = full or sites_only
+    state[1] = (asked[1] or _holds[0] > 0) and not sites_only
+    state[2] = sites_only
+
+
+def _ask(mode: bool, check_nan: bool) -> None:
+    asked[0], asked[1] = bool(mode), bool(check_nan)
+    _settle()
+
+
+class held:
+    """Anomaly mode and its NaN checks on while the block runs, whatever the code inside asks for
+    (`set_detect_anomaly(False)` changes only what `is_anomaly_enabled` reports)."""
+
+    def __enter__(self) -> None:
+        _holds[0] += 1
+        _settle()
+
+    def __exit__(self, *exc: Any) -> bool:
+        _holds[0] -= 1
+        _settle()
+        return False
 
 
 # --------------------------------------------------------------------- the user's frames
@@ -335,6 +370,17 @@ class Observer:
     def grad_read(self, tensor) -> None:
         """`tensor.grad` is being read (a non-leaf that does not retain grad: it is None)."""
 
+    def raised(self, exc: BaseException) -> None:
+        """The engine raises `exc` (a backward run or an autograd rule failed); the script may catch it."""
+
+
+def noted(exc: BaseException) -> BaseException:
+    """`exc`, an autograd error the engine is about to raise, first shown to the observer (in
+    anomaly mode): a script that catches it does not hide it from a tool."""
+    if state[0] and observer is not None:
+        observer.raised(exc)
+    return exc
+
 
 def set_observer(new: Observer | None) -> Observer | None:
     """Install `new` as the observer; returns the previous one (to restore it)."""
@@ -355,12 +401,13 @@ class record_sites:
     """
 
     def __enter__(self) -> None:
-        self._prev = (state[0], state[1], state[2])
-        state[0], state[1], state[2] = True, False, True
+        _recording_sites[0] += 1
+        _settle()
         return None
 
     def __exit__(self, *exc: Any) -> bool:
-        state[0], state[1], state[2] = self._prev
+        _recording_sites[0] -= 1
+        _settle()
         return False
 
 
@@ -368,16 +415,14 @@ class set_detect_anomaly:
     """Turn anomaly mode on or off (a function call or a context manager)."""
 
     def __init__(self, mode: bool, check_nan: bool = True):
-        self._prev = (state[0], state[1], state[2])
-        state[0] = bool(mode)
-        state[1] = bool(check_nan)
-        state[2] = False
+        self._prev = (asked[0], asked[1])
+        _ask(mode, check_nan)
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc: Any) -> bool:
-        state[0], state[1], state[2] = self._prev
+        _ask(*self._prev)
         return False
 
 
@@ -395,12 +440,12 @@ class detect_anomaly:
         )
 
     def __enter__(self) -> None:
-        self._prev = (state[0], state[1], state[2])
-        state[0], state[1], state[2] = True, self.check_nan, False
+        self._prev = (asked[0], asked[1])
+        _ask(True, self.check_nan)
         return None
 
     def __exit__(self, *exc: Any) -> bool:
-        state[0], state[1], state[2] = self._prev
+        _ask(*self._prev)
         return False
 
     def __call__(self, fn):

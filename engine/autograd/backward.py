@@ -296,6 +296,7 @@ def _reach(roots, target_nodes, capture):
 
 
 def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
+    backend.quiet_numpy()  # a backward in a new thread: numpy's error state is per thread
     plan = None if inputs is None else _Plan(roots, inputs, capture)
     nodes = None if plan is None else plan.execute
     deps = _dependencies(roots, nodes)
@@ -363,6 +364,10 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
                 deps[child] = left
                 if left == 0:
                     ready.append(child)
+    except BaseException as exc:
+        if watch is not None:
+            watch.raised(exc)  # before the script can catch it
+        raise
     finally:
         grad_mode.state[0] = prev_mode
         if watch is not None:
@@ -392,7 +397,8 @@ def _add_to_buffer(buffers, node, nr, g):
     if slot is None:
         slot = buffers[node] = [None] * node.num_outputs
     old = slot[nr]
-    slot[nr] = g if old is None else old + g
+    if g is not None:  # a root given twice, once with an undefined gradient (gradcheck's undefined-grad run)
+        slot[nr] = g if old is None else old + g
 
 
 def _tensor_pre_hooks(node, grads: list, create_graph) -> list:
@@ -489,13 +495,13 @@ def _make_grads(tensors, grad_tensors, create_graph, for_grad):
                 err = RuntimeError("grad can be implicitly created only for scalar outputs")
                 err.tensor = t  # for gradcli anomaly: which tensor, created where
                 err.autograd_kind = "implicit-grad"
-                raise err
+                raise anomaly.noted(err)
             if not t.dtype.is_floating_point:
                 err = RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
                 )
                 err.autograd_kind = "implicit-grad"  # for gradcli anomaly
-                raise err
+                raise anomaly.noted(err)
             g = backend.xp_of(t._data).ones_like(t._data)
         else:
             if not isinstance(g, Tensor):  # a number or nested list, as torch.tensor(g) reads it

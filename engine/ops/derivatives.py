@@ -386,7 +386,7 @@ VAR_MEAN = row("VarMeanBackward0",
 STD_MEAN = row("StdMeanBackward0",
                lambda xp, self, dim, correction, keepdim: (xp.sqrt(K.variance(xp, self, dim, correction, keepdim)),
                                                            self.mean(axis=dim, keepdims=keepdim)),
-               saves=("self",), attrs=("dim", "correction", "keepdim"), outputs=("result0", "result1"),
+               saves=("self", "result0"), attrs=("dim", "correction", "keepdim"), outputs=("result0", "result1"),
                joint=F.std_mean_backward)
 
 
@@ -931,14 +931,20 @@ EIGH = row("LinalgEighBackward0", lambda xp, A, UPLO, compute_v: K.eigh(xp, A, U
 # =================================================================================================
 SILU = row("SiluBackward0", lambda xp, self: K.silu(xp, self), saves=("self",), self=F.silu_backward)
 MISH = row("MishBackward0", lambda xp, self: K.mish(xp, self), saves=("self",), self=F.mish_backward)
+# hardsigmoid and hardtanh: their backwards are ops of (grad, self) in torch, so a mask of self is tied
+# to self (under create_graph the gradient requires grad, as torch's does).
+HARDSIGMOID_TIE = tied_to_self("HardsigmoidBackward0")
 HARDSIGMOID = row("HardsigmoidBackward0", lambda xp, self: K.hardsigmoid(xp, self), saves=("self",),
-                  self=lambda m, g, self: m.where((self > -3) & (self < 3), g / 6, 0.0))
+                  self=lambda m, g, self:
+                      m.tie(m.where((self > -3) & (self < 3), g / 6, 0.0), self, HARDSIGMOID_TIE))
 HARDSWISH = row("HardswishBackward0", lambda xp, self: self * K.hardsigmoid(xp, self), saves=("self",),
                 self=lambda m, g, self: m.where(self < -3, 0.0, m.where(self <= 3, g * (self / 3 + 0.5), g)))
+HARDTANH_TIE = tied_to_self("HardtanhBackward0")
 HARDTANH = row("HardtanhBackward0",
                lambda xp, self, min_val, max_val: xp.clip(self, min_val, max_val).astype(self.dtype, copy=False),
                saves=("self",), attrs=("min_val", "max_val"),
-               self=lambda m, g, self, min_val, max_val: m.where((self > min_val) & (self < max_val), g, 0.0))
+               self=lambda m, g, self, min_val, max_val:
+                   m.tie(m.where((self > min_val) & (self < max_val), g, 0.0), self, HARDTANH_TIE))
 ELU = row("EluBackward0", lambda xp, self, alpha, scale, input_scale: K.elu(xp, self, alpha, scale, input_scale),
           saves=("self",), attrs=("alpha", "scale", "input_scale"), self=F.elu_backward)
 ELU_ = row("EluBackward1", lambda xp, self, alpha, scale, input_scale: K.elu(xp, self, alpha, scale, input_scale),

@@ -432,14 +432,10 @@ def var_mean_backward(m, g, self, dim, correction, keepdim):
     return plus_mean_backward(m, part, g_mean, self, dim, keepdim)
 
 
-def std_mean_backward(m, g, self, dim, correction, keepdim):
-    """std_mean: the standard deviation's gradient (the deviation recomputed from self) plus the mean's."""
+def std_mean_backward(m, g, self, result0, dim, correction, keepdim):
+    """std_mean: the standard deviation's gradient (torch saves the std, result0) plus the mean's."""
     g_std, g_mean = g
-    part = None
-    if g_std is not None:
-        centred = self - m.mean(self, dim, True)
-        std = (m.sum(centred * centred, dim, True) / max(dof(self.shape, dim, correction), 0)) ** 0.5
-        part = std_backward(m, g_std, self, std, dim, correction, keepdim)
+    part = None if g_std is None else std_backward(m, g_std, self, result0, dim, correction, keepdim)
     return plus_mean_backward(m, part, g_mean, self, dim, keepdim)
 
 

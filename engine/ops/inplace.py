@@ -129,11 +129,11 @@ def check_inplace(t: Tensor, recording: bool = True) -> None:
         if meta != DEFAULT:
             err = view_inplace_error(t, meta, indirect=False)
             err.tensor = t  # for gradcli anomaly: which view
-            raise err
+            raise anomaly.noted(err)
         if base._rg and base.grad_fn is None:
-            raise leaf_error(base, through_view=True)
+            raise anomaly.noted(leaf_error(base, through_view=True))
     if t._rg and t.grad_fn is None:
-        raise leaf_error(t)
+        raise anomaly.noted(leaf_error(t))
 
 
 def view_inplace_error(view: Tensor, meta: str, indirect: bool) -> RuntimeError:

@@ -507,9 +507,17 @@ def scan(xp, combine, x, dim):
 
 
 def variance(xp, x, dims, correction, keepdim):
-    """The variance over `dims` with `correction`: inf or nan, silently, without degrees of freedom."""
-    centred = x - x.mean(axis=dims, keepdims=True)
+    """The variance over `dims` with `correction`: inf or nan, silently, without degrees of freedom.
+
+    Exactly 0 over a constant slice, as torch's Welford pass gives: the mean (which rounding may
+    move off the constant) is clipped into the slice's range, so the std's backward masks it."""
     n = math.prod(x.shape[d] for d in dims)
+    if not x.size:  # numpy would warn "Mean of empty slice"; torch's result, silently
+        shape = x.sum(axis=dims, keepdims=keepdim).shape
+        return xp.full(shape, math.nan if n - correction <= 0 else 0.0, dtype=x.dtype)
+    mean = x.mean(axis=dims, keepdims=True)
+    mean = xp.clip(mean, x.min(axis=dims, keepdims=True), x.max(axis=dims, keepdims=True))
+    centred = x - mean
     return (centred * centred).sum(axis=dims, keepdims=keepdim) / max(n - correction, 0)
 
 

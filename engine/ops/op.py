@@ -23,6 +23,7 @@ from .promotion import promoted
 ndarray = numpy.ndarray
 _grad_enabled = grad_mode.state  # [bool]: read once per op, so bound here
 _anomaly_on = anomaly.state  # [on, check_nan, sites only]
+_numpy_quiet = backend._quiet  # a thread's numpy errors ignored (empty until its first op)
 
 
 def _producer_of(tensor):
@@ -387,6 +388,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     This is the hot path of every op, hence the inlined Tensor construction and edges,
     and plain loops instead of helpers and comprehensions (each a Python call in 3.11).
     """
+    if not _numpy_quiet.__dict__:
+        backend.quiet_numpy()
     n = len(inputs)
     if n == 1:  # unary ops: the input is always a Tensor
         a = inputs[0]
@@ -525,6 +528,7 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
     Not the hot path: these rows factor matrices. Saved outputs keep their version, as a
     single output's do in `apply_op`, so an in-place change of U before backward is caught.
     """
+    backend.quiet_numpy()
     check_same_device(*inputs)
     datas = [x._data if isinstance(x, Tensor) else x for x in inputs]
     outs = [wrap(array) for array in op.forward(_xp_of_inputs(datas), *datas, *attrs)]

@@ -322,3 +322,31 @@ def _implicit_nonscalar(exc, message, here: Location | None, sites: Sites, names
     if tensor is not None and tensor.grad_fn is not None:
         _with_node(finding, tensor.grad_fn, sites, f"{name or 'the tensor'} created")
     return finding
+
+
+#: Added to the hint of a finding whose error did not end the script.
+CAUGHT = "the script went on after this error (it caught it, or it ended a thread)"
+
+
+def caught_findings(
+    instrument: Instrument,
+    escaped: BaseException | None,
+    found: list[Finding],
+    sites: Sites,
+    module: types.ModuleType | None,
+) -> list[Finding]:
+    """Findings for the engine's errors that did not end the script: caught by it, or raised in a
+    thread. They were recorded as raised (`Instrument.errors`); one finding per kind and line."""
+    seen = {(f.kind, f.location.where if f.location else None) for f in found}
+    findings = []
+    for exc in instrument.errors:
+        if exc is escaped:
+            continue
+        finding = classify(exc, instrument, sites, module)
+        key = finding and (finding.kind, finding.location.where if finding.location else None)
+        if finding is None or key in seen:
+            continue
+        seen.add(key)
+        finding.hint = f"{finding.hint}; {CAUGHT}" if finding.hint else CAUGHT
+        findings.append(finding)
+    return findings

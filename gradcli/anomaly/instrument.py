@@ -25,6 +25,8 @@ from .stats import all_finite, array_of, finite_fast, has, is_float_array, shape
 
 #: Freed-node records kept (id(node) -> backward run); cleared past this, losing only line info.
 MAX_FREED = 1 << 16
+#: The engine's errors kept as they are raised (each becomes a finding unless the same one is found).
+MAX_RAISED = 16
 
 
 class LeafUse:
@@ -105,6 +107,7 @@ class Instrument(Observer):
         self.nonleaf_reads: dict[tuple, dict] = {}
         self.nonfinite: dict[int, dict] = {}  # id(node) -> what node_done saw, for the error's finding
         self.module_bumps: dict[tuple[int, int], ModuleCall] = {}  # (id(version counter), version) -> module
+        self.errors: list[BaseException] = []  # the engine's errors, as raised (the script may catch them)
 
     # -- forward ------------------------------------------------------------------------
     def forward(self, node, inputs, out, trace) -> None:
@@ -199,6 +202,12 @@ class Instrument(Observer):
                 if g is not None and use is not None and use.ref() is t:
                     use.received = True
 
+    # -- errors -------------------------------------------------------------------------
+    def raised(self, exc) -> None:
+        """Kept when raised, not when the script ends: the script may catch it, or it ends a thread."""
+        if len(self.errors) < MAX_RAISED and all(exc is not seen for seen in self.errors):
+            self.errors.append(exc)
+
     # -- reads --------------------------------------------------------------------------
     def grad_read(self, tensor) -> None:
         note_grad_read(self.grads, self.nonleaf_reads, tensor, tensor._retains_grad, node_site, shape_of)
@@ -233,11 +242,14 @@ def note_grad_read(
 
 @contextmanager
 def instrumented(instrument: Instrument) -> Iterator[None]:
-    """Anomaly mode on (NaN checks included) with `instrument` as the observer; restored after."""
+    """Anomaly mode on (NaN checks included), held on whatever the script asks, with `instrument` as
+    the observer; restored after."""
     from engine.autograd import anomaly
 
     previous = anomaly.set_observer(instrument)
     mode = anomaly.set_detect_anomaly(True, check_nan=True)
+    hold = anomaly.held()  # the script may turn anomaly mode off: only what it reports changes
+    hold.__enter__()
     try:
         with warnings.catch_warnings():
             # What these warnings say becomes findings; the user's other warnings still show.
@@ -245,5 +257,6 @@ def instrumented(instrument: Instrument) -> Iterator[None]:
             warnings.filterwarnings("ignore", message=r"The \.grad attribute of a Tensor that is not a leaf")
             yield
     finally:
+        hold.__exit__(None, None, None)
         mode.__exit__(None, None, None)
         anomaly.set_observer(previous)

@@ -15,7 +15,7 @@ from contextlib import ExitStack
 
 from ..frameworks import TORCH_MISSING, MixedTensors, after_torch_import, framework_of, is_missing_torch
 from ..running import CannotRun, compile_file, main_module, running, using_device
-from .error_kinds import classify
+from .error_kinds import caught_findings, classify
 from .findings import Location, Report, ScriptFailure
 from .instrument import Instrument, instrumented
 from .sites import Sites, raise_site, user_tb_frames, user_traceback
@@ -46,6 +46,7 @@ def run_script(
     instrument = Instrument(sites, check_forward)
     torch_side = _TorchSide()
     module = None
+    escaped = None
     try:
         with (
             using_device(device, [path]),
@@ -71,6 +72,7 @@ def run_script(
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # the user's script may raise anything
+                escaped = exc
                 finding = torch_side.classify(exc, sites, module) or classify(exc, instrument, sites, module)
                 if finding is not None:
                     report.findings.append(finding)
@@ -78,6 +80,7 @@ def run_script(
                     report.failure = _failure(exc, sites)
     except CudaUnavailable as exc:
         report.failure = ScriptFailure("device", f"--device {device} is unavailable: {exc}")
+    report.findings.extend(caught_findings(instrument, escaped, report.findings, sites, module))
     report.findings.extend(collect_warnings(instrument, sites, module, report.completed))
     if torch_side.instrument is not None:
         report.findings.extend(collect_warnings(torch_side.instrument, sites, module, report.completed))
