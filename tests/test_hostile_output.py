@@ -237,3 +237,12 @@ def test_output_paths_are_where_gradcli_started_whatever_chdir_the_user_does(tmp
     one_document((tmp_path / "out.json").read_text())
     if command == "check":
         assert (tmp_path / "out.xml").read_text().startswith("<?xml") and (tmp_path / "out.npz").is_file()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_interrupt_with_json_is_an_error_document_with_130(tmp_path, command):
+    name = user_file(tmp_path, command, "import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGINT)\n")
+    result = gradcli(command, name, "--json", cwd=tmp_path)
+    assert result.returncode == 130, result.stderr
+    error = one_document(result.stdout)["error"]
+    assert (error["code"], error["kind"]) == (130, "interrupted")
