@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated
@@ -26,20 +25,24 @@ from .options import (
     DeviceOption,
     Format,
     FormatOption,
+    JsonErrorsGroup,
     JsonOption,
     OutputOption,
     ScriptCommand,
     SeedOption,
     chosen_format,
     examples,
+    started_in,
 )
 from .output import output_console
 from .render import check as render
-from .render.console import consoles
+from .render.console import make_console
 from .render.progress import check_progress
 from .selection import ExpressionError, Matcher, compile_expression
+from .stdout_guard import command_stdout
 
 app = typer.Typer(
+    cls=JsonErrorsGroup,
     add_completion=True,
     context_settings=CONTEXT_SETTINGS,
     no_args_is_help=True,
@@ -70,11 +73,6 @@ def _root(
     ] = False,
 ) -> None:
     """A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd."""
-
-
-def _user_prints_to_stderr(machine_output: bool) -> AbstractContextManager:
-    """When stdout carries a document (JSON, dot, svg), what the user's code prints goes to stderr."""
-    return redirect_stdout(sys.stderr) if machine_output else nullcontext()
 
 
 CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in PATH(s).
@@ -169,7 +167,10 @@ def check(
     json_flag: JsonOption = False,
     output: OutputOption = None,
     junitxml: Annotated[
-        str | None, typer.Option("--junitxml", metavar="FILE", help="Also write a JUnit XML report to FILE.")
+        str | None,
+        typer.Option(
+            "--junitxml", metavar="FILE", callback=started_in, help="Also write a JUnit XML report to FILE."
+        ),
     ] = None,
     show: Annotated[
         int | None,
@@ -186,6 +187,7 @@ def check(
         typer.Option(
             "--dump",
             metavar="FILE.npz",
+            callback=started_in,
             help="Write the numerical and analytical Jacobians of failing pairs to FILE.npz "
             "(numpy.load; keys <case>/<output>/<input>/numerical and .../analytical).",
         ),
@@ -195,6 +197,7 @@ def check(
         typer.Option(
             "--plot",
             metavar="DIR",
+            callback=started_in,
             help="Write a PNG heatmap of |analytical - numerical| per failing pair to DIR "
             "(needs matplotlib: pip install 'gradcli[plot]').",
         ),
@@ -202,8 +205,12 @@ def check(
     debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
-    out, err = consoles()
-    with exit_codes(err, debug):
+    err = make_console(sys.stderr)
+    json_output = chosen_format(fmt, json_flag) == "json"
+    with (
+        command_stdout(json_output) as stdout,
+        exit_codes(err, debug, document=stdout if json_output else None),
+    ):
         if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
         try:
@@ -211,13 +218,12 @@ def check(
         except ExpressionError as exc:
             raise UsageError(f"-k {pattern!r}: {exc}") from None
         given = _given(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
-        json_output = chosen_format(fmt, json_flag) == "json"
         if plot is not None:
             jacobians.require_matplotlib()
         run = _Run(
             given, device.value, seed, pattern, exitfirst, json_output, debug, junitxml, show, dump, plot
         )
-        with output_console(output, out) as out:
+        with output_console(output, make_console(stdout)) as out:
             code = _run(files, matcher, run, out, err, started)
     raise typer.Exit(code)
 
@@ -245,10 +251,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     results: list[checking.CaseResult] = []
     try:
         chosen, errors = collection.targets(files)
-        with (
-            running.using_device(run.device, [t.path for t in chosen]),
-            _user_prints_to_stderr(run.json_output),
-        ):
+        with running.using_device(run.device, [t.path for t in chosen]):
             collected = collection.collect(chosen, matcher, seed=run.seed)
             errors, prepared = errors + collected.errors, collected.prepared
             if not errors:
@@ -405,18 +408,20 @@ def graph(
     from . import graphing
     from .render import graph as draw
 
-    out, err = consoles()
+    err = make_console(sys.stderr)
     chosen = chosen_format(fmt, json_flag).replace("text", "tree")
-    with exit_codes(err, debug, usage=(draw.OutputError,)):
-        with _user_prints_to_stderr(chosen != "tree"):
-            built = graphing.load_graph(
-                file,
-                target=target,
-                device=device.value,
-                seed=seed,
-                forward_lines=draw.shows_forward_lines(chosen, verbose),
-                group_modules=group_modules,
-            )
+    with (
+        command_stdout(chosen != "tree") as stdout,
+        exit_codes(err, debug, usage=(draw.OutputError,), document=stdout if chosen == "json" else None),
+    ):
+        built = graphing.load_graph(
+            file,
+            target=target,
+            device=device.value,
+            seed=seed,
+            forward_lines=draw.shows_forward_lines(chosen, verbose),
+            group_modules=group_modules,
+        )
         draw.emit(
             built,
             chosen,
@@ -425,7 +430,7 @@ def graph(
             show_saved=show_saved,
             verbose=verbose,
             group_modules=group_modules,
-            out=out,
+            out=make_console(stdout),
             err=err,
         )
     raise typer.Exit(EXIT_OK)
@@ -471,13 +476,16 @@ def anomaly(
     from . import anomaly as anomalies
     from .render import anomaly as show
 
-    out, err = consoles()
+    err = make_console(sys.stderr)
     json_output = chosen_format(fmt, json_flag) == "json"
-    with exit_codes(err, debug), output_console(output, out) as out:
-        with _user_prints_to_stderr(json_output):
-            report = anomalies.run_script(
-                script, args or [], device=device.value, seed=seed, check_forward=check_forward
-            )
+    with (
+        command_stdout(json_output) as stdout,
+        exit_codes(err, debug, document=stdout if json_output else None),
+        output_console(output, make_console(stdout)) as out,
+    ):
+        report = anomalies.run_script(
+            script, args or [], device=device.value, seed=seed, check_forward=check_forward
+        )
         if json_output:
             out.file.write(show.json_document(report, strict=strict) + "\n")
         else:
@@ -489,6 +497,7 @@ class SchemaName(str, Enum):
     check = "check"
     graph = "graph"
     anomaly = "anomaly"
+    error = "error"
 
 
 @app.command(
@@ -498,10 +507,13 @@ class SchemaName(str, Enum):
 def schema(
     name: Annotated[SchemaName, typer.Argument(help="The command whose JSON document it describes.")],
 ) -> None:
-    """Print the JSON Schema (draft 2020-12) of a command's --format json document."""
+    """Print the JSON Schema (draft 2020-12) of a command's --format json document (error: the
+    document of a command that stopped with an error)."""
     from .schemas import schema_text
 
-    sys.stdout.write(schema_text(name.value))
+    with command_stdout(False) as stdout:
+        stdout.write(schema_text(name.value))
+        stdout.flush()
 
 
 def main() -> None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 import typer
 from rich.console import Console
 
 from .render.check import print_errors
+from .render.error import error_document
 from .running import LoadError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
@@ -26,31 +28,39 @@ class UsageError(Exception):
 
 
 @contextmanager
-def exit_codes(err: Console, debug: bool, usage: tuple[type[Exception], ...] = ()) -> Iterator[None]:
-    """Turn what the block raises into an exit code, saying why on `err`.
+def exit_codes(
+    err: Console, debug: bool, usage: tuple[type[Exception], ...] = (), document: TextIO | None = None
+) -> Iterator[None]:
+    """Turn what the block raises into an exit code, saying why on `err` (and, as the error
+    document, on `document`: the stream a --json document goes to).
 
     UsageError (and the `usage` types) -> 2 with "error: ..."; LoadError -> 2 with the file and
-    line; KeyboardInterrupt -> 130; any other exception is a bug of gradcli -> 3. typer.Exit,
-    the command's own exit code, passes through.
+    line; KeyboardInterrupt -> 130; BrokenPipeError (stdout's reader went away) passes through
+    to `stdout_guard`; any other exception is a bug of gradcli -> 3. typer.Exit, the command's
+    own exit code, passes through.
     """
+
+    def ended(code: int, kind: str, message: str, file: str | None = None, line: int | None = None):
+        if document is not None:
+            document.write(error_document(code, kind, message, file, line) + "\n")
+        return typer.Exit(code)
+
     try:
         yield
-    except typer.Exit:
+    except (typer.Exit, BrokenPipeError):
         raise
     except (UsageError, *usage) as exc:
         err.print(f"error: {exc}", soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise ended(EXIT_USAGE, "usage", str(exc)) from None
     except LoadError as exc:
         print_errors(err, [exc], debug)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise ended(EXIT_USAGE, "load", exc.message, exc.file, exc.line) from None
     except KeyboardInterrupt:
         err.print("interrupted", soft_wrap=True)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise ended(EXIT_INTERRUPTED, "interrupted", "interrupted") from None
     except Exception as exc:
         if debug:
             err.print(traceback.format_exc().rstrip(), soft_wrap=True)
-        err.print(
-            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-            soft_wrap=True,
-        )
-        raise typer.Exit(EXIT_INTERNAL) from None
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        err.print(f"{message} (run with --debug for the traceback)", soft_wrap=True)
+        raise ended(EXIT_INTERNAL, "internal", message) from None

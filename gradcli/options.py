@@ -8,18 +8,20 @@ typer asks of `Annotated` options. The output options are the same on every comm
 
 from __future__ import annotations
 
+import os
+import sys
 from enum import Enum
 from typing import Annotated
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 try:  # typer >= 0.26 runs on its own copy of click
     from typer._click.core import Context
-    from typer._click.exceptions import NoSuchOption
+    from typer._click.exceptions import NoSuchOption, UsageError
 except ImportError:  # older typer, on click itself
     from click.core import Context
-    from click.exceptions import NoSuchOption
+    from click.exceptions import NoSuchOption, UsageError
 
 #: `-h` as well as `--help`, on the app and (inherited by their contexts) on every command.
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -50,15 +52,51 @@ FormatOption = Annotated[
     Format, typer.Option("--format", help="text: a report for people; json: one JSON document for tools.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+
+
+def started_in(path: str | None) -> str | None:
+    """A path of the command line, resolved now: user code that calls os.chdir does not move it."""
+    return None if path is None else os.path.abspath(path)
+
+
 OutputOption = Annotated[
     str | None,
-    typer.Option("--output", "-o", metavar="FILE", help="Write the report or document to FILE, not stdout."),
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        callback=started_in,
+        help="Write the report or document to FILE, not stdout.",
+    ),
 ]
 
 
 def chosen_format(fmt: Enum, json_flag: bool) -> str:
     """The format asked for: `--json` is `--format json`, whatever --format says."""
     return "json" if json_flag else fmt.value
+
+
+def wants_json(args: list[str]) -> bool:
+    """Whether a command line asks for the JSON document (options end at `--`: the script's follow)."""
+    args = args[: args.index("--")] if "--" in args else args
+    pairs = zip(args, [*args[1:], None])
+    return any(a in ("--json", "--format=json") or (a, b) == ("--format", "json") for a, b in pairs)
+
+
+class JsonErrorsGroup(TyperGroup):
+    """The app: a command line that asks for JSON and cannot be parsed (an unknown option, a
+    missing argument, a bad value) still gives stdout one document, the error document."""
+
+    def invoke(self, ctx: Context) -> object:
+        args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            if wants_json(args[1:]):
+                from .render.error import error_document
+
+                sys.stdout.write(error_document(exc.exit_code, "usage", exc.format_message()) + "\n")
+            raise
 
 
 def examples(*lines: str) -> str:

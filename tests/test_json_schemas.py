@@ -54,7 +54,7 @@ def test_gradcli_schema_prints_the_shipped_file_and_refuses_an_unknown_name():
         )
     unknown = CliRunner().invoke(app, ["schema", "report"])
     assert unknown.exit_code == 2
-    assert "'report' is not one of 'check', 'graph', 'anomaly'" in " ".join(
+    assert "'report' is not one of 'check', 'graph', 'anomaly', 'error'" in " ".join(
         unknown.output.replace("│", " ").split()
     )
 

@@ -7,6 +7,7 @@ COLUMNS says otherwise.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from typing import TextIO
@@ -17,13 +18,19 @@ from rich.console import Console
 PLAIN_WIDTH = 120
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """A reader that went away: rich would exit 1; gradcli.stdout_guard exits 141."""
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
 def make_console(stream: TextIO | None = None) -> Console:
     """A console on `stream` (default stdout); off a terminal: no colour, ASCII, PLAIN_WIDTH wide."""
     stream = stream if stream is not None else sys.stdout
     plain = dict(highlight=False, markup=False, emoji=False)
-    console = Console(file=stream, **plain)
+    console = _Console(file=stream, **plain)
     if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
-        console = Console(file=stream, width=PLAIN_WIDTH, **plain)
+        console = _Console(file=stream, width=PLAIN_WIDTH, **plain)
     return console
 
 

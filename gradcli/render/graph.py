@@ -169,10 +169,9 @@ def _to_stdout(out: Console, data: str | bytes, fmt: str) -> None:
 
 
 def _open(path: str) -> TextIO:
-    try:
-        return open(path, "w", encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"cannot write --output {path}: {exc.strerror or exc}") from None
+    from ..output import output_file  # a write that fails (a full disk) is an error naming the path
+
+    return output_file(path)
 
 
 # ------------------------------------------------------------------------------- tree

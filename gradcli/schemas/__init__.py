@@ -11,8 +11,8 @@ import json
 from importlib import resources
 from typing import Any
 
-#: The schema of each command's document, by command name.
-NAMES = ("check", "graph", "anomaly")
+#: The schema of each command's document, by command name; error: any command's, when it stopped.
+NAMES = ("check", "graph", "anomaly", "error")
 
 
 def schema_text(name: str) -> str:

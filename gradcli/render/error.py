@@ -1,0 +1,37 @@
+"""The document of a command that could not do its job, when a JSON document was asked for.
+
+With `--json` (or `--format json`) every ending gives stdout exactly one document: a usage
+error (an unknown option, a missing argument, a bad value), a file that cannot be loaded, an
+unavailable device, an interrupt, a bug of gradcli. Those that stop the command before it has
+its own document give this one, with the exit code the process ends with.
+
+JSON schema (schema id "gradcli.error/1")::
+
+    {
+      "schema": "gradcli.error/1",
+      "version": str,                          # gradcli version
+      "error": {
+        "code": 2 | 3 | 130,                   # the exit code
+        "kind": "usage" | "load" | "internal" | "interrupted",
+        "message": str,
+        "file": str | null,                    # the user's file at fault, when one is
+        "line": int | null                     # its line, when known
+      }
+    }
+"""
+
+from __future__ import annotations
+
+import json
+
+SCHEMA = "gradcli.error/1"
+
+
+def error_document(
+    code: int, kind: str, message: str, file: str | None = None, line: int | None = None
+) -> str:
+    """The error document, as text (one line)."""
+    from .. import __version__
+
+    error = {"code": code, "kind": kind, "message": message, "file": file, "line": line}
+    return json.dumps({"schema": SCHEMA, "version": __version__, "error": error})
