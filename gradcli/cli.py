@@ -7,6 +7,7 @@ how a command's ending becomes an exit code in `gradcli.exits`.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from contextlib import AbstractContextManager, nullcontext, redirect_stdout
@@ -206,6 +207,9 @@ def check(
     with exit_codes(err, debug):
         if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
+        for flag, value in (("--eps", eps), ("--atol", atol), ("--rtol", rtol), ("--nondet-tol", nondet_tol)):
+            if value is not None and not math.isfinite(value):  # click's min=0.0 lets nan and inf in
+                raise UsageError(f"{flag} must be a finite number, not {value}")
         try:
             matcher = compile_expression(pattern)
         except ExpressionError as exc:

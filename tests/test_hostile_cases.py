@@ -1,0 +1,130 @@
+"""Hostile check files (issue #18, classes 8 and 11): wrong verdicts, bad case options and seeds,
+objects that raise on attribute access, and state that one file leaves for the next.
+
+Each test runs the real CLI (typer's CliRunner) on files written to tmp_path and asserts on
+the exit code and the words of the report: a user's mistake is exit 2 naming file:line, a
+wrong gradient a FAIL (exit 1) with its reason, never a pass and never exit 3.
+"""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from json_contract import validated
+from typer.testing import CliRunner
+
+from gradcli.cli import app
+
+X64 = "engine.randn(3, dtype=engine.float64, requires_grad=True)"
+
+
+def run(*args: str):
+    result = CliRunner().invoke(app, ["check", *map(str, args)])
+    assert "Traceback" not in result.output and "internal error" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def write(folder: Path, source: str, name: str = "check_me.py") -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(source).lstrip())
+    return path
+
+
+# ------------------------------------------------------------------ case options, names, --seed
+
+
+@pytest.mark.parametrize(
+    "option",
+    ['eps=float("nan")', 'eps=float("inf")', "eps=0", "eps=-1e-6", 'atol=float("nan")', 'rtol=float("inf")',
+     "atol=-1", "rtol=-0.5", "nondet_tol=-1", 'nondet_tol=float("nan")'],
+)  # fmt: skip
+def test_bad_case_options_are_exit_2_at_their_line(tmp_path, option):
+    path = write(
+        tmp_path,
+        f"""
+        import engine, gradcli
+
+        @gradcli.case({X64}, {option})
+        def double(x):
+            return x * 2
+        """,
+    )
+    result = run(path)
+    key = option.split("=")[0]
+    assert result.exit_code == 2, result.output
+    assert f"{path}:3: exception while loading: ValueError: gradcli.case({key}=...) must be" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--eps", "--atol", "--rtol", "--nondet-tol"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_non_finite_tolerances_on_the_command_line_are_usage_errors(tmp_path, flag, value):
+    path = write(tmp_path, f"import engine\nf = lambda x: x * 2\ninputs = ({X64},)\n")
+    result = run(path, flag, value)
+    assert result.exit_code == 2 and flag in result.output, result.output
+
+
+@pytest.mark.parametrize("name", ["3", "None.__class__", "('a', 'b')"])
+def test_a_case_name_that_is_not_a_string_is_exit_2_at_its_line(tmp_path, name):
+    path = write(
+        tmp_path,
+        f"""
+        import engine, gradcli
+
+        @gradcli.case({X64}, name={name})
+        def double(x):
+            return x * 2
+        """,
+    )
+    result = run(path)
+    assert result.exit_code == 2
+    assert (
+        f"{path}:3: exception while loading: TypeError: gradcli.case(name=...) must be a string"
+        in result.stderr
+    )
+
+
+def test_seed_takes_every_integer_torch_takes_negative_ones_as_torch_maps_them(tmp_path):
+    path = write(
+        tmp_path,
+        f"""
+        import engine
+        print("drawn", engine.randn(3).tolist())
+        f = lambda x: x * 2
+        inputs = ({X64},)
+        """,
+    )
+
+    def drawn(seed: int) -> str:
+        result = run(path, f"--seed={seed}")
+        assert result.exit_code == 0, result.output
+        return next(line for line in result.output.splitlines() if line.startswith("drawn"))
+
+    assert drawn(-1) == drawn(2**64 - 1) != drawn(1)  # torch: -1 is the seed 2**64 - 1
+    assert drawn(-(2**63)) == drawn(2**63)
+    for seed in (2**64, -(2**63) - 1):
+        result = run(path, f"--seed={seed}")
+        assert result.exit_code == 2 and "Invalid value for '--seed'" in result.output, result.output
+
+
+def test_engine_manual_seed_maps_negative_seeds_as_torch_does():
+    torch = pytest.importorskip("torch")
+    import engine
+
+    for seed in (-1, -(2**63), 2**64 - 1, 7):
+        assert torch.manual_seed(seed).initial_seed() == engine.backend.seed_value(seed)
+    for seed in (2**64, -(2**63) - 1):
+        with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+            torch.manual_seed(seed)
+        with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+            engine.manual_seed(seed)
+
+
+def test_json_of_a_bad_option_names_the_line(tmp_path):
+    path = write(
+        tmp_path,
+        f"import engine, gradcli\n@gradcli.case({X64}, atol=float('nan'))\ndef g(x):\n    return x\n",
+    )
+    result = run(path, "--json")
+    doc = validated(result.stdout)
+    assert result.exit_code == 2 and doc["errors"][0]["line"] == 2
