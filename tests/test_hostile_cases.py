@@ -128,3 +128,52 @@ def test_json_of_a_bad_option_names_the_line(tmp_path):
     result = run(path, "--json")
     doc = validated(result.stdout)
     assert result.exit_code == 2 and doc["errors"][0]["line"] == 2
+
+
+# ------------------------------------------------------------------ objects whose attributes raise
+
+RAISING_OBJECTS = """
+class Raises:
+    def __getattr__(self, name):
+        raise RuntimeError("no attribute " + name)
+
+    @property
+    def __class__(self):
+        raise RuntimeError("no class")
+
+    def __call__(self, x):
+        return x * 2
+
+weird = Raises()
+"""
+
+
+def test_top_level_objects_whose_attribute_access_raises_are_skipped(tmp_path):
+    path = write(
+        tmp_path,
+        f"""
+        import engine, gradcli
+        {textwrap.indent(RAISING_OBJECTS, "        ").strip()}
+        lin = engine.nn.Linear(3, 3, dtype=engine.float64)
+
+        @gradcli.case({X64})
+        def uses_it(x):
+            return lin(weird(x))
+
+        f = weird  # a raising object as the top-level `f` is called, not probed
+        inputs = ({X64},)
+        """,
+    )
+    result = run(path)
+    assert result.exit_code == 0 and "2 passed" in result.output, result.output
+    graph = CliRunner().invoke(app, ["graph", str(path)])
+    assert graph.exit_code == 0 and "internal error" not in graph.output, graph.output
+
+
+def test_a_model_whose_attributes_raise_is_exit_2_not_3(tmp_path):
+    path = write(tmp_path, RAISING_OBJECTS + f"import engine\nmodel = weird\ninputs = ({X64},)\n")
+    result = run(path)
+    assert (
+        result.exit_code == 2
+        and "`model` must be a callable object with a .parameters() method" in result.stderr
+    )
