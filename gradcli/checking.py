@@ -176,6 +176,8 @@ def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> Case
     upcast_parameters = _float64_storage(prepared)
     try:
         with upcast_parameters:
+            if upcast_parameters.upcast:
+                inputs = _float64_inputs(prepared, inputs)
             report = check_gradients(
                 func,
                 inputs,
@@ -256,6 +258,20 @@ def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:
     func, count = case.func, len(prepared.inputs)
     params = tuple(p for _, p in prepared.params)
     return (lambda *xs: func(*xs[:count])), prepared.inputs + params
+
+
+def _float64_inputs(prepared: PreparedCase, inputs: tuple) -> tuple:
+    """Float inputs as float64 copies when the parameters were widened, those not requiring grad too:
+    check_gradients widens only inputs that require grad, and a float32 `x` would meet float64 weights."""
+    tensors = _library(prepared).get("tensors")
+    if tensors is None:
+        from engine.autograd.gradcheck.tensors import ENGINE as tensors
+
+    def lower(x: Any) -> bool:
+        tensor = is_engine_tensor(x) or is_torch_tensor(x)
+        return tensor and x.dtype.is_floating_point and x.dtype.itemsize < 8
+
+    return tuple(tensors.float64_leaf(x) if lower(x) else x for x in inputs)
 
 
 def _library(prepared: PreparedCase) -> dict[str, Any]:

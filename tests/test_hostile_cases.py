@@ -177,3 +177,44 @@ def test_a_model_whose_attributes_raise_is_exit_2_not_3(tmp_path):
         result.exit_code == 2
         and "`model` must be a callable object with a .parameters() method" in result.stderr
     )
+
+
+# ------------------------------------------------------------------ float32 and tied models pass
+
+MODELS = {
+    "float32": """
+        model = {nn}.Sequential({nn}.Linear(3, 4), {nn}.Tanh(), {nn}.Linear(4, 2))
+        inputs = ({lib}.randn(5, 3),)  # float32, no requires_grad: upcast with the parameters
+        """,
+    "tied": """
+        class Tied({nn}.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = {nn}.Linear(3, 3)
+                self.b = {nn}.Linear(3, 3)
+                self.b.weight = self.a.weight
+
+            def forward(self, x):
+                return self.b({lib}.tanh(self.a(x)))
+
+        model = Tied()
+        inputs = ({lib}.randn(4, 3, requires_grad=True),)
+        """,
+}
+
+
+@pytest.mark.parametrize("library", ["engine", "torch"])
+@pytest.mark.parametrize("kind", list(MODELS))
+def test_float32_and_tied_weight_models_pass_when_correct(tmp_path, library, kind):
+    if library == "torch":
+        pytest.importorskip("torch")
+    source = f"import {library}\n" + textwrap.dedent(MODELS[kind]).format(nn=f"{library}.nn", lib=library)
+    path = write(tmp_path, source)
+    result = run(path, "--json")
+    doc = validated(result.stdout)
+    assert result.exit_code == 0, result.output
+    checked = [pair["input"] for pair in doc["cases"][0]["pairs"]]
+    if kind == "tied":  # the shared weight is checked once, under its first name
+        assert checked == ["x", "model.a.weight", "model.a.bias", "model.b.bias"]
+    else:
+        assert checked == ["model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"]
