@@ -253,18 +253,24 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
             running.using_device(run.device, [t.path for t in chosen]),
             _user_prints_to_stderr(run.json_output),
         ):
-            collected = collection.collect(chosen, matcher, seed=run.seed)
-            errors, prepared = errors + collected.errors, collected.prepared
-            if not errors:
-                with check_progress(err, len(prepared), enabled=not run.json_output) as bar:
-                    for case in prepared:
+            collected = collection.Collection(errors=errors)
+            prepared = collected.prepared
+            # a file's cases run before the next file loads: in the state their file left (#18)
+            stopped = False  # -x: the files after the failure are still collected, to count them
+            with check_progress(err, 0, enabled=not run.json_output) as bar:
+                for part in collection.each_file(chosen, matcher, seed=run.seed):
+                    collected.add(part)
+                    bar.add(0 if stopped else len(part.prepared))
+                    for case in [] if stopped else part.prepared:
                         settings = checking.Settings().with_options(
                             {**case.file.project_options, **run.given}
                         )
                         with bar.case(f"{case.file.path}::{case.case.name}"):
                             results.append(checking.run_case(case, settings, show=run.show or SHOW_DEFAULT))
                         if run.exitfirst and not results[-1].passed:
+                            stopped = True
                             break
+            errors = collected.errors
     except CudaUnavailable as exc:
         raise UsageError(f"--device {run.device} is unavailable: {exc}") from None
     elapsed = time.perf_counter() - started

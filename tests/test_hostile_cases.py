@@ -6,6 +6,7 @@ the exit code and the words of the report: a user's mistake is exit 2 naming fil
 wrong gradient a FAIL (exit 1) with its reason, never a pass and never exit 3.
 """
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -218,3 +219,74 @@ def test_float32_and_tied_weight_models_pass_when_correct(tmp_path, library, kin
         assert checked == ["x", "model.a.weight", "model.a.bias", "model.b.bias"]
     else:
         assert checked == ["model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"]
+
+
+# ------------------------------------------------------------------ no state leaks between files
+
+LEAKS = {
+    "engine": """
+        import os
+        import engine
+        engine.set_grad_enabled(False)
+        engine.set_default_dtype(engine.float64)
+        engine.autograd.set_detect_anomaly(True)
+        os.chdir(os.path.dirname(os.getcwd()))
+        """,
+    "torch": """
+        import os
+        import torch
+        torch.set_grad_enabled(False)
+        torch.set_default_dtype(torch.float64)
+        torch.autograd.set_detect_anomaly(True)
+        torch.set_default_device("meta")
+        os.chdir(os.path.dirname(os.getcwd()))
+        """,
+}
+CLEAN = {
+    "engine": """
+        import os
+        import engine
+        from engine.autograd import anomaly
+        print("state", engine.is_grad_enabled(), engine.get_default_dtype(), engine.get_default_device(),
+              anomaly.is_anomaly_enabled(), os.getcwd(), engine.randn(2).tolist())
+        f = lambda x: x.sin()
+        inputs = (engine.randn(3, dtype=engine.float64, requires_grad=True),)
+        """,
+    "torch": """
+        import os
+        import torch
+        print("state", torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_default_device(),
+              torch.is_anomaly_enabled(), os.getcwd(), torch.randn(2).tolist())
+        f = lambda x: x.sin()
+        inputs = (torch.randn(3, dtype=torch.float64, requires_grad=True),)
+        """,
+}
+
+
+@pytest.mark.parametrize("library", ["engine", "torch"])
+def test_each_file_starts_from_the_same_state_whatever_the_previous_file_did(tmp_path, monkeypatch, library):
+    if library == "torch":
+        pytest.importorskip("torch")
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, CLEAN[library], "check_1_clean.py")
+    write(tmp_path, CLEAN[library] + LEAKS[library], "check_2_leaks.py")  # its own case fails: grad is off
+    write(tmp_path, CLEAN[library], "check_3_clean.py")
+    result = run(tmp_path, "--seed", "3")
+    states = [line for line in result.stdout.splitlines() if line.startswith("state")]
+    assert len(states) == 3 and states[0] == states[1] == states[2], result.stdout
+    assert f"{tmp_path} " in states[0] and " True " in states[0], states[0]  # grad mode on, the start folder
+    assert result.exit_code == 1 and "2 passed, 1 failed" in result.stdout, result.stdout
+    assert re.search(r"FAILED \S*check_2_leaks\.py::f", result.stdout), result.stdout
+
+
+@pytest.mark.parametrize("library", ["engine", "torch"])
+def test_a_later_files_top_level_does_not_change_an_earlier_files_case(tmp_path, library):
+    if library == "torch":
+        pytest.importorskip("torch")
+    first = write(tmp_path, CLEAN[library], "first.py")
+    turns_grad_off = f"import {library}\n{library}.set_grad_enabled(False)\n"
+    second = write(tmp_path, turns_grad_off + textwrap.dedent(CLEAN[library]), "second.py")
+    result = run(first, second, "--json")
+    doc = validated(result.stdout)
+    verdicts = {(Path(c["file"]).name, c["passed"]) for c in doc["cases"]}
+    assert verdicts == {("first.py", True), ("second.py", False)}, result.stdout

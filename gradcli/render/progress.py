@@ -49,6 +49,10 @@ class CheckProgress:
         self._timer = threading.Timer(delay, self._start)
         self._timer.daemon = True
 
+    def add(self, count: int) -> None:
+        """`count` more cases to run (files are loaded one at a time, so the total grows)."""
+        self._bar.update(self._task, total=self._bar.tasks[0].total + count, refresh=True)
+
     @contextmanager
     def case(self, description: str) -> Iterator[None]:
         self._bar.update(self._task, description=description)
@@ -79,6 +83,9 @@ def _shrinking(ratio: int) -> Column:
 
 class _NoProgress:
     """Off a terminal, or with --json: nothing drawn."""
+
+    def add(self, count: int) -> None:
+        pass
 
     @contextmanager
     def case(self, description: str) -> Iterator[None]:
