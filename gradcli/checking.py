@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .case_modules import float64_storage, is_module, module_tensors, modules_used_by
 from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
+from .probing import attribute
 
 if TYPE_CHECKING:
     from engine.autograd.gradcheck.report import PairReport
@@ -351,11 +352,11 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
     try:
         with _grad_enabled(prepared):
             outputs = func(*inputs)
-    except Exception:
+    except (Exception, SystemExit):  # the check already reported it: here only the graph is wanted
         return []
     if not isinstance(outputs, (tuple, list)):
         outputs = (outputs,)
-    stack = [getattr(o, "grad_fn", None) for o in outputs]
+    stack = [attribute(o, "grad_fn") for o in outputs]  # a user's grad_fn property may raise
     seen: set[int] = set()
     classes: list[type] = []
     while stack:
@@ -366,7 +367,7 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
         cls = getattr(type(node), "_forward_cls", None)
         if cls is not None and _defined_by_user(cls) and cls not in classes:
             classes.append(cls)
-        for edge in getattr(node, "next_functions", ()) or ():
+        for edge in attribute(node, "next_functions", ()) or ():
             stack.append(edge[0] if isinstance(edge, tuple) else edge)
     classes.reverse()  # the walk meets the last-applied Function first
     return classes

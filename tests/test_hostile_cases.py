@@ -290,3 +290,140 @@ def test_a_later_files_top_level_does_not_change_an_earlier_files_case(tmp_path,
     doc = validated(result.stdout)
     verdicts = {(Path(c["file"]).name, c["passed"]) for c in doc["cases"]}
     assert verdicts == {("first.py", True), ("second.py", False)}, result.stdout
+
+
+# ------------------------------------------------------------------ wrong verdicts: each a FAIL with its reason
+
+
+def failure_of(path: Path, case: str = "f") -> str:
+    result = run(path)
+    assert result.exit_code == 1 and "passed" not in result.stdout.splitlines()[-1], result.output
+    report = result.stdout.split(f"FAILED {path}::{case} ", 1)[1].split("\nFAILED ", 1)[0]
+    return " ".join(report.split())  # the report wraps at the console's width
+
+
+def test_a_function_whose_number_of_outputs_changes_fails_saying_so(tmp_path):
+    path = write(
+        tmp_path,
+        f"""
+        import engine
+        calls = [0]
+
+        def f(x):
+            calls[0] += 1
+            return (x * 2, x * 3) if calls[0] == 1 else (x * 2,)
+
+        inputs = ({X64},)
+        """,
+    )
+    assert "raised RuntimeError: the function returned 2 outputs, then 1 output" in failure_of(path)
+
+
+@pytest.mark.parametrize("where", ["backward", "forward"])
+def test_sys_exit_0_in_user_code_fails_the_case_at_its_line(tmp_path, where):
+    path = write(
+        tmp_path,
+        f"""
+        import sys
+        import engine
+        calls = [0]
+
+        class Exits(engine.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                calls[0] += 1
+                if calls[0] > 1 and {where == "forward"}:
+                    sys.exit(0)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                sys.exit(0)
+
+        f = Exits.apply
+        inputs = ({X64},)
+        """,
+    )
+    line = 10 if where == "forward" else 15
+    assert re.search(rf"raised SystemExit: 0 \(at \S*{path.name}:{line}\)", failure_of(path))
+
+
+MARK_DIRTY = """
+import engine, gradcli
+
+X = lambda: (engine.randn(3, dtype=engine.float64, requires_grad=True),)
+
+
+class NotReturned(engine.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+class Doubles(engine.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g  # wrong: the derivative of 2x is 2
+
+
+@gradcli.case(X)
+def not_returned(x):
+    return NotReturned.apply(x * 1)
+
+
+@gradcli.case(X)
+def dirty_leaf(x):
+    return Doubles.apply(x)
+
+
+@gradcli.case(X)
+def dirty_wrong(x):
+    return Doubles.apply(x * 1)
+"""
+
+
+def test_custom_functions_that_misuse_mark_dirty_fail_with_torchs_messages(tmp_path):
+    path = write(tmp_path, MARK_DIRTY)
+    result = run(path)
+    assert result.exit_code == 1 and "3 failed" in result.stdout
+    assert (
+        "Some elements marked as dirty during the forward method were not returned as output."
+        in failure_of(path, "not_returned")
+    )
+    assert "a leaf Variable that requires grad has been used in an in-place" in failure_of(path, "dirty_leaf")
+    assert "x: max abs err 1.00e+00" in failure_of(path, "dirty_wrong")
+
+
+def test_an_output_whose_grad_fn_property_raises_fails_with_the_reason(tmp_path):
+    path = write(
+        tmp_path,
+        f"""
+        import engine
+
+        class Hostile(engine.Tensor):
+            __slots__ = ()
+
+            @property
+            def grad_fn(self):
+                raise ValueError("no grad_fn here")
+
+        def f(x):
+            y = x * 2
+            y.__class__ = Hostile
+            return y
+
+        inputs = ({X64},)
+        """,
+    )
+    assert re.search(rf"raised ValueError: no grad_fn here \(at \S*{path.name}:8\)", failure_of(path))
