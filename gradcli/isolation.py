@@ -42,7 +42,16 @@ def _set_engine_state(saved: tuple) -> None:
 
 def _torch_state(torch: Any) -> tuple:
     anomaly = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
-    return torch.is_grad_enabled(), anomaly, torch.get_default_dtype(), torch.get_default_device()
+    return torch.is_grad_enabled(), anomaly, torch.get_default_dtype(), _torch_device(torch)
+
+
+def _torch_device(torch: Any) -> Any:
+    """torch's default device; None when it cannot be read (torch makes a tensor on it to
+    resolve "cuda" to "cuda:0", which fails where CUDA is not available)."""
+    try:
+        return torch.get_default_device()
+    except Exception:
+        return None
 
 
 def _set_torch_state(torch: Any, saved: tuple) -> None:
@@ -50,7 +59,7 @@ def _set_torch_state(torch: Any, saved: tuple) -> None:
     torch.set_grad_enabled(grad)
     torch.set_anomaly_enabled(detect, check_nan)
     torch.set_default_dtype(dtype)
-    if torch.get_default_device() != device:
+    if device is not None and _torch_device(torch) != device:
         torch.set_default_device(None if device.type == "cpu" else device)
 
 
