@@ -554,18 +554,31 @@ def synchronize(dev: device) -> None:
 
 _generators: dict = {}
 _seed = [None]
+
+#: torch.manual_seed takes any int64 or uint64 seed; numpy's generators only non-negative ones.
+SEED_MIN, SEED_MAX = -(2**63), 2**64 - 1
+
+
+def seed_value(seed: int) -> int:
+    """A seed as torch reads it: a negative int64 is taken as its uint64 bit pattern (-1 is 2**64 - 1)."""
+    seed = int(seed)
+    if not SEED_MIN <= seed <= SEED_MAX:
+        raise ValueError("Overflow when unpacking long long")  # torch 2.13's words
+    return seed % 2**64
+
+
 _device_seeds: dict = {}  # seeds given to one device since the last manual_seed (engine.cuda.manual_seed)
 
 
 def manual_seed(seed: int) -> None:
-    _seed[0] = int(seed)
+    _seed[0] = seed_value(seed)
     _device_seeds.clear()
     _generators.clear()
 
 
 def seed_device(dev: device, seed: int) -> None:
     """Reseed one device's generator only (the others keep their state)."""
-    _device_seeds[dev] = int(seed)
+    _device_seeds[dev] = seed_value(seed)
     _generators.pop(dev, None)
 
 

@@ -10,20 +10,20 @@ back exactly afterwards, so the check leaves no trace (running statistics includ
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Callable, Iterator
-from types import CodeType
+from types import CodeType, FunctionType
 from typing import Any
 
 from .frameworks import is_torch_tensor
+from .probing import attribute, instance_of
 
 
 def is_module(value: Any) -> bool:
     """An engine.nn.Module or a torch.nn.Module (torch only when the user's code imported it)."""
     for library in ("engine.nn", "torch.nn"):
         nn = sys.modules.get(library)
-        if nn is not None and isinstance(value, nn.Module):
+        if nn is not None and instance_of(value, nn.Module):
             return True
     return False
 
@@ -38,8 +38,8 @@ def modules_used_by(func: Callable) -> list[Any]:
     pending, seen = [func], set()
     while pending:
         current = pending.pop()
-        current = getattr(current, "__func__", current)  # a bound method: its function
-        code = getattr(current, "__code__", None)
+        current = attribute(current, "__func__", current)  # a bound method: its function
+        code = attribute(current, "__code__")
         if code is None or code in seen:
             continue
         seen.add(code)
@@ -49,7 +49,7 @@ def modules_used_by(func: Callable) -> list[Any]:
         for value in values:
             if is_module(value):
                 found.setdefault(id(value), value)
-            elif inspect.isfunction(value) and value.__globals__ is scope:
+            elif instance_of(value, FunctionType) and value.__globals__ is scope:
                 pending.append(value)
     return list(found.values())
 

@@ -5,6 +5,7 @@ Kept free of typer/rich (and of engine) so a check file can `import gradcli` for
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -63,8 +64,11 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
         if key == "fast" and value not in (True, False, None):
             raise ValueError(f"gradcli.case(fast=...) must be True, False or None, not {value!r}")
         if key in ("eps", "atol", "rtol", "nondet_tol"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"gradcli.case({key}=...) must be a non-negative number, not {value!r}")
+            # `not 0 <= value < inf` also refuses NaN, which every comparison lets through
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise ValueError(
+                    f"gradcli.case({key}=...) must be a finite non-negative number, not {value!r}"
+                )
             if key == "eps" and value == 0:
                 raise ValueError("gradcli.case(eps=...) must be positive")
     return dict(options)
@@ -95,6 +99,8 @@ def case(
     for this case only. Decorators stack: each one declares its own case. The function itself
     is returned unchanged.
     """
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"gradcli.case(name=...) must be a string, not {type(name).__name__}")
     options = validate_options(options)
     modules = validate_modules(modules)
     if len(inputs) == 1 and callable(inputs[0]):

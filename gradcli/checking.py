@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .case_modules import float64_storage, is_module, module_tensors, modules_used_by
 from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
+from .probing import attribute
 
 if TYPE_CHECKING:
     from engine.autograd.gradcheck.report import PairReport
@@ -207,6 +208,8 @@ def run_case(
     upcast_parameters = _float64_storage(prepared)
     try:
         with upcast_parameters:
+            if upcast_parameters.upcast:
+                inputs = _float64_inputs(prepared, inputs)
             report = check_gradients(
                 func,
                 inputs,
@@ -293,6 +296,20 @@ def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:
     return (lambda *xs: func(*xs[:count])), prepared.inputs + params
 
 
+def _float64_inputs(prepared: PreparedCase, inputs: tuple) -> tuple:
+    """Float inputs as float64 copies when the parameters were widened, those not requiring grad too:
+    check_gradients widens only inputs that require grad, and a float32 `x` would meet float64 weights."""
+    tensors = _library(prepared).get("tensors")
+    if tensors is None:
+        from engine.autograd.gradcheck.tensors import ENGINE as tensors
+
+    def lower(x: Any) -> bool:
+        tensor = is_engine_tensor(x) or is_torch_tensor(x)
+        return tensor and x.dtype.is_floating_point and x.dtype.itemsize < 8
+
+    return tuple(tensors.float64_leaf(x) if lower(x) else x for x in inputs)
+
+
 def _library(prepared: PreparedCase) -> dict[str, Any]:
     """check_gradients' `tensors=` for a torch case (the engine's is its default)."""
     if prepared.framework != "torch":
@@ -370,11 +387,11 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
     try:
         with _grad_enabled(prepared):
             outputs = func(*inputs)
-    except Exception:
+    except (Exception, SystemExit):  # the check already reported it: here only the graph is wanted
         return []
     if not isinstance(outputs, (tuple, list)):
         outputs = (outputs,)
-    stack = [getattr(o, "grad_fn", None) for o in outputs]
+    stack = [attribute(o, "grad_fn") for o in outputs]  # a user's grad_fn property may raise
     seen: set[int] = set()
     classes: list[type] = []
     while stack:
@@ -385,7 +402,7 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
         cls = getattr(type(node), "_forward_cls", None)
         if cls is not None and _defined_by_user(cls) and cls not in classes:
             classes.append(cls)
-        for edge in getattr(node, "next_functions", ()) or ():
+        for edge in attribute(node, "next_functions", ()) or ():
             stack.append(edge[0] if isinstance(edge, tuple) else edge)
     classes.reverse()  # the walk meets the last-applied Function first
     return classes

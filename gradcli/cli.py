@@ -7,6 +7,7 @@ how a command's ending becomes an exit code in `gradcli.exits`.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -213,6 +214,9 @@ def check(
     ):
         if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
+        for flag, value in (("--eps", eps), ("--atol", atol), ("--rtol", rtol), ("--nondet-tol", nondet_tol)):
+            if value is not None and not math.isfinite(value):  # click's min=0.0 lets nan and inf in
+                raise UsageError(f"{flag} must be a finite number, not {value}")
         try:
             matcher = compile_expression(pattern)
         except ExpressionError as exc:
@@ -252,11 +256,15 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     try:
         chosen, errors = collection.targets(files)
         with running.using_device(run.device, [t.path for t in chosen]):
-            collected = collection.collect(chosen, matcher, seed=run.seed)
-            errors, prepared = errors + collected.errors, collected.prepared
-            if not errors:
-                with check_progress(err, len(prepared), enabled=not run.json_output) as bar:
-                    for case in prepared:
+            collected = collection.Collection(errors=errors)
+            prepared = collected.prepared
+            # a file's cases run before the next file loads: in the state their file left (#18)
+            stopped = False  # -x: the files after the failure are still collected, to count them
+            with check_progress(err, 0, enabled=not run.json_output) as bar:
+                for part in collection.each_file(chosen, matcher, seed=run.seed):
+                    collected.add(part)
+                    bar.add(0 if stopped else len(part.prepared))
+                    for case in [] if stopped else part.prepared:
                         settings = checking.Settings().with_options(
                             {**case.file.project_options, **run.given}
                         )
@@ -269,7 +277,9 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                                 )
                             )
                         if run.exitfirst and not results[-1].passed:
+                            stopped = True
                             break
+            errors = collected.errors
     except CudaUnavailable as exc:
         raise UsageError(f"--device {run.device} is unavailable: {exc}") from None
     elapsed = time.perf_counter() - started

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .config import load_config
+from .isolation import fresh_files
 from .loading import LoadedFile, PreparedCase, load_file, prepare
 from .running import LoadError
 from .selection import Matcher
@@ -38,6 +40,11 @@ class Collection:
     prepared: list[PreparedCase] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     deselected: int = 0
+
+    def add(self, other: Collection) -> None:
+        self.prepared += other.prepared
+        self.errors += other.errors
+        self.deselected += other.deselected
 
 
 def targets(arguments: list[str]) -> tuple[list[Target], list[LoadError]]:
@@ -83,27 +90,44 @@ def _skipped(folder: str) -> bool:
 
 
 def collect(chosen: list[Target], matcher: Matcher, *, seed: int = 0) -> Collection:
-    """Load the target files, select their cases, build the selected cases' inputs.
-
-    Every loading error is gathered (LoadError, from a file or from its `[tool.gradcli]`).
-    """
+    """Load the target files, select their cases, build the selected cases' inputs (see each_file)."""
     collection = Collection()
-    for target in chosen:
+    for part in each_file(chosen, matcher, seed=seed):
+        collection.add(part)
+    return collection
+
+
+def each_file(chosen: list[Target], matcher: Matcher, *, seed: int = 0) -> Iterator[Collection]:
+    """Each target file loaded, its cases selected and their inputs built, one file at a time.
+
+    Every file starts from the state the run started in (`isolation`); a file's cases should be
+    run before the next one is asked for, so that they run in the state their file left (grad
+    mode, default dtype ...) and not in a later file's. Every loading error is gathered
+    (LoadError, from a file or from its `[tool.gradcli]`).
+    """
+    with fresh_files() as fresh:
+        for target in chosen:
+            fresh()
+            yield _collect_file(target, matcher, seed)
+
+
+def _collect_file(target: Target, matcher: Matcher, seed: int) -> Collection:
+    collection = Collection()
+    try:
+        loaded = load_file(target.path, seed=seed)
+        loaded.project_options = load_config(target.path).options
+        cases = _named_cases(loaded, target.names)
+    except LoadError as exc:
+        collection.errors.append(exc)
+        return collection
+    for case in cases:
+        if not matcher([case.name, os.path.basename(loaded.path)]):
+            collection.deselected += 1
+            continue
         try:
-            loaded = load_file(target.path, seed=seed)
-            loaded.project_options = load_config(target.path).options
-            cases = _named_cases(loaded, target.names)
+            collection.prepared.append(prepare(loaded, case, seed=seed))
         except LoadError as exc:
             collection.errors.append(exc)
-            continue
-        for case in cases:
-            if not matcher([case.name, os.path.basename(loaded.path)]):
-                collection.deselected += 1
-                continue
-            try:
-                collection.prepared.append(prepare(loaded, case, seed=seed))
-            except LoadError as exc:
-                collection.errors.append(exc)
     return collection
 
 

@@ -25,12 +25,12 @@ def torch_module() -> Any | None:
 
 def is_torch_tensor(value: Any) -> bool:
     torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
+    return torch is not None and issubclass(type(value), torch.Tensor)  # never a user's __class__
 
 
 def is_engine_tensor(value: Any) -> bool:
     engine = sys.modules.get("engine")
-    return engine is not None and isinstance(value, engine.Tensor)
+    return engine is not None and issubclass(type(value), engine.Tensor)
 
 
 def is_missing_torch(exc: BaseException) -> bool:

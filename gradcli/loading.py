@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
 from .cases import Case, collecting
@@ -25,6 +25,7 @@ from .frameworks import (
     library_of,
     torch_module,
 )
+from .probing import attribute, instance_of
 from .running import LoadError, compile_file, file_module, running, user_error
 
 ANY_CASES_HINT = (
@@ -143,7 +144,7 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
     model = namespace.get("model")
     has_inputs = "inputs" in namespace
     top_level = []
-    if f is not None and not hasattr(f, "__gradcli_cases__"):
+    if f is not None and attribute(f, "__gradcli_cases__") is None:
         if not callable(f):
             raise LoadError(
                 f"`f` must be callable, not {type(f).__name__}",
@@ -154,14 +155,14 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
         top_level.append(("f", f, None))
     if model is not None:
         line = where.get("model")
-        if inspect.isclass(model):
+        if instance_of(model, type):
             raise LoadError(
                 f"`model` is the class {model.__name__}, not an instance: write `model = {model.__name__}(...)`",
                 path,
                 line,
                 loaded.line_text(line),
             )
-        if not callable(model) or not callable(getattr(model, "parameters", None)):
+        if not callable(model) or not callable(attribute(model, "parameters")):
             raise LoadError(
                 "`model` must be a callable object with a .parameters() method",
                 path,
@@ -359,13 +360,13 @@ def _named_parameters(
 def _input_names(func: Callable, count: int) -> list[str]:
     """Argument names from the signature (`x`, `w`), falling back to `inputs[i]`."""
     names = [f"inputs[{i}]" for i in range(count)]
-    target = getattr(func, "forward", None) if not inspect.isfunction(func) else None
+    target = attribute(func, "forward") if not instance_of(func, FunctionType) else None
     for candidate in (target, func):
         if candidate is None:
             continue
         try:
             parameters = list(inspect.signature(candidate).parameters.values())
-        except (TypeError, ValueError):
+        except Exception:  # no signature, or a user object whose attributes raise
             continue
         position = 0
         for parameter in parameters:

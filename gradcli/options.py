@@ -44,7 +44,11 @@ SeedOption = Annotated[
     int,
     typer.Option(
         "--seed",
-        help="manual_seed of engine (and of torch, once the file imports it) before running each file and building inputs.",
+        min=-(2**63),
+        max=2**64 - 1,
+        help="manual_seed of engine (and of torch, once the file imports it) before running each file and building "
+        "inputs: any seed torch.manual_seed takes, -2**63 to 2**64-1 (a negative one is read as torch reads it, "
+        "as its unsigned 64-bit pattern: -1 is 2**64-1).",
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]

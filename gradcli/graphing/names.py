@@ -5,10 +5,11 @@ Engine and torch tensors alike (`torch.nn.Module` parameters are named `model.fc
 
 from __future__ import annotations
 
-import inspect
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 from ..frameworks import is_engine_tensor, is_torch_tensor
+from ..probing import attribute, instance_of
 
 
 def is_any_tensor(value: Any) -> bool:
@@ -76,7 +77,7 @@ class NameIndex:
             for attr, tensor in _named_parameters(value):
                 index.add(f"{name}.{attr}", tensor, cls.PARAMETER)
         for name, value in later:
-            if isinstance(value, (list, tuple)) and len(value) <= 10_000:
+            if instance_of(value, (list, tuple)) and len(value) <= 10_000:
                 for i, item in enumerate(value):
                     if is_any_tensor(item):
                         index.add(f"{name}[{i}]", item, cls.ITEM)
@@ -85,9 +86,9 @@ class NameIndex:
 
 def _named_parameters(value: Any) -> list[tuple[str, Any]]:
     """`value.named_parameters()` for an object (not a class or module) that has it; else []."""
-    if inspect.isclass(value) or inspect.ismodule(value) or inspect.isroutine(value):
+    if instance_of(value, (type, ModuleType, FunctionType, MethodType, BuiltinFunctionType)):
         return []
-    method = getattr(value, "named_parameters", None)
+    method = attribute(value, "named_parameters")
     if not callable(method):
         return []
     try:

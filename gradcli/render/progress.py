@@ -54,6 +54,10 @@ class CheckProgress:
         self._timer = threading.Timer(delay, self._start)
         self._timer.daemon = True
 
+    def add(self, count: int) -> None:
+        """`count` more cases to run (files are loaded one at a time, so the total grows)."""
+        self._bar.update(self._task, total=self._bar.tasks[0].total + count, refresh=True)
+
     @contextmanager
     def case(self, description: str) -> Iterator[Callable[[int, int], None]]:
         """Yields `step(done, total)`: the case's share of the bar, as a fraction done."""
@@ -94,6 +98,9 @@ def _shrinking(ratio: int) -> Column:
 
 class _NoProgress:
     """Off a terminal, or with --json: nothing drawn."""
+
+    def add(self, count: int) -> None:
+        pass
 
     @contextmanager
     def case(self, description: str) -> Iterator[None]:

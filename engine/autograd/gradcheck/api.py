@@ -23,7 +23,7 @@ from .report import (
     record,
 )
 from .second_order import gradgrad_problem
-from .state import Abort, Options
+from .state import USER_ERRORS, Abort, Options
 from .tensors import ENGINE, Tensors
 from .util import as_tuple, stacklevel_outside
 
@@ -144,7 +144,7 @@ def check_gradients(
         report.order = 2
         try:
             new_func, new_inputs = gradgrad_problem(func, tupled, None, False, tensors)
-        except Exception as exc:
+        except USER_ERRORS as exc:
             record(report, describe_exception("second order: forward (making grad_outputs)", exc))
         else:
             second = Check(
@@ -162,7 +162,7 @@ def _run_collecting(check: Check) -> None:
         check.run()
     except Abort:
         pass
-    except Exception as exc:
+    except USER_ERRORS as exc:
         record(check.report, check.label(describe_exception("gradcheck", exc)))
 
 

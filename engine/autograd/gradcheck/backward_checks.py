@@ -15,7 +15,7 @@ import numpy
 
 from .messages import UNDEFINED_GRAD_BC_WARNING, UNDEFINED_GRAD_FAILED, UNDEFINED_GRAD_NONZERO
 from .report import GradcheckError, describe_exception
-from .state import Abort, CheckState
+from .state import USER_ERRORS, Abort, CheckState
 from .util import differentiable_outputs, host, stacklevel_outside
 
 
@@ -80,14 +80,14 @@ def check_undefined_grads(state: CheckState) -> None:
         )
         try:
             captured = lib.grad_with_undefined(outputs, grads, tensors)
-        except Exception as exc:
+        except USER_ERRORS as exc:
             _undefined_failed(state, context, exc)
             return
         if not _undefined_gave_zeros(state, captured, context):
             return
 
 
-def _undefined_failed(state: CheckState, context: str, exc: Exception) -> None:
+def _undefined_failed(state: CheckState, context: str, exc: BaseException) -> None:
     """torch turns a RuntimeError here into its message and lets other errors through."""
     if state.strict:
         if isinstance(exc, RuntimeError):

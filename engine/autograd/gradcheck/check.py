@@ -28,6 +28,7 @@ class Check(CheckState):
         out = self.user("forward", self.func, *self.inputs)
         self.forward_ran = True
         outs = as_tuple(out)
+        self.output_count = len(outs)
         is_tensor = self.tensors.is_tensor
         for o in outs:  # torch reads requires_grad of every output: no outputs at all is fine
             if not is_tensor(o):

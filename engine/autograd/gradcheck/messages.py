@@ -145,6 +145,16 @@ def mismatch_listing(pair: PairReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def output_count_error(first: int, now: int) -> RuntimeError:
+    """A function whose number of outputs changes between calls (torch has no message for it):
+    its Jacobian has no fixed shape, so the check cannot go on."""
+
+    def outputs(n: int) -> str:
+        return f"{n} output" if n == 1 else f"{n} outputs"
+
+    return RuntimeError(f"the function returned {outputs(first)}, then {outputs(now)}")
+
+
 def same_shape_error(tensors: Tensors, eps: float, shape: tuple, got: Any) -> AssertionError:
     """torch's error for a function whose output changes shape under perturbation."""
     found = tensors.size_text(tensors.shape(got)) if tensors.is_tensor(got) else type(got).__name__

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy
 
-from .messages import NUMERICAL_NOT_ZERO, perturbed_outputs_error, same_shape_error
+from .messages import NUMERICAL_NOT_ZERO, output_count_error, perturbed_outputs_error, same_shape_error
 from .report import describe_exception
-from .state import Abort, CheckState
+from .state import USER_ERRORS, Abort, CheckState
 from .util import FAST_MODE_SEED, as_tuple, unit_vector
 
 
@@ -85,7 +85,7 @@ def central_differences(
                 if unlike is not None:
                     raise same_shape_error(state.tensors, eps, *unlike)
                 state.column_done()
-    except Exception as exc:
+    except USER_ERRORS as exc:
         _numerical_failed(state, pos, exc)
     finally:
         array[...] = saved
@@ -115,7 +115,7 @@ def numerical_jvps(
             check_perturbed_outputs(state, below, above, state.opts.eps)
             if unlike is not None:
                 raise same_shape_error(state.tensors, state.opts.eps, *unlike)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         _numerical_failed(state, pos, exc)
     finally:
         array[...] = saved
@@ -185,7 +185,10 @@ def _evaluator(state: CheckState, outputs: list[tuple[int, Any]]) -> tuple[Calla
 
     def run() -> tuple:
         outs = func(*inputs)
-        return (outs,) if is_tensor(outs) else as_tuple(outs)
+        outs = (outs,) if is_tensor(outs) else as_tuple(outs)
+        if state.output_count is not None and len(outs) != state.output_count:
+            raise output_count_error(state.output_count, len(outs))
+        return outs
 
     def store(buffers: list[numpy.ndarray], row: int, outs: tuple) -> tuple | None:
         for (k, shape), buf in zip(specs, buffers):
@@ -217,7 +220,7 @@ def _position(row: int, shape: tuple) -> tuple:
     return tuple(int(i) for i in numpy.unravel_index(row, shape))
 
 
-def _numerical_failed(state: CheckState, pos: int, exc: Exception) -> None:
+def _numerical_failed(state: CheckState, pos: int, exc: BaseException) -> None:
     if state.strict:
         raise exc
     text = describe_exception(f"forward (numerical, perturbing input {pos})", exc)

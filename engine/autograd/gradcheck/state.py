@@ -15,6 +15,11 @@ import numpy
 from .report import MAX_MISMATCHES, GradcheckError, GradcheckReport, describe_exception
 from .tensors import ENGINE, Tensors
 
+#: What a non-strict check records when user code raises it: SystemExit too (a sys.exit(0) in a
+#: backward fails the check; it must not end the caller's program as if all were well).
+#: KeyboardInterrupt and GeneratorExit go through.
+USER_ERRORS = (Exception, SystemExit)
+
 
 @dataclass(frozen=True)
 class Options:
@@ -65,6 +70,7 @@ class CheckState:
         self.tensors = tensors
         self.diff_inputs = [(i, a) for i, a in enumerate(inputs) if tensors.is_tensor(a) and a.requires_grad]
         self.outputs: list[tuple[int, Any]] = []  # (position, tensor) of differentiable outputs
+        self.output_count: int | None = None  # how many outputs the first forward returned
         self.forward_ran = False
         self.backward_failed = False
         self.numerics_need_grad = False
@@ -100,7 +106,7 @@ class CheckState:
         """Call into user code: strict mode lets its exceptions through, else they are recorded."""
         try:
             return fn(*args, **kwargs)
-        except Exception as exc:
+        except USER_ERRORS as exc:
             if self.strict:
                 raise
             text = describe_exception(context, exc)
