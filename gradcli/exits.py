@@ -15,8 +15,9 @@ from contextlib import contextmanager
 import typer
 from rich.console import Console
 
+from .exception_text import exception_text
 from .render.check import print_errors
-from .running import LoadError
+from .running import Interrupted, LoadError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
 
@@ -30,7 +31,7 @@ def exit_codes(err: Console, debug: bool, usage: tuple[type[Exception], ...] = (
     """Turn what the block raises into an exit code, saying why on `err`.
 
     UsageError (and the `usage` types) -> 2 with "error: ..."; LoadError -> 2 with the file and
-    line; KeyboardInterrupt -> 130; any other exception is a bug of gradcli -> 3. typer.Exit,
+    line; KeyboardInterrupt -> 130 ("interrupted while running FILE::CASE"); any other exception is a bug of gradcli -> 3. typer.Exit,
     the command's own exit code, passes through.
     """
     try:
@@ -43,6 +44,9 @@ def exit_codes(err: Console, debug: bool, usage: tuple[type[Exception], ...] = (
     except LoadError as exc:
         print_errors(err, [exc], debug)
         raise typer.Exit(EXIT_USAGE) from None
+    except Interrupted as exc:
+        err.print(f"interrupted {exc.where}", soft_wrap=True, highlight=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except KeyboardInterrupt:
         err.print("interrupted", soft_wrap=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -50,7 +54,7 @@ def exit_codes(err: Console, debug: bool, usage: tuple[type[Exception], ...] = (
         if debug:
             err.print(traceback.format_exc().rstrip(), soft_wrap=True)
         err.print(
-            f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            f"internal error: {exception_text(exc)} (run with --debug for the traceback)",
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_INTERNAL) from None

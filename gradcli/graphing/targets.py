@@ -16,7 +16,7 @@ from engine import backend
 
 from .. import loading
 from ..frameworks import MixedTensors, torch_module
-from ..running import LoadError, user_error, using_device
+from ..running import LoadError, interrupted, user_error, using_device
 from .model import Graph
 from .names import NameIndex
 from .names import is_any_tensor as is_tensor
@@ -143,8 +143,8 @@ def _case_targets(
         try:
             with _grad_enabled():
                 result = case.func(*prepared.inputs)
-        except KeyboardInterrupt:
-            raise
+        except KeyboardInterrupt as exc:
+            raise interrupted(f"while running {loaded.path}::{case.name}", exc) from None
         except BaseException as exc:  # user code: a LoadError naming its line
             raise user_error(
                 f"exception while running case {case.name!r}",

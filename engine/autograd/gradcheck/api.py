@@ -16,6 +16,7 @@ from .check import Check
 from .messages import BATCHED_GRAD_UNSUPPORTED, NON_DOUBLE_WARNING
 from .report import (
     MAX_MISMATCHES,
+    USER_ERRORS,
     GradcheckError,
     GradcheckReport,
     describe_exception,
@@ -141,7 +142,7 @@ def check_gradients(
         report.order = 2
         try:
             new_func, new_inputs = gradgrad_problem(func, tupled, None, False, tensors)
-        except Exception as exc:
+        except USER_ERRORS as exc:
             record(report, describe_exception("second order: forward (making grad_outputs)", exc))
         else:
             _run_collecting(Check(new_func, new_inputs, opts, report, order=2, strict=False, tensors=tensors))
@@ -156,7 +157,7 @@ def _run_collecting(check: Check) -> None:
         check.run()
     except Abort:
         pass
-    except Exception as exc:
+    except USER_ERRORS as exc:
         record(check.report, check.label(describe_exception("gradcheck", exc)))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy
 
 from .messages import UNDEFINED_GRAD_BC_WARNING, UNDEFINED_GRAD_FAILED, UNDEFINED_GRAD_NONZERO
-from .report import GradcheckError, describe_exception
+from .report import USER_ERRORS, GradcheckError, describe_exception
 from .state import Abort, CheckState
 from .util import differentiable_outputs, host, stacklevel_outside
 
@@ -80,7 +80,7 @@ def check_undefined_grads(state: CheckState) -> None:
         )
         try:
             captured = lib.grad_with_undefined(outputs, grads, tensors)
-        except Exception as exc:
+        except USER_ERRORS as exc:
             _undefined_failed(state, context, exc)
             return
         if not _undefined_gave_zeros(state, captured, context):

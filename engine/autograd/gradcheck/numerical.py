@@ -14,7 +14,7 @@ from typing import Any
 import numpy
 
 from .messages import NUMERICAL_NOT_ZERO, perturbed_outputs_error, same_shape_error
-from .report import describe_exception
+from .report import USER_ERRORS, describe_exception
 from .state import Abort, CheckState
 from .util import FAST_MODE_SEED, as_tuple, unit_vector
 
@@ -84,7 +84,7 @@ def central_differences(
                 check_perturbed_outputs(state, below, above, eps, lambda row=row: _position(row, array.shape))
                 if unlike is not None:
                     raise same_shape_error(state.tensors, eps, *unlike)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         _numerical_failed(state, pos, exc)
     finally:
         array[...] = saved
@@ -114,7 +114,7 @@ def numerical_jvps(
             check_perturbed_outputs(state, below, above, state.opts.eps)
             if unlike is not None:
                 raise same_shape_error(state.tensors, state.opts.eps, *unlike)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         _numerical_failed(state, pos, exc)
     finally:
         array[...] = saved

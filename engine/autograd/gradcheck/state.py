@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy
 
-from .report import MAX_MISMATCHES, GradcheckError, GradcheckReport, describe_exception
+from .report import MAX_MISMATCHES, USER_ERRORS, GradcheckError, GradcheckReport, describe_exception
 from .tensors import ENGINE, Tensors
 
 
@@ -91,7 +91,7 @@ class CheckState:
         """Call into user code: strict mode lets its exceptions through, else they are recorded."""
         try:
             return fn(*args, **kwargs)
-        except Exception as exc:
+        except USER_ERRORS as exc:
             if self.strict:
                 raise
             text = describe_exception(context, exc)
