@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .case_modules import float64_storage, is_module, module_tensors, modules_used_by
+from .exception_text import exception_text
 from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
 from .probing import attribute
+from .running import interrupted
 
 if TYPE_CHECKING:
     from engine.autograd.gradcheck.report import PairReport
@@ -223,7 +225,9 @@ def run_case(
                 progress=progress,
                 **_library(prepared),
             )
-    except Exception as exc:  # check_gradients should not raise; report it as a failure if it does
+    except KeyboardInterrupt as exc:
+        raise interrupted(f"while running {prepared.file.path}::{case.name}", exc) from None
+    except (Exception, SystemExit, GeneratorExit) as exc:  # check_gradients should not raise: a failure
         failure = exc
     elapsed = time.perf_counter() - started
 
@@ -243,7 +247,7 @@ def run_case(
         differentiable_elements=elements,
     )
     if failure is not None:
-        result.problems.append(Problem(f"the check itself raised {type(failure).__name__}: {failure}"))
+        result.problems.append(Problem(f"the check itself raised {exception_text(failure)}"))
         result.traceback = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
     else:
         result.passed = bool(report.passed)
@@ -387,7 +391,9 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
     try:
         with _grad_enabled(prepared):
             outputs = func(*inputs)
-    except (Exception, SystemExit):  # the check already reported it: here only the graph is wanted
+    except KeyboardInterrupt as exc:
+        raise interrupted(f"while running {prepared.file.path}::{prepared.case.name}", exc) from None
+    except (Exception, SystemExit, GeneratorExit):  # the check has reported it
         return []
     if not isinstance(outputs, (tuple, list)):
         outputs = (outputs,)

@@ -527,7 +527,7 @@ def schema(
 
 
 def main() -> None:
-    """Console-script entry point (`gradcli = gradcli.cli:main`)."""
+    """The typer app (the console script, `gradcli.entry.main`, calls it)."""
     app()
 
 

@@ -16,9 +16,10 @@ from typing import TextIO
 import typer
 from rich.console import Console
 
+from .exception_text import exception_text
 from .render.check import print_errors
 from .render.error import error_document
-from .running import LoadError
+from .running import Interrupted, LoadError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
 
@@ -35,9 +36,9 @@ def exit_codes(
     document, on `document`: the stream a --json document goes to).
 
     UsageError (and the `usage` types) -> 2 with "error: ..."; LoadError -> 2 with the file and
-    line; KeyboardInterrupt -> 130; BrokenPipeError (stdout's reader went away) passes through
-    to `stdout_guard`; any other exception is a bug of gradcli -> 3. typer.Exit, the command's
-    own exit code, passes through.
+    line; KeyboardInterrupt -> 130 ("interrupted while running FILE::CASE"); BrokenPipeError
+    (stdout's reader went away) passes through to `stdout_guard`; any other exception is a bug
+    of gradcli -> 3. typer.Exit, the command's own exit code, passes through.
     """
 
     def ended(code: int, kind: str, message: str, file: str | None = None, line: int | None = None):
@@ -55,12 +56,15 @@ def exit_codes(
     except LoadError as exc:
         print_errors(err, [exc], debug)
         raise ended(EXIT_USAGE, "load", exc.message, exc.file, exc.line) from None
+    except Interrupted as exc:
+        err.print(f"interrupted {exc.where}", soft_wrap=True, highlight=False)
+        raise ended(EXIT_INTERRUPTED, "interrupted", f"interrupted {exc.where}") from None
     except KeyboardInterrupt:
         err.print("interrupted", soft_wrap=True)
         raise ended(EXIT_INTERRUPTED, "interrupted", "interrupted") from None
     except Exception as exc:
         if debug:
             err.print(traceback.format_exc().rstrip(), soft_wrap=True)
-        message = f"internal error: {type(exc).__name__}: {exc}"
+        message = f"internal error: {exception_text(exc)}"
         err.print(f"{message} (run with --debug for the traceback)", soft_wrap=True)
         raise ended(EXIT_INTERNAL, "internal", message) from None

@@ -136,10 +136,11 @@ def imported_frameworks(source: str) -> set[str]:
     """Which of "engine" and "torch" a file's source imports (anywhere in it, by its imports)."""
     import ast
 
+    from .source_tree import parsed
+
     found: set[str] = set()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parsed(source)
+    if tree is None:
         return found
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -26,7 +26,8 @@ from .frameworks import (
     torch_module,
 )
 from .probing import attribute, instance_of
-from .running import LoadError, compile_file, file_module, running, user_error
+from .running import LoadError, compile_file, file_module, interrupted, running, user_error
+from .source_tree import parsed
 
 ANY_CASES_HINT = (
     "declare a top-level callable `f` and a tuple `inputs`, a top-level `model` (callable, with "
@@ -95,8 +96,9 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     try:
         with running(user, seed=seed), collecting() as decorated:
             exec(user.code, module.__dict__)
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as exc:
+        sys.modules.pop(name, None)
+        raise interrupted(f"while loading {path}", exc) from None
     except BaseException as exc:  # the user's file may raise anything, SystemExit included
         sys.modules.pop(name, None)
         raise user_error("exception while loading", exc, path, user.abspath, lines) from None
@@ -114,9 +116,8 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
 def top_level_lines(source: str) -> dict[str, int]:
     """Where each top-level name was last bound, to point errors at `inputs = ...` and the like."""
     where: dict[str, int] = {}
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parsed(source)
+    if tree is None:
         return where
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -243,8 +244,8 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
         _seed_libraries(seed)
         try:
             built = declared()
-        except KeyboardInterrupt:
-            raise
+        except KeyboardInterrupt as exc:
+            raise interrupted(f"while running {loaded.path}::{case.name}", exc) from None
         except BaseException as exc:
             raise user_error(
                 f"exception while building the inputs of case {case.name!r}",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import importlib.util
 import os
+import stat
 import sys
 import traceback
 import types
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .exception_text import exception_text, message_of
 from .frameworks import TORCH_MISSING, after_torch_import, imported_frameworks, is_missing_torch
 
 
@@ -67,9 +69,22 @@ class LoadError(Exception):
         return "".join(traceback.format_exception(type(self.cause), self.cause, self.cause.__traceback__))
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while user code ran (exit 130); `where` says what it interrupted."""
+
+    def __init__(self, where: str):
+        super().__init__(where)
+        self.where = where
+
+
+def interrupted(where: str, exc: KeyboardInterrupt) -> Interrupted:
+    """The KeyboardInterrupt to raise: the innermost `where` wins (a case inside a file)."""
+    return exc if isinstance(exc, Interrupted) else Interrupted(where)
+
+
 class CannotRun(LoadError):
     """The file cannot even be compiled; `reason` is one of "not-found", "not-a-file",
-    "unreadable", "syntax-error" (the anomaly schema's failure reasons)."""
+    "unreadable", "syntax-error", "too-complex" (the anomaly schema's failure reasons)."""
 
     def __init__(
         self,
@@ -99,16 +114,30 @@ class UserFile:
 
 
 def compile_file(path: str, kind: str) -> UserFile:
-    """Read and compile `path` as Python does (bytes, so a coding declaration is honoured);
-    CannotRun says why not. `kind` names what the file should be ("check file", "script")."""
+    """Read and compile `path` as Python does (bytes, so a BOM or coding declaration is honoured);
+    CannotRun says why not. `kind` names what the file should be ("check file", "script").
+
+    Only a regular file is read (a FIFO or /dev/zero would be read forever), and one with null
+    bytes is binary, not Python. A file too deep for the compiler is a file that cannot run.
+    """
     abspath = os.path.abspath(path)
-    if not os.path.exists(abspath):
-        raise CannotRun("not-found", "file not found", path)
-    if os.path.isdir(abspath):
-        raise CannotRun("not-a-file", f"is a directory, not a {kind}", path)
+    try:
+        mode = os.stat(abspath).st_mode
+    except FileNotFoundError:
+        raise CannotRun("not-found", "file not found", path) from None
+    except OSError as exc:
+        raise CannotRun("unreadable", f"cannot read the {kind}: {exc}", path, cause=exc) from None
+    if not stat.S_ISREG(mode):
+        what = "a directory" if stat.S_ISDIR(mode) else _special_file(mode)
+        raise CannotRun("not-a-file", f"not a regular Python file ({what})", path)
     try:
         with open(abspath, "rb") as handle:
             data = handle.read()
+    except OSError as exc:
+        raise CannotRun("unreadable", f"cannot read the {kind}: {exc}", path, cause=exc) from None
+    if b"\0" in data:
+        raise CannotRun("not-a-file", "not a regular Python file (binary: it contains null bytes)", path)
+    try:
         code = compile(data, abspath, "exec", dont_inherit=True)
     except SyntaxError as exc:
         lines = _decode(data).splitlines()
@@ -117,9 +146,21 @@ def compile_file(path: str, kind: str) -> UserFile:
         raise CannotRun(
             "syntax-error", f"syntax error: {exc.msg}", path, line, source_line=text, cause=exc
         ) from None
-    except (OSError, ValueError) as exc:  # unreadable, or null bytes
-        raise CannotRun("unreadable", f"cannot read the {kind}: {exc}", path, cause=exc) from None
+    except (RecursionError, MemoryError) as exc:  # nested or chained too deeply for the compiler
+        raise CannotRun(
+            "too-complex", f"Python cannot compile it: {exception_text(exc)}", path, cause=exc
+        ) from None
+    except ValueError as exc:
+        raise CannotRun("unreadable", f"cannot read the {kind}: {message_of(exc)}", path, cause=exc) from None
     return UserFile(path, abspath, code, _decode(data))
+
+
+def _special_file(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
 
 
 def _decode(data: bytes) -> str:
@@ -261,5 +302,4 @@ def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: li
     text = lines[line - 1] if line and line <= len(lines) else None
     if is_missing_torch(exc):
         return LoadError(TORCH_MISSING, path, line, text, exc)
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return LoadError(f"{what}: {detail}", path, line, text, exc)
+    return LoadError(f"{what}: {exception_text(exc)}", path, line, text, exc)

@@ -96,7 +96,7 @@ def test_compile_file_says_why_a_file_cannot_run(tmp_path):
         return err.reason, err.message, err.line, err.source_line
 
     assert reason(tmp_path / "gone.py") == ("not-found", "file not found", None, None)
-    assert reason(tmp_path) == ("not-a-file", "is a directory, not a script", None, None)
+    assert reason(tmp_path) == ("not-a-file", "not a regular Python file (a directory)", None, None)
     broken = tmp_path / "broken.py"
     broken.write_text("x = 1\ny = (2,\n")
     kind, message, line, text = reason(broken)

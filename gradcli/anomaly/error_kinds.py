@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import types
 
+from ..exception_text import message_of
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
 from .modules import ModuleCall
@@ -57,7 +58,7 @@ def classify(
         return finding
     node = getattr(exc, "anomaly_node", None)
     kind = getattr(exc, "autograd_kind", None)
-    message = str(exc)
+    message = message_of(exc)
     frames = [frame for frame, _ in user_tb_frames(exc.__traceback__)]
     names = TensorNames(module, frames)
     here = raise_site(exc, sites)
@@ -136,7 +137,7 @@ def _modified_saved(
         current=tensor._vc.version,
         bumps=dict(tensor._vc.bumps or ()),
         here=here,
-        error=str(exc),
+        error=message_of(exc),
         sites=sites,
         module=changed_by,
     )

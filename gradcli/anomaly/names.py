@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.tensor import Tensor
 
+from ..source_tree import parsed
 from .findings import Location
 from .sites import Sites
 
@@ -84,9 +85,11 @@ def definition(name: str | None, sites: Sites) -> Location | None:
         return None
     root = re.split(r"[.\[]", name, maxsplit=1)[0]
     try:
-        with open(sites.script_abspath, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        with open(sites.script_abspath, "rb") as handle:  # bytes: its coding, as Python reads it
+            tree = parsed(handle.read())
+    except OSError:
+        return None
+    if tree is None:
         return None
     lines = []
     for node in ast.walk(tree):

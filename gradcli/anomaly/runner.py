@@ -13,8 +13,9 @@ import sys
 import time
 from contextlib import ExitStack
 
+from ..exception_text import exception_text
 from ..frameworks import TORCH_MISSING, MixedTensors, after_torch_import, framework_of, is_missing_torch
-from ..running import CannotRun, compile_file, main_module, running, using_device
+from ..running import CannotRun, compile_file, interrupted, main_module, running, using_device
 from .error_kinds import caught_findings, classify
 from .findings import Location, Report, ScriptFailure
 from .instrument import Instrument, instrumented
@@ -69,8 +70,8 @@ def run_script(
                         raise_site(exc, sites),
                         user_traceback(exc, sites),
                     )
-            except KeyboardInterrupt:
-                raise
+            except KeyboardInterrupt as exc:
+                raise interrupted(f"while running {path}", exc) from None
             except BaseException as exc:  # the user's script may raise anything
                 escaped = exc
                 finding = torch_side.classify(exc, sites, module) or classify(exc, instrument, sites, module)
@@ -127,8 +128,7 @@ def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
     """The failure for an exception unrelated to autograd."""
     if is_missing_torch(exc):
         return ScriptFailure("missing-torch", TORCH_MISSING, type(exc).__name__, raise_site(exc, sites))
-    text = str(exc)
-    message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    message = exception_text(exc)
     mixed = _mixed_tensors(exc)
     if mixed is not None:
         message = f"this line {mixed} ({message})"

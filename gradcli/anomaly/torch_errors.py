@@ -8,6 +8,7 @@ autograd errors.
 
 from __future__ import annotations
 
+from ..exception_text import message_of
 from .error_kinds import modified_saved_finding
 from .findings import Finding
 from .names import TensorNames
@@ -33,7 +34,7 @@ def classify_torch(exc: BaseException, instrument: TorchInstrument, sites: Sites
             current=tensor._version,
             bumps=instrument.modifications(record),
             here=raise_site(exc, sites),
-            error=str(exc),
+            error=message_of(exc),
             sites=sites,
             module=instrument.module_of_change(record),
         )

@@ -24,6 +24,7 @@ from typing import Any
 
 from engine.autograd.anomaly import user_site
 
+from ..exception_text import message_of
 from .instrument import GradState, LeafUse, note_grad_read
 from .modules import ModuleCall, current_module
 from .stats import tensor_stats
@@ -320,7 +321,7 @@ def _storage_key(tensor) -> int | None:
 
 def _tag_leaf_inplace(exc: RuntimeError, tensors: list) -> None:
     """torch's leaf-in-place error, tagged as the engine tags its own (`autograd_kind`, `tensor`)."""
-    message = str(exc)
+    message = message_of(exc)
     if message.startswith("a leaf Variable that requires grad"):
         kind = "leaf-inplace"
     elif message.startswith("a view of a leaf Variable that requires grad"):
@@ -337,7 +338,7 @@ def _tag_leaf_inplace(exc: RuntimeError, tensors: list) -> None:
 
 def _tag_backward_error(exc: RuntimeError, args: tuple) -> None:
     """torch's errors of a backward call, tagged as the engine tags its own (`autograd_kind`, `tensor`)."""
-    message = str(exc)
+    message = message_of(exc)
     if message.startswith("Trying to backward through the graph a second time"):
         exc.autograd_kind = "freed"
     elif message.startswith("grad can be implicitly created only for scalar outputs"):

@@ -16,7 +16,7 @@ from engine import backend
 
 from .. import loading
 from ..frameworks import MixedTensors, torch_module
-from ..running import LoadError, user_error, using_device
+from ..running import LoadError, interrupted, user_error, using_device
 from . import sites
 from .model import Graph
 from .module_hooks import recording_modules
@@ -162,8 +162,8 @@ def _case_targets(
         try:
             with _grad_enabled():
                 result = case.func(*prepared.inputs)
-        except KeyboardInterrupt:
-            raise
+        except KeyboardInterrupt as exc:
+            raise interrupted(f"while running {loaded.path}::{case.name}", exc) from None
         except BaseException as exc:  # user code: a LoadError naming its line
             raise user_error(
                 f"exception while running case {case.name!r}",

@@ -20,8 +20,8 @@ culprit)::
       "completed": bool,                       # the script ran to its end
       "summary": {"errors": int, "warnings": int, "elapsed": float},
       "failure": null | {                      # exit code 2: could not run, or failed for another reason
-        "reason": "not-found" | "not-a-file" | "unreadable" | "syntax-error" | "exception"
-                  | "exit-status" | "device" | "missing-torch",
+        "reason": "not-found" | "not-a-file" | "unreadable" | "syntax-error" | "too-complex"
+                  | "exception" | "exit-status" | "device" | "missing-torch",
         "message": str, "exception": str | null,
         "location": location | null,           # the innermost line of the user's code
         "traceback": [location]                # the user's frames only, outermost first

@@ -16,6 +16,7 @@ from .check import Check
 from .messages import BATCHED_GRAD_UNSUPPORTED, NON_DOUBLE_WARNING
 from .report import (
     MAX_MISMATCHES,
+    USER_ERRORS,
     GradcheckError,
     GradcheckReport,
     describe_exception,
@@ -23,7 +24,7 @@ from .report import (
     record,
 )
 from .second_order import gradgrad_problem
-from .state import USER_ERRORS, Abort, Options
+from .state import Abort, Options
 from .tensors import ENGINE, Tensors
 from .util import as_tuple, stacklevel_outside
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 import numpy
 
 from .messages import UNDEFINED_GRAD_BC_WARNING, UNDEFINED_GRAD_FAILED, UNDEFINED_GRAD_NONZERO
-from .report import GradcheckError, describe_exception
-from .state import USER_ERRORS, Abort, CheckState
+from .report import USER_ERRORS, GradcheckError, describe_exception
+from .state import Abort, CheckState
 from .util import differentiable_outputs, host, stacklevel_outside
 
 

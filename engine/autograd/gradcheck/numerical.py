@@ -14,8 +14,8 @@ from typing import Any
 import numpy
 
 from .messages import NUMERICAL_NOT_ZERO, output_count_error, perturbed_outputs_error, same_shape_error
-from .report import describe_exception
-from .state import USER_ERRORS, Abort, CheckState
+from .report import USER_ERRORS, describe_exception
+from .state import Abort, CheckState
 from .util import FAST_MODE_SEED, as_tuple, unit_vector
 
 

@@ -117,9 +117,23 @@ def record(report: GradcheckReport, problem: str) -> None:
     report._messages.append(problem)
 
 
+#: What user code may raise that a non-strict check reports as a failure: `sys.exit()` in a
+#: backward is the user's bug too. KeyboardInterrupt alone stops the check.
+USER_ERRORS = (Exception, SystemExit, GeneratorExit)
+
+
+def message_of(exc: BaseException) -> str:
+    """`str(exc)`, or `<unprintable X object>` when the exception's own `__str__` fails."""
+    try:
+        return str(exc)
+    except Exception:  # __str__ raised, or returned a non-string
+        return f"<unprintable {type(exc).__name__} object>"
+
+
 def describe_exception(context: str, exc: BaseException) -> str:
     """'<context> raised Type: message (at file:line)', the line being the user's."""
-    text = f"{context} raised {type(exc).__name__}: {exc}"
+    message = message_of(exc)
+    text = f"{context} raised {type(exc).__name__}" + (f": {message}" if message else "")
     where = _user_frame(exc)
     return f"{text} (at {where})" if where else text
 

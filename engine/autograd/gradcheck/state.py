@@ -12,13 +12,8 @@ from typing import Any
 
 import numpy
 
-from .report import MAX_MISMATCHES, GradcheckError, GradcheckReport, describe_exception
+from .report import MAX_MISMATCHES, USER_ERRORS, GradcheckError, GradcheckReport, describe_exception
 from .tensors import ENGINE, Tensors
-
-#: What a non-strict check records when user code raises it: SystemExit too (a sys.exit(0) in a
-#: backward fails the check; it must not end the caller's program as if all were well).
-#: KeyboardInterrupt and GeneratorExit go through.
-USER_ERRORS = (Exception, SystemExit)
 
 
 @dataclass(frozen=True)
