@@ -83,6 +83,7 @@ class PairResult:
     numerical: float | None
     analytical: float | None
     mismatch_count: int = 0
+    mismatch_count_exact: bool = True  # False: located by bisection, the count is a lower bound
     mismatches: list[Mismatch] = field(default_factory=list)
     nondifferentiable: list[Mismatch] = field(default_factory=list)  # kinks: not failures
     # A failing pair's full Jacobians (--dump, heatmaps); never in the JSON (CASE_JSON_LEAVES_OUT).
