@@ -160,11 +160,16 @@ def differentiable_elements(prepared: PreparedCase) -> int:
     return sum(x.numel() for x in tensors if _wants_grad(x))
 
 
-def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> CaseResult:
+def run_case(
+    prepared: PreparedCase, settings: Settings, show: int = 10, timeout: float | None = None
+) -> CaseResult:
     """Check one case; user-code errors become problems of a failed result, never exceptions.
 
-    `show`: the failing entries each pair lists, largest error first (all are counted)."""
+    `show`: the failing entries each pair lists, largest error first (all are counted);
+    `timeout`: seconds after which the case stops and fails (time_limit.py)."""
     from engine.autograd import check_gradients
+
+    from .time_limit import TimedOut, time_limit
 
     case = prepared.case
     chosen = settings.with_options(case.options)
@@ -173,10 +178,10 @@ def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> Case
     func, inputs = _callable_and_inputs(prepared)
     names = prepared.input_names + [name for name, _ in prepared.params]
     started = time.perf_counter()
-    report, failure = None, None
+    report, failure, timed_out = None, None, None
     upcast_parameters = _float64_storage(prepared)
     try:
-        with upcast_parameters:
+        with upcast_parameters, time_limit(timeout):
             report = check_gradients(
                 func,
                 inputs,
@@ -189,6 +194,8 @@ def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> Case
                 max_mismatches=show,
                 **_library(prepared),
             )
+    except TimedOut as exc:
+        timed_out = exc
     except Exception as exc:  # check_gradients should not raise; report it as a failure if it does
         failure = exc
     elapsed = time.perf_counter() - started
@@ -208,7 +215,9 @@ def run_case(prepared: PreparedCase, settings: Settings, show: int = 10) -> Case
         elapsed=elapsed,
         differentiable_elements=elements,
     )
-    if failure is not None:
+    if timed_out is not None:
+        result.problems.append(_problem(str(timed_out)))
+    elif failure is not None:
         result.problems.append(Problem(f"the check itself raised {type(failure).__name__}: {failure}"))
         result.traceback = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
     else:

@@ -199,11 +199,22 @@ def check(
             "(needs matplotlib: pip install 'gradcli[plot]').",
         ),
     ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            metavar="SECONDS",
+            help='Fail a case that runs longer than SECONDS ("timed out after ...") and go on '
+            "to the next (POSIX, main thread only).",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
     out, err = consoles()
     with exit_codes(err, debug):
+        if timeout is not None and not timeout > 0:
+            raise UsageError("--timeout must be a positive number of seconds")
         if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
         try:
@@ -215,7 +226,18 @@ def check(
         if plot is not None:
             jacobians.require_matplotlib()
         run = _Run(
-            given, device.value, seed, pattern, exitfirst, json_output, debug, junitxml, show, dump, plot
+            given,
+            device.value,
+            seed,
+            pattern,
+            exitfirst,
+            json_output,
+            debug,
+            junitxml,
+            show,
+            dump,
+            plot,
+            timeout,
         )
         with output_console(output, out) as out:
             code = _run(files, matcher, run, out, err, started)
@@ -237,6 +259,7 @@ class _Run:
     show: int | None = None  # --show N: entries listed per failing pair
     dump: str | None = None  # --dump FILE.npz
     plot: str | None = None  # --plot DIR
+    timeout: float | None = None  # --timeout SECONDS, per case
 
 
 def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
@@ -258,7 +281,11 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                             {**case.file.project_options, **run.given}
                         )
                         with bar.case(f"{case.file.path}::{case.case.name}"):
-                            results.append(checking.run_case(case, settings, show=run.show or SHOW_DEFAULT))
+                            results.append(
+                                checking.run_case(
+                                    case, settings, show=run.show or SHOW_DEFAULT, timeout=run.timeout
+                                )
+                            )
                         if run.exitfirst and not results[-1].passed:
                             break
     except CudaUnavailable as exc:
