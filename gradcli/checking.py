@@ -86,6 +86,7 @@ class PairResult:
     numerical: float | None
     analytical: float | None
     mismatch_count: int = 0
+    mismatch_count_exact: bool = True  # False: located by bisection, the count is a lower bound
     mismatches: list[Mismatch] = field(default_factory=list)
     nondifferentiable: list[Mismatch] = field(default_factory=list)  # kinks: not failures
     # A failing pair's full Jacobians (--dump, --plot, heatmaps), or once trimmed (`keep_jacobians=False`)
@@ -191,13 +192,17 @@ def run_case(
     show: int = 10,
     progress: Callable[[int, int], None] | None = None,
     keep_jacobians: bool = True,
+    timeout: float | None = None,
 ) -> CaseResult:
     """Check one case; user-code errors become problems of a failed result, never exceptions.
 
     `show`: the failing entries each pair lists, largest error first (all are counted);
     `progress(done, total)`: called per input element perturbed (the progress bar);
-    `keep_jacobians`: False keeps only the heatmap grid of a Jacobian larger than 20 x 40."""
+    `keep_jacobians`: False keeps only the heatmap grid of a Jacobian larger than 20 x 40;
+    `timeout`: seconds after which the case stops and fails (time_limit.py)."""
     from engine.autograd import check_gradients
+
+    from .time_limit import TimedOut, time_limit
 
     case = prepared.case
     chosen = settings.with_options(case.options)
@@ -206,10 +211,10 @@ def run_case(
     func, inputs = _callable_and_inputs(prepared)
     names = prepared.input_names + [name for name, _ in prepared.params]
     started = time.perf_counter()
-    report, failure = None, None
+    report, failure, timed_out = None, None, None
     upcast_parameters = _float64_storage(prepared)
     try:
-        with upcast_parameters:
+        with upcast_parameters, time_limit(timeout):
             if upcast_parameters.upcast:
                 inputs = _float64_inputs(prepared, inputs)
             report = check_gradients(
@@ -225,6 +230,8 @@ def run_case(
                 progress=progress,
                 **_library(prepared),
             )
+    except TimedOut as exc:
+        timed_out = exc
     except KeyboardInterrupt as exc:
         raise interrupted(f"while running {prepared.file.path}::{case.name}", exc) from None
     except (Exception, SystemExit, GeneratorExit) as exc:  # check_gradients should not raise: a failure
@@ -246,7 +253,9 @@ def run_case(
         elapsed=elapsed,
         differentiable_elements=elements,
     )
-    if failure is not None:
+    if timed_out is not None:
+        result.problems.append(_problem(str(timed_out)))
+    elif failure is not None:
         result.problems.append(Problem(f"the check itself raised {exception_text(failure)}"))
         result.traceback = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
     else:

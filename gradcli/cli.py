@@ -203,6 +203,15 @@ def check(
             "(needs matplotlib: pip install 'gradcli[plot]').",
         ),
     ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            metavar="SECONDS",
+            help='Fail a case that runs longer than SECONDS ("timed out after ...") and go on '
+            "to the next (POSIX, main thread only).",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
@@ -212,6 +221,8 @@ def check(
         command_stdout(json_output) as stdout,
         exit_codes(err, debug, document=stdout if json_output else None),
     ):
+        if timeout is not None and not timeout > 0:
+            raise UsageError("--timeout must be a positive number of seconds")
         if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
         for flag, value in (("--eps", eps), ("--atol", atol), ("--rtol", rtol), ("--nondet-tol", nondet_tol)):
@@ -225,7 +236,18 @@ def check(
         if plot is not None:
             jacobians.require_matplotlib()
         run = _Run(
-            given, device.value, seed, pattern, exitfirst, json_output, debug, junitxml, show, dump, plot
+            given,
+            device.value,
+            seed,
+            pattern,
+            exitfirst,
+            json_output,
+            debug,
+            junitxml,
+            show,
+            dump,
+            plot,
+            timeout,
         )
         with output_console(output, make_console(stdout)) as out:
             code = _run(files, matcher, run, out, err, started)
@@ -247,6 +269,7 @@ class _Run:
     show: int | None = None  # --show N: entries listed per failing pair
     dump: str | None = None  # --dump FILE.npz
     plot: str | None = None  # --plot DIR
+    timeout: float | None = None  # --timeout SECONDS, per case
 
 
 def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
@@ -273,7 +296,12 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                             keep = run.dump is not None or run.plot is not None
                             results.append(
                                 checking.run_case(
-                                    case, settings, show=show, progress=step, keep_jacobians=keep
+                                    case,
+                                    settings,
+                                    show=show,
+                                    progress=step,
+                                    keep_jacobians=keep,
+                                    timeout=run.timeout,
                                 )
                             )
                         if run.exitfirst and not results[-1].passed:

@@ -385,7 +385,7 @@ def test_json_schema(tmp_path):
     assert set(pair) == {
         "input", "output", "input_index", "output_index", "order", "passed", "input_shape", "output_shape",
         "jacobian_shape", "max_abs_err", "max_rel_err", "worst_input_index", "worst_output_index",
-        "numerical", "analytical", "mismatch_count", "mismatches", "nondifferentiable",
+        "numerical", "analytical", "mismatch_count", "mismatch_count_exact", "mismatches", "nondifferentiable",
     }  # fmt: skip
     assert pair["input"] == "weight" and pair["input_shape"] == [3, 3]
     mismatch = pair["mismatches"][0]

@@ -665,9 +665,10 @@ def test_report_is_plain_data():
         "localized",
     }
     assert report.device == "cpu" and report.dtype == "float64" and report.elapsed > 0
-    assert [f.name for f in dataclasses.fields(PairReport)][-5:] == [
+    assert [f.name for f in dataclasses.fields(PairReport)][-6:] == [
         "order",
         "mismatch_count",
+        "mismatch_count_exact",
         "nondifferentiable",
         "numerical_jacobian",
         "analytical_jacobian",

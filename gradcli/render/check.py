@@ -31,6 +31,8 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
           "worst_input_index": [int] | null, "worst_output_index": [int] | null,
           "numerical": float | null, "analytical": float | null,   # at the worst (largest abs err) entry
           "mismatch_count": int,            # entries outside the tolerance, all of them
+          "mismatch_count_exact": bool,     # false: located by bisection (fast mode, a large Jacobian);
+                                            # mismatch_count and the errors are then lower bounds
           "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}],
                                             # the worst --show N of them (default 10), largest abs err first
           "nondifferentiable": [same entries as mismatches]   # NONDIFF: kinks within eps, not failures
@@ -236,9 +238,10 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
     console.print(f"  {label}: {errors}{where}")
     if pair.mismatch_count:
         total = math.prod(pair.jacobian_shape)
-        console.print(
-            f"    {pair.mismatch_count} of {plural(total, 'entry', 'entries')} differ", soft_wrap=True
-        )
+        count = f"{pair.mismatch_count} of {plural(total, 'entry', 'entries')} differ"
+        if not pair.mismatch_count_exact:
+            count = f"at least {count}; showing the first {len(pair.mismatches)} located by bisection"
+        console.print(f"    {count}", soft_wrap=True)
     if not pair.mismatches:
         return
     shown = pair.mismatches[:rows]

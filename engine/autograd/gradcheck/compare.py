@@ -1,7 +1,8 @@
 """Numerical against analytical, per (output, input) pair: the PairReport and its verdict.
 
 Full mode compares Jacobians entry by entry; fast mode compares the projections v^T J u,
-and a pair that disagrees there is localised by computing its full Jacobians. In
+and a pair that disagrees there is localised by computing its full Jacobians, or, in
+check_gradients when that costs too many forwards, by bisection (bisection.py). In
 check_gradients (not strict), failing entries where the function has a kink are set apart
 (kinks.py) and a pair whose only mismatches are kinks passes.
 """
@@ -13,8 +14,15 @@ import math
 import numpy
 
 from .analytical import full_analytical
+from .bisection import bisection_report, locate, worth_bisecting
 from .kinks import find_kinks, kink_entries
-from .messages import FAST_FAIL_SLOW_OK_MSG, fast_mode_mismatch, jacobian_mismatch, mismatch_listing
+from .messages import (
+    FAST_FAIL_SLOW_OK_MSG,
+    bisection_mismatch,
+    fast_mode_mismatch,
+    jacobian_mismatch,
+    mismatch_listing,
+)
 from .numerical import numerical_jacobians
 from .report import PairReport
 from .state import Abort, CheckState, Options
@@ -119,6 +127,12 @@ def pair_report(
 
 def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, fast_ana: float) -> None:
     """Full mode for one pair that failed in fast mode: the entries that disagree."""
+    numel = state.tensors.numel
+    if not state.strict and worth_bisecting(
+        numel(state.diff_inputs[in_rank][1]), numel(state.outputs[out_rank][1])
+    ):
+        _bisect(state, out_rank, in_rank, fast_num, fast_ana)
+        return
     try:
         num = numerical_jacobians(state, in_rank)[out_rank]
         ana = full_analytical(state, out_rank)[in_rank]
@@ -147,6 +161,26 @@ def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, f
         message += mismatch_listing(pair)
         problem = None
     state.fail(message, problem)
+
+
+def _bisect(state: CheckState, out_rank: int, in_rank: int, fast_num: float, fast_ana: float) -> None:
+    """A large pair that failed in fast mode: its wrong entries located by bisection."""
+    try:
+        pair = bisection_report(state, out_rank, in_rank, locate(state, out_rank, in_rank))
+    except Abort:
+        return
+    state.report.localized = True
+    state.report.pairs.append(pair)
+    if pair.passed and pair.nondifferentiable:  # every entry located a kink
+        return
+    problem = None
+    if pair.passed:
+        problem = (
+            f"fast mode: v^T J u mismatch for output {pair.output_index} with respect to input "
+            f"{pair.input_index} (numerical {fast_num:.6g}, analytical {fast_ana:.6g}), but bisection "
+            "located no entry outside the tolerance: many small differences add up"
+        )
+    state.fail(bisection_mismatch(out_rank, in_rank, fast_num, fast_ana, pair), problem)
 
 
 def _checked_pair(

@@ -73,6 +73,12 @@ def kink_entries(
     ]
 
 
+def kink_at(state: CheckState, in_rank: int, out_rank: int, row: int, col: int, analytical: float) -> bool:
+    """Whether the mismatch at Jacobian entry (row, col) is a kink (for entries found one by one)."""
+    diffs = _differences(state, in_rank, col, out_rank)
+    return diffs is not None and _is_kink(diffs[:, row], analytical, state.opts.atol, state.opts.rtol)
+
+
 def _differences(state: CheckState, in_rank: int, element: int, out_rank: int) -> numpy.ndarray | None:
     """The four one-sided differences d_k (rows) for every element of one output (columns).
 

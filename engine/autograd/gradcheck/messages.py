@@ -130,6 +130,30 @@ def fast_mode_mismatch(
     )
 
 
+def bisection_mismatch(
+    out_rank: int, in_rank: int, fast_num: float, fast_ana: float, pair: PairReport
+) -> str:
+    """A fast-mode failure localised by bisection: torch's first lines, then the entries located."""
+    head = (
+        f"Jacobian mismatch for output {out_rank:d} with respect to input {in_rank:d},\n"
+        f"numerical:{fast_num}\nanalytical:{fast_ana}\n"
+        f"\nThe Jacobian has {pair.jacobian_shape[0] * pair.jacobian_shape[1]} entries: its wrong entries "
+        "were located by bisection, not by recomputing it in slow mode.\n"
+    )
+    if not pair.mismatches:
+        return head + "No single entry located is outside the tolerance.\n"
+    count = pair.mismatch_count
+    lines = [
+        f"At least {count} {'entry differs' if count == 1 else 'entries differ'}; "
+        f"showing the first {len(pair.mismatches)} located, worst first:"
+    ]
+    for out_idx, in_idx, num, ana in pair.mismatches:
+        lines.append(
+            f"  output{list(out_idx)} / input{list(in_idx)}: numerical {num:.8g}, analytical {ana:.8g}"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
 def jacobian_text(tensors: Tensors, jacobian: numpy.ndarray, like: Any) -> str:
     """A Jacobian printed as torch prints its own (transposed, in `like`'s dtype, on its device)."""
     return tensors.text(jacobian.T, like)

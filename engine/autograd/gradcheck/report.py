@@ -32,7 +32,8 @@ class PairReport:
     largest error first. A failing pair keeps its full Jacobians (rows: output entries,
     columns: input entries) for dumps and heatmaps; a passing one keeps none, so memory
     grows with the failures only. In fast mode without a mismatch there are no entries,
-    only the projections v^T J u (numerical / analytical) and their difference. A pair whose
+    only the projections v^T J u (numerical / analytical) and their difference; a large pair
+    that disagrees there is localised by bisection, and its counts are lower bounds. A pair whose
     only mismatches are kinks passes (check_gradients only; see kinks.py).
     """
 
@@ -51,6 +52,9 @@ class PairReport:
     passed: bool
     order: int = 1
     mismatch_count: int = 0
+    # False where entries were located by bisection (bisection.py): mismatch_count and the
+    # errors are then lower bounds, and there are no full Jacobians
+    mismatch_count_exact: bool = True
     # kinks (kinks.py): entries whose mismatch the function's non-differentiability explains,
     # (output index, input index, numerical, analytical), worst first; not in `mismatches`
     nondifferentiable: list = field(default_factory=list)
