@@ -302,12 +302,55 @@ def _erf_parts(xp, x):
     return a, out, small
 
 
+# erf(x) = x P(x^2) / Q(x^2) for |x| <= 4: a rational least-squares fit refined toward minimax, relative
+# error under 2e-9 in float64 arithmetic, so float32 results are at most one rounding off (about 6e-8);
+# beyond 4, erf rounds to +-1 in float32. About 30 elementwise passes, against 150 for the series.
+_ERF_SINGLE_P = (
+    1.1283791683082531,
+    0.16637806479542117,
+    0.050857120247547266,
+    0.0029324331747744236,
+    0.0003043472952329405,
+    -4.075182230582759e-07,
+    -4.578483649252136e-08,
+)
+_ERF_SINGLE_Q = (
+    1.0,
+    0.4807820964968448,
+    0.10533136619745133,
+    0.013441317945773518,
+    0.001033534737857549,
+    4.055523160251907e-05,
+    -6.369692463331716e-07,
+)
+
+
+def polynomial(xp, t, coefficients):
+    """sum c_k t^k by Horner's rule, in place on one new array (coefficients lowest degree first)."""
+    acc = xp.full_like(t, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        acc *= t
+        acc += c
+    return acc
+
+
+def _erf_single(xp, x):
+    """erf for float32 and narrower: the rational fit above, evaluated in float64."""
+    a = xp.clip(x.astype(numpy.float64), -4.0, 4.0)
+    z = a * a
+    a *= polynomial(xp, z, _ERF_SINGLE_P)
+    a /= polynomial(xp, z, _ERF_SINGLE_Q)
+    return a.astype(x.dtype)
+
+
 def erf(xp, x):
-    """erf to float64 accuracy with array ops only (numpy has none): a series below 2.5, erfc's
-    continued fraction above."""
+    """erf with array ops only (numpy has none): the rational fit for float32 and narrower; for float64
+    a series below 2.5 and erfc's continued fraction above, to float64 accuracy."""
     device_erf = backend.device_special(xp, "erf")  # CuPy's kernel where there is one
     if device_erf is not None:
         return device_erf(x)
+    if x.dtype.itemsize <= 4:
+        return _erf_single(xp, x)
     _, part, small = _erf_parts(xp, x)
     result = xp.where(small, part, 1.0 - part)
     return (xp.sign(x) * result).astype(x.dtype, copy=False)
