@@ -58,7 +58,18 @@ def pairwise_grad(m, g, tie, loses):
     return m.where(loses, 0.0, m.where(tie, g / 2, g))
 
 
-def gelu_backward(m, g, self, approximate):
+def gelu_backward(m, g, self, approximate, cdf):
+    """`cdf`: the box the forward filled with Phi(self) (raw arrays); under create_graph it is recomputed."""
+    if cdf is not None and cdf[0] is not None and not isinstance(g, Tensor):
+        xp = m.xp
+        pdf = self * self
+        pdf *= -0.5
+        xp.exp(pdf, out=pdf)
+        pdf *= self
+        pdf *= 1 / math.sqrt(2.0 * math.pi)
+        pdf += cdf[0]
+        pdf *= g
+        return pdf
     if approximate == "tanh":
         beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
         x_sq = self * self

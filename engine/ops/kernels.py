@@ -401,11 +401,17 @@ def log_sigmoid(xp, x):
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
 
 
-def gelu(xp, x, approximate):
+def gelu(xp, x, approximate, cdf=None):
+    """x Phi(x); exact GELU puts Phi(x), the normal cdf, in the box `cdf` when given, for the backward."""
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return x * 0.5 * (xp.tanh(inner) + 1.0)  # array first: numpy keeps its dtype's tag (bfloat16)
-    return x * 0.5 * (erf(xp, x * (1.0 / math.sqrt(2.0))) + 1.0)
+    phi = erf(xp, x * (1.0 / math.sqrt(2.0)))  # a new array: updated in place below
+    phi += 1.0
+    phi *= 0.5  # exact: x * 0.5 * (erf + 1) and x * ((erf + 1) * 0.5) round alike
+    if cdf is not None:
+        cdf[0] = phi
+    return x * phi
 
 
 # ------------------------------------------------------------------ forwards of the rows
