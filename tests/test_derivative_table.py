@@ -135,37 +135,3 @@ def test_smooth_l1_target_gradient_matches_torch():
     torch.nn.functional.smooth_l1_loss(torch.tensor(a), tt, beta=0.5).backward()
     np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-12)
     assert F.smooth_l1_loss(engine.tensor(a), t).grad_fn.name() == "SmoothL1LossBackward0"
-
-
-def test_gelu_keeps_its_cdf_for_the_raw_backward_but_shows_only_torchs_saved_values():
-    x = engine.tensor(_data(3), requires_grad=True)
-    fn = F.gelu(x).grad_fn
-    assert fn.attr_names == ("approximate",) and fn.kept_names == ("cdf",)
-    assert fn._saved_approximate == "none" and fn._saved_self is x and not hasattr(fn, "_saved_cdf")
-    assert fn._attrs[-1][0] is not None  # the box the forward filled
-    no_box = engine.tensor(_data(3)).requires_grad_(False)
-    assert F.gelu(no_box).grad_fn is None
-
-
-def test_gelu_node_frees_its_kept_cdf_with_its_saved_values():
-    x = engine.tensor(_data(4), requires_grad=True)
-    y = F.gelu(x)
-    y.sum().backward()
-    assert y.grad_fn._attrs == ("none", None)
-    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
-        y.sum().backward()
-
-
-@pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_gelu_gradients_with_and_without_the_kept_cdf_agree(approximate):
-    data = _data(5, (4, 6)) * 3
-    x = engine.tensor(data, requires_grad=True)
-    check_grad(lambda a: F.gelu(a, approximate=approximate), x)
-    check_gradgrad(lambda a: F.gelu(a, approximate=approximate), x)
-    (first,) = engine.autograd.grad(F.gelu(x, approximate=approximate).sum(), x, create_graph=True)
-    (plain,) = engine.autograd.grad(F.gelu(x, approximate=approximate).sum(), x)
-    np.testing.assert_allclose(first.detach().numpy(), plain.numpy(), rtol=1e-14, atol=1e-15)
-    for dtype in (engine.float32, engine.float64):
-        x32 = engine.tensor(data, dtype=dtype, requires_grad=True)
-        F.gelu(x32, approximate=approximate).sum().backward()
-        assert x32.grad.dtype is dtype

@@ -1072,8 +1072,9 @@ SAFE_SOFTMAX = row("SafeSoftmaxBackward0", lambda xp, self, dim: K.safe_softmax(
                    saves=("result",), attrs=("dim",),
                    self=lambda m, g, result, dim: result * (g - m.sum(g * result, (dim,), True)))
 SDPA_FLASH_CPU = row("ScaledDotProductFlashAttentionForCpuBackward0",
-                     lambda xp, query, key, value, attn_mask, scale, groups:
-                         K.attention(xp, query, key, value, attn_mask, scale, groups),
+                     lambda xp, query, key, value, attn_mask, scale, groups, logsumexp:
+                         K.attention(xp, query, key, value, attn_mask, scale, groups, logsumexp),
                      inputs=("query", "key", "value"), saves=("query", "key", "value"),
-                     attrs=("attn_mask", "scale", "groups"), joint=F.attention_backward)
+                     attrs=("attn_mask", "scale", "groups", "logsumexp"), keeps=("logsumexp",),
+                     joint=F.attention_backward)
 # fmt: on

@@ -1458,11 +1458,25 @@ def safe_softmax(xp, x, dim):
     return xp.where(total == 0, 0, e / xp.where(total == 0, 1, total))
 
 
-def attention(xp, q, k, v, mask, scale, groups):
-    """softmax(q k^T * scale + mask) v over the last two dims; each of k's and v's heads serves `groups`."""
+def attention(xp, q, k, v, mask, scale, groups, logsumexp=None):
+    """softmax(q k^T * scale + mask) v over the last two dims; each of k's and v's heads serves `groups`.
+
+    The box `logsumexp`, when given, gets each row's log-sum-exp of the scores (as torch's flash
+    attention saves it), from which the backward rebuilds the probabilities in two passes.
+    """
     if groups > 1:
         k, v = xp.repeat(k, groups, axis=-3), xp.repeat(v, groups, axis=-3)
-    scores = (q @ xp.swapaxes(k, -1, -2)) * scale
+    scores = q @ xp.swapaxes(k, -1, -2)  # a new array: the softmax runs in place on it
+    scores *= scale
     if mask is not None:
-        scores = scores + mask
-    return safe_softmax(xp, scores, -1) @ v
+        scores = scores + mask  # may broadcast to a larger shape
+    top = scores.max(axis=-1, keepdims=True)
+    if xp.isneginf(top).any():  # a row masked throughout: 0, not NaN (ATen's _safe_softmax)
+        return safe_softmax(xp, scores, -1) @ v
+    scores -= top
+    xp.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    scores /= total
+    if logsumexp is not None:
+        logsumexp[0] = top + xp.log(total)
+    return scores @ v
