@@ -3,7 +3,11 @@
     python scripts/bench.py             # every workload
     python scripts/bench.py chain       # workloads whose name contains "chain"
     python scripts/bench.py --device cuda mlp chain   # on the GPU: engine on CuPy, torch on CUDA
+    python scripts/bench.py --threads 0 mlp    # the BLAS/OpenMP libraries' own thread counts
 
+Both libraries run on one BLAS/OpenMP thread by default (--threads 1): OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS and MKL_NUM_THREADS are set before numpy is imported, and
+torch.set_num_threads(1); on a shared machine one thread each gives steadier ratios.
 Each workload runs the same computation through `engine` and through `torch`; the
 best of several repeats is reported (the minimum is the least noisy estimate of cost).
 With --device cuda both libraries build their inputs on the GPU and every timed batch
@@ -13,9 +17,26 @@ is bracketed by a device synchronize (GPU calls return before their kernels fini
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+
+
+def _threads(argv: list[str]) -> int:
+    """--threads N from the command line, read before numpy is imported (its BLAS reads the env once)."""
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return int(argv[i + 1])
+        if arg.startswith("--threads="):
+            return int(arg.split("=", 1)[1])
+    return 1
+
+
+THREADS = _threads(sys.argv[1:])
+if THREADS > 0:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = str(THREADS)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -163,10 +184,12 @@ def bench_gradcheck(args):
     return out
 
 
-def _training_step(lib, model, x, y):
-    """zero_grad (grads to None), forward, cross_entropy, backward: a training step short of the update."""
+def _training_step(lib, model, x, y, optimizer=None):
+    """zero_grad (grads to None), forward, cross_entropy, backward; then `optimizer.step()` if given."""
     model.zero_grad()
     lib.nn.functional.cross_entropy(model(x), y).backward()
+    if optimizer is not None:
+        optimizer.step()
 
 
 _PARAMS: dict = {}
@@ -202,13 +225,38 @@ def cnn_model(nn):
     )
 
 
-def _bench_step(args, make_model, x_shape, batch):
-    """Best seconds per training step of `make_model` on random float32 data, per library."""
+def transformer_model(nn, d=128, heads=4, ff=512, vocab=256):
+    """One pre-norm transformer block and a vocabulary head: LayerNorm, softmax attention, exact GELU."""
+    functional = nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.qkv, self.proj = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.ln2, self.up, self.down = nn.LayerNorm(d), nn.Linear(d, ff), nn.Linear(ff, d)
+            self.head = nn.Linear(d, vocab)
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            qkv = self.qkv(self.ln1(x)).view(b, t, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            attended = functional.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+            x = x + self.proj(attended.transpose(1, 2).reshape(b, t, d))
+            x = x + self.down(functional.gelu(self.up(self.ln2(x))))
+            return self.head(x).reshape(b * t, vocab)
+
+    return Block()
+
+
+def _bench_step(args, make_model, x_shape, batch, classes=10, targets=None, sgd=False):
+    """Best seconds per training step of `make_model` on random float32 data, per library.
+
+    `targets`: how many class labels per sample (the batch's by default); `sgd`: end with an SGD step.
+    """
     import numpy
 
     rng = numpy.random.default_rng(0)
     x = rng.standard_normal((batch, *x_shape), dtype=numpy.float32)
-    y = rng.integers(0, 10, batch)
+    y = rng.integers(0, classes, batch if targets is None else targets)
     fns = {}
     for name, lib in LIBS:
         if lib is None:
@@ -218,7 +266,10 @@ def _bench_step(args, make_model, x_shape, batch):
             for p, value in zip(model.parameters(), _reference_params(make_model)):
                 p.copy_(lib.tensor(value, device=DEVICE[0]))
         xs, ys = lib.tensor(x, device=DEVICE[0]), lib.tensor(y, device=DEVICE[0])
-        fns[name] = lambda lib=lib, model=model, xs=xs, ys=ys: _training_step(lib, model, xs, ys)
+        opt = lib.optim.SGD(model.parameters(), lr=1e-3) if sgd else None
+        fns[name] = lambda lib=lib, model=model, xs=xs, ys=ys, opt=opt: _training_step(
+            lib, model, xs, ys, opt
+        )
     return interleaved(fns, args.repeats, max(1, args.number // 4))
 
 
@@ -241,12 +292,23 @@ def bench_cnn(args):
     )
 
 
+def bench_transformer(args):
+    best = _bench_step(args, transformer_model, (64, 128), 16, classes=256, targets=16 * 64, sgd=True)
+    return (
+        "transformer block step d128 h4 ff512 (exact GELU), 16x64 tokens, vocab 256, float32"
+        " (fwd+cross_entropy+bwd+SGD)",
+        "ms",
+        [(name, seconds * 1e3) for name, seconds in best.items()],
+    )
+
+
 WORKLOADS = {
     "chain": bench_chain,
     "anomaly": bench_anomaly,
     "gradcheck": bench_gradcheck,
     "mlp": bench_mlp,
     "cnn": bench_cnn,
+    "transformer": bench_transformer,
 }
 
 
@@ -269,7 +331,15 @@ def main(argv=None) -> int:
         default="cpu",
         help="where both libraries run (cuda: engine on CuPy, torch on CUDA, the same GPU)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS/OpenMP threads for both libraries (default 1; 0: the libraries' defaults)",
+    )
     args = parser.parse_args(argv)
+    if torch is not None and args.threads > 0:
+        torch.set_num_threads(args.threads)
     DEVICE[0] = args.device
     LIBS[:] = [(name, lib) for name, lib in (("engine", engine), ("torch", torch)) if lib is not None]
     if args.lib != "both":
@@ -285,7 +355,8 @@ def main(argv=None) -> int:
             LIBS[:] = [(name, lib) for name, lib in LIBS if lib is not torch]
             torch_note += " (no CUDA: engine timed alone)"
         torch_note += f"; device {args.device}, CuPy {cupy.__version__}"
-    print(f"engine {engine.__version__}; torch {torch_note}")
+    threads = "library defaults" if args.threads == 0 else args.threads
+    print(f"engine {engine.__version__}; torch {torch_note}; threads {threads}")
     for key, fn in WORKLOADS.items():
         if args.only and not any(o in key for o in args.only):
             continue

@@ -53,6 +53,7 @@ def test_a_well_formed_row_builds():
         ({"saves": ("self", "bias")}, "saves ['bias'], which are neither inputs nor 'result'"),
         ({"joint": lambda m, g, self, other: (g, g)}, "either one formula per input or joint=, not both"),
         ({"forward": lambda xp, self, other, *, k=1: self}, "the forward: "),
+        ({"keeps": ("other",)}, "keeps ('other',) must be the last attrs"),
     ],
     ids=[
         "forward-names",
@@ -62,6 +63,7 @@ def test_a_well_formed_row_builds():
         "unknown-save",
         "joint-and-formulas",
         "kwonly",
+        "keeps-not-an-attr",
     ],
 )
 def test_a_malformed_row_fails_when_built(kwargs, message):

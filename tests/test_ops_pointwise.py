@@ -205,6 +205,27 @@ def test_special_values_of_the_erf_family():
     assert engine.sign(engine.tensor([nan, -0.0, -3.0])).tolist() == [0.0, 0.0, -1.0]
 
 
+def _erf_grid(dtype):
+    """Dense over [-6, 6], log-spaced down to the smallest normals, and the special values."""
+    tiny = np.finfo(dtype).tiny
+    ramp = np.geomspace(tiny, 6.0, 200_000)
+    grid = np.concatenate([np.linspace(-6.0, 6.0, 400_001), ramp, -ramp, [0.0, -0.0, np.inf, -np.inf, 1e30]])
+    return grid.astype(dtype)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "bound"), [(engine.float32, 1e-7), (engine.float64, 4 * np.finfo(np.float64).eps)]
+)
+def test_erf_is_accurate_against_math_erf_over_a_dense_grid_with_tails(dtype, bound):
+    grid = _erf_grid(dtype.np)
+    exact = np.array([math.erf(v) for v in grid.tolist()])
+    got = engine.erf(engine.tensor(grid)).numpy().astype(np.float64)
+    assert engine.erf(engine.tensor(grid)).dtype is dtype
+    relative = np.abs(got - exact) / np.maximum(np.abs(exact), np.finfo(dtype.np).tiny)
+    assert relative.max() <= bound, grid[relative.argmax()]
+    assert math.isnan(engine.erf(engine.tensor([nan], dtype=dtype)).item())
+
+
 def test_nan_to_num_values_and_gradient():
     def fn(lib):
         x = lib.tensor([nan, inf, -inf, 1.5], dtype=lib.float64, requires_grad=True)

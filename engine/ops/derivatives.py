@@ -20,6 +20,10 @@ The language of a row
 - `frees`: attrs that PyTorch's node keeps as saved tensors (an index, a mask): freed with
   the saved values after backward, so a second backward through the node raises PyTorch's
   error, and so does reading `_saved_<name>` afterwards.
+- `keeps`: the last attrs, when they are boxes (`[None]`) the forward fills with an intermediate
+  that the raw-array formula reuses (GELU's normal cdf) and PyTorch's node does not save: no
+  `_saved_*` for them, not shown by `gradcli graph`, dropped when the node is freed. Formulas
+  under create_graph recompute instead, so the recorded backward stays differentiable.
 - `forward(xp, *inputs, *attrs)`: the op on raw arrays; `xp` is numpy or cupy.
 - `<input>=formula(m, g, *saves, *attrs)`: that input's gradient, given the output's
   gradient `g`; `joint=` instead: one formula returning every input's gradient. Formulas
@@ -72,10 +76,13 @@ def row(
     joint=None,
     frees=(),
     outputs=("result",),
+    keeps=(),
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
-    node = node_class(node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs)
+    node = node_class(
+        node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs, keeps
+    )
     return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic, casts=casts)
 
 
@@ -198,8 +205,8 @@ LEAKY_RELU_BACKWARD = row("LeakyReluBackwardBackward0",
                           grad_output=lambda m, g, self, negative_slope:
                               m.leaky_relu_backward(g, self, negative_slope),
                           self=lambda m, g, self, negative_slope: m.zeros(g.shape, g))
-GELU = row("GeluBackward0", lambda xp, self, approximate: K.gelu(xp, self, approximate),
-           saves=("self",), attrs=("approximate",), self=F.gelu_backward)
+GELU = row("GeluBackward0", lambda xp, self, approximate, cdf: K.gelu(xp, self, approximate, cdf),
+           saves=("self",), attrs=("approximate", "cdf"), keeps=("cdf",), self=F.gelu_backward)
 ERF = row("ErfBackward0", lambda xp, self: K.erf(xp, K.floating(self)), saves=("self",),
           self=lambda m, g, self: g * (2 / math.sqrt(math.pi)) * m.exp(-self * self))
 ABS = row("AbsBackward0", lambda xp, self: K.absolute(xp, self), saves=("self",),
@@ -1071,8 +1078,9 @@ SAFE_SOFTMAX = row("SafeSoftmaxBackward0", lambda xp, self, dim: K.safe_softmax(
                    saves=("result",), attrs=("dim",),
                    self=lambda m, g, result, dim: result * (g - m.sum(g * result, (dim,), True)))
 SDPA_FLASH_CPU = row("ScaledDotProductFlashAttentionForCpuBackward0",
-                     lambda xp, query, key, value, attn_mask, scale, groups:
-                         K.attention(xp, query, key, value, attn_mask, scale, groups),
+                     lambda xp, query, key, value, attn_mask, scale, groups, logsumexp:
+                         K.attention(xp, query, key, value, attn_mask, scale, groups, logsumexp),
                      inputs=("query", "key", "value"), saves=("query", "key", "value"),
-                     attrs=("attn_mask", "scale", "groups"), joint=F.attention_backward)
+                     attrs=("attn_mask", "scale", "groups", "logsumexp"), keeps=("logsumexp",),
+                     joint=F.attention_backward)
 # fmt: on

@@ -58,7 +58,18 @@ def pairwise_grad(m, g, tie, loses):
     return m.where(loses, 0.0, m.where(tie, g / 2, g))
 
 
-def gelu_backward(m, g, self, approximate):
+def gelu_backward(m, g, self, approximate, cdf):
+    """`cdf`: the box the forward filled with Phi(self) (raw arrays); under create_graph it is recomputed."""
+    if cdf is not None and cdf[0] is not None and not isinstance(g, Tensor):
+        xp = m.xp
+        pdf = self * self
+        pdf *= -0.5
+        xp.exp(pdf, out=pdf)
+        pdf *= self
+        pdf *= 1 / math.sqrt(2.0 * math.pi)
+        pdf += cdf[0]
+        pdf *= g
+        return pdf
     if approximate == "tanh":
         beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
         x_sq = self * self
@@ -1136,9 +1147,15 @@ def _summed_heads(m, g, groups):
     return m.sum(g.reshape(lead + (heads // groups, groups, n, e)), (len(lead) + 1,), False)
 
 
-def attention_backward(m, g, query, key, value, attn_mask, scale, groups):
-    """softmax(q k^T * scale + mask) v: the probabilities recomputed, then the chain rule through each step."""
+def attention_backward(m, g, query, key, value, attn_mask, scale, groups, logsumexp):
+    """softmax(q k^T * scale + mask) v: the probabilities recomputed, then the chain rule through each step.
+
+    On raw arrays with the forward's `logsumexp` (a box), probabilities are exp(scores - logsumexp) and
+    each step runs in place; under create_graph every step is recorded instead.
+    """
     k, v = _shared_heads(m, key, groups), _shared_heads(m, value, groups)
+    if logsumexp is not None and logsumexp[0] is not None and not isinstance(g, Tensor):
+        return _attention_backward_arrays(m, g, query, k, v, attn_mask, scale, groups, logsumexp[0])
     scores = (query @ m.transpose(k, -1, -2)) * scale
     probs = m.softmax(scores if attn_mask is None else scores + attn_mask, -1)
     dprobs = g @ m.transpose(v, -1, -2)
@@ -1146,4 +1163,22 @@ def attention_backward(m, g, query, key, value, attn_mask, scale, groups):
     gq = dscores @ k
     gk = m.transpose(dscores, -1, -2) @ query
     gv = m.transpose(probs, -1, -2) @ g
+    return gq, _summed_heads(m, gk, groups), _summed_heads(m, gv, groups)
+
+
+def _attention_backward_arrays(m, g, query, k, v, attn_mask, scale, groups, logsumexp):
+    xp = m.xp
+    probs = query @ xp.swapaxes(k, -1, -2)
+    probs *= scale
+    if attn_mask is not None:
+        probs = probs + attn_mask
+    probs -= logsumexp
+    xp.exp(probs, out=probs)
+    dscores = g @ xp.swapaxes(v, -1, -2)  # d probs, then d scores in place
+    dscores -= (dscores * probs).sum(axis=-1, keepdims=True)
+    dscores *= probs
+    dscores *= scale
+    gq = dscores @ k
+    gk = xp.swapaxes(dscores, -1, -2) @ query
+    gv = xp.swapaxes(probs, -1, -2) @ g
     return gq, _summed_heads(m, gk, groups), _summed_heads(m, gv, groups)

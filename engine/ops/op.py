@@ -41,6 +41,7 @@ class FormulaNode(Node):
     saved_names: tuple = ()
     saved_sources: tuple = ()  # input index of each saved tensor; -1 for the result
     attr_names: tuple = ()
+    kept_names: tuple = ()  # trailing attrs only the raw formulas read (not PyTorch's saved values)
     input_names: tuple = ()  # the row's declared inputs (self, other, ...); a variadic row (cat) names one
 
     def unpack(self, as_tensors: bool, in_backward: bool = True) -> list:
@@ -130,6 +131,13 @@ class FormulaNode(Node):
         if self._versions:
             self._saved = None
 
+    def release_kept(self) -> None:
+        """Free the saved values and the forward's kept intermediates (`keeps=`), which can be large."""
+        if self._versions:
+            self._saved = None
+        kept = len(self.kept_names)
+        self._attrs = (*self._attrs[:-kept], *(None,) * kept)
+
     def release_with_attrs(self) -> None:
         """Free a row whose `frees` attrs PyTorch saves as tensors (IndexBackward0's indices).
 
@@ -191,7 +199,9 @@ def _check_signature(node_name: str, role: str, fn, expected: tuple) -> None:
         )
 
 
-def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=(), outputs=("result",)) -> None:
+def _check_row(
+    name, inputs, saves, attrs, formulas, joint, forward, frees=(), outputs=("result",), keeps=()
+) -> None:
     """Every name of a row agrees: forward `(xp, *inputs, *attrs)`, formulas `(m, g, *saves, *attrs)`."""
     unknown = [k for k in formulas if k not in inputs]
     if unknown:
@@ -203,6 +213,8 @@ def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=(), o
     bad_frees = [a for a in frees if a not in attrs]
     if bad_frees:
         raise RowError(f"derivative table, {name}: frees {bad_frees}, which are not attrs {attrs}")
+    if keeps and (tuple(attrs[-len(keeps) :]) != tuple(keeps) or set(keeps) & set(frees)):
+        raise RowError(f"derivative table, {name}: keeps {keeps} must be the last attrs, and not freed")
     if (joint is None) == (not formulas):
         raise RowError(f"derivative table, {name}: give either one formula per input or joint=, not both")
     _check_signature(name, "forward", forward, ("xp", *inputs, *attrs))
@@ -214,13 +226,24 @@ def _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees=(), o
 
 
 def node_class(
-    name, inputs, saves, attrs, formulas, joint, forward, variadic=False, frees=(), outputs=("result",)
+    name,
+    inputs,
+    saves,
+    attrs,
+    formulas,
+    joint,
+    forward,
+    variadic=False,
+    frees=(),
+    outputs=("result",),
+    keeps=(),
 ):
     """Make the node class for one checked row: named as PyTorch names it, with `_saved_*` properties.
 
-    A saved output k has source -1 - k (the only output, `result`, is -1).
+    A saved output k has source -1 - k (the only output, `result`, is -1). Kept attrs (`keeps`) get
+    no `_saved_*` property and are not in `attr_names`: PyTorch's node has no such saved value.
     """
-    _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees, outputs)
+    _check_row(name, inputs, saves, attrs, formulas, joint, forward, frees, outputs, keeps)
     sources = tuple(-1 - outputs.index(s) if s in outputs else inputs.index(s) for s in saves)
     ns = {
         "__slots__": (),
@@ -229,15 +252,23 @@ def node_class(
         "joint": staticmethod(joint) if joint else None,
         "saved_names": tuple(saves),
         "saved_sources": sources,
-        "attr_names": tuple(attrs),
+        "attr_names": tuple(a for a in attrs if a not in keeps),
+        "kept_names": tuple(keeps),
         "input_names": tuple(inputs),
     }
     for i, s in enumerate(saves):
         ns["_saved_" + s] = _saved_property(s, i, False)
-    for i, a in enumerate(attrs):
+    for i, a in enumerate(ns["attr_names"]):
         ns["_saved_" + a] = _saved_property(a, i, True, a in frees)
     ns["apply"] = own_copy(FormulaNode.apply if len(outputs) == 1 else FormulaNode.apply_outputs)
-    ns["release"] = own_copy(FormulaNode.release_with_attrs if frees else FormulaNode.release)
+    release = (
+        FormulaNode.release_with_attrs
+        if frees
+        else FormulaNode.release_kept
+        if keeps
+        else FormulaNode.release
+    )
+    ns["release"] = own_copy(release)
     return type(name, (FormulaNode,), ns)
 
 
@@ -285,7 +316,8 @@ class Op:
     __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes", "casts")
 
     def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False, casts=False):
-        self.forward = _variadic(forward, len(node.attr_names)) if variadic else forward
+        attr_count = len(node.attr_names) + len(node.kept_names)
+        self.forward = _variadic(forward, attr_count) if variadic else forward
         self.node = node
         self.broadcasts = broadcasts  # input gradients summed and cast back to each input (FormulaNode.apply)
         self.promotes = promotes  # operands' dtypes promoted as torch does (promotion.py)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from ...autograd import grad_mode
 from ...ops import derivatives as D
 from ...ops import functions
 from ...ops.inplace import apply_inplace
@@ -29,7 +30,9 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return apply_op(D.GELU, (input,), (approximate,))
+    # Exact GELU's normal cdf, kept from the forward for the backward when there will be one.
+    cdf = [None] if approximate == "none" and input.requires_grad and grad_mode.state[0] else None
+    return apply_op(D.GELU, (input,), (approximate, cdf))
 
 
 def tanh(input: Tensor) -> Tensor:

@@ -11,6 +11,7 @@ import math
 import warnings
 
 from ... import backend
+from ...autograd import grad_mode
 from ...ops import derivatives as D
 from ...ops import functions, nn_support
 from ...ops.op import apply_op
@@ -106,7 +107,11 @@ def _flash(query, key, value, mask, is_causal, scale, enable_gqa) -> Tensor:
         additive = causal if additive is None else additive + causal
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     groups = query.shape[-3] // key.shape[-3]
-    return apply_op(D.SDPA_FLASH_CPU, (query, key, value), (additive, scale, groups))
+    # Each row's log-sum-exp, kept from the forward for the backward when there will be one.
+    keep = grad_mode.state[0] and (query.requires_grad or key.requires_grad or value.requires_grad)
+    return apply_op(
+        D.SDPA_FLASH_CPU, (query, key, value), (additive, scale, groups, [None] if keep else None)
+    )
 
 
 def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa) -> Tensor:

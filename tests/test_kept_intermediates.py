@@ -1,0 +1,101 @@
+"""Forward intermediates a row keeps for its raw backward (`keeps=`): GELU's normal cdf, attention's
+log-sum-exp. The raw backward that reuses them and the recorded one (create_graph) that recomputes
+agree, nodes show only PyTorch's saved values, and the kept arrays go when the node is freed.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from numgrad import check_grad, check_gradgrad
+
+import engine
+import engine.nn.functional as F
+
+
+def _data(seed, shape=(3, 4)):
+    return np.random.RandomState(seed).uniform(-1.5, 1.5, shape)
+
+
+def test_gelu_keeps_its_cdf_for_the_raw_backward_but_shows_only_torchs_saved_values():
+    x = engine.tensor(_data(3), requires_grad=True)
+    fn = F.gelu(x).grad_fn
+    assert fn.attr_names == ("approximate",) and fn.kept_names == ("cdf",)
+    assert fn._saved_approximate == "none" and fn._saved_self is x and not hasattr(fn, "_saved_cdf")
+    assert fn._attrs[-1][0] is not None  # the box the forward filled
+    no_box = engine.tensor(_data(3)).requires_grad_(False)
+    assert F.gelu(no_box).grad_fn is None
+
+
+def test_gelu_node_frees_its_kept_cdf_with_its_saved_values():
+    x = engine.tensor(_data(4), requires_grad=True)
+    y = F.gelu(x)
+    y.sum().backward()
+    assert y.grad_fn._attrs == ("none", None)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradients_with_and_without_the_kept_cdf_agree(approximate):
+    data = _data(5, (4, 6)) * 3
+    x = engine.tensor(data, requires_grad=True)
+    check_grad(lambda a: F.gelu(a, approximate=approximate), x)
+    check_gradgrad(lambda a: F.gelu(a, approximate=approximate), x)
+    (first,) = engine.autograd.grad(F.gelu(x, approximate=approximate).sum(), x, create_graph=True)
+    (plain,) = engine.autograd.grad(F.gelu(x, approximate=approximate).sum(), x)
+    np.testing.assert_allclose(first.detach().numpy(), plain.numpy(), rtol=1e-14, atol=1e-15)
+    for dtype in (engine.float32, engine.float64):
+        x32 = engine.tensor(data, dtype=dtype, requires_grad=True)
+        F.gelu(x32, approximate=approximate).sum().backward()
+        assert x32.grad.dtype is dtype
+
+
+def _attention_grads(q, k, v, create_graph, **kwargs):
+    out = F.scaled_dot_product_attention(q, k, v, **kwargs)
+    seed = engine.tensor(np.random.RandomState(9).standard_normal(tuple(out.shape)))
+    grads = engine.autograd.grad(out, (q, k, v), seed, create_graph=create_graph)
+    return out, [g.detach().numpy() for g in grads]
+
+
+MASKED_ROW = np.zeros((5, 5))
+MASKED_ROW[2] = -np.inf  # a row masked throughout: softmax 0 there, not NaN
+
+
+@pytest.mark.parametrize(
+    "kwargs, heads",
+    [({}, 2), ({"is_causal": True}, 2), ({"attn_mask": MASKED_ROW}, 2), ({"enable_gqa": True}, 1)],
+    ids=["plain", "causal", "masked-row", "gqa"],
+)
+def test_attention_backward_from_the_kept_logsumexp_matches_the_recorded_one(kwargs, heads):
+    q, k, v = (
+        engine.tensor(_data(s, (2, h, 5, 3)), requires_grad=True) for s, h in ((1, 2), (2, heads), (3, heads))
+    )
+    if "attn_mask" in kwargs:
+        kwargs = {"attn_mask": engine.tensor(kwargs["attn_mask"])}
+    out, raw = _attention_grads(q, k, v, False, **kwargs)
+    fn = out.grad_fn
+    assert fn.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert not hasattr(fn, "_saved_logsumexp") and fn.kept_names == ("logsumexp",)
+    _, recorded = _attention_grads(q, k, v, True, **kwargs)
+    for a, b in zip(raw, recorded):
+        assert np.isfinite(a).all()
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    check_grad(lambda a: F.scaled_dot_product_attention(a, k, v, **kwargs), q)
+
+
+def test_float32_gelu_is_as_close_to_exact_as_torchs_float32_gelu():
+    """Phi is evaluated in float32 for float32 GELU: its error stays within torch's own (1.2e-6 absolute)."""
+    grid = np.concatenate([np.linspace(-8.0, 8.0, 400_001), [0.0, -0.0, np.inf, -np.inf]]).astype(np.float32)
+    x64 = grid.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2.0)) for v in x64.tolist()])
+    got = F.gelu(engine.tensor(grid))
+    assert got.dtype is engine.float32
+    got = got.numpy().astype(np.float64)
+    finite = np.isfinite(grid)
+    error = np.abs(got[finite] - exact[finite])
+    assert (error <= 4e-7 * np.maximum(np.abs(x64[finite]), 1.0)).all(), grid[finite][error.argmax()]
+    assert (got[finite & (grid < 0)] <= 0).all()
+    assert got[-2] == np.inf
+    assert np.isnan(F.gelu(engine.tensor([np.nan], dtype=engine.float32)).item())
