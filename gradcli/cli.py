@@ -12,12 +12,11 @@ import time
 from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from . import checking, collection, jacobians, running
+from . import checking
 from .exits import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
 from .options import (
     CONTEXT_SETTINGS,
@@ -33,11 +32,11 @@ from .options import (
     chosen_format,
     examples,
 )
-from .output import output_console
-from .render import check as render
-from .render.console import consoles
-from .render.progress import check_progress
-from .selection import ExpressionError, Matcher, compile_expression
+
+if TYPE_CHECKING:  # imported by the command that runs: --version, -h and schema stay light
+    from rich.console import Console
+
+    from .selection import Matcher
 
 app = typer.Typer(
     add_completion=True,
@@ -178,7 +177,7 @@ def check(
             min=1,
             metavar="N",
             help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
-            f"{render.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
+            f"{checking.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
         ),
     ] = None,
     dump: Annotated[
@@ -202,6 +201,10 @@ def check(
     debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
+    from .output import output_console
+    from .render.console import consoles
+    from .selection import ExpressionError, compile_expression
+
     out, err = consoles()
     with exit_codes(err, debug):
         if eps is not None and eps <= 0:
@@ -213,7 +216,9 @@ def check(
         given = _given(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
         json_output = chosen_format(fmt, json_flag) == "json"
         if plot is not None:
-            jacobians.require_matplotlib()
+            from .jacobians import require_matplotlib
+
+            require_matplotlib()
         run = _Run(
             given, device.value, seed, pattern, exitfirst, json_output, debug, junitxml, show, dump, plot
         )
@@ -241,6 +246,10 @@ class _Run:
 
 def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
     from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
+
+    from . import collection, running
+    from .render import check as render
+    from .render.progress import check_progress
 
     results: list[checking.CaseResult] = []
     try:
@@ -272,6 +281,8 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     elapsed = time.perf_counter() - started
     if run.junitxml is not None:
         _write_junit_xml(run.junitxml, results, errors, elapsed)
+    if run.dump is not None or run.plot is not None:
+        from . import jacobians  # --dump / --plot only
     if run.dump is not None:
         jacobians.dump(run.dump, results)
     if run.plot is not None:
@@ -306,7 +317,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
         by_file.setdefault(result.file, []).append(result)
     for path, file_results in by_file.items():
         render.print_file_results(out, path, file_results)
-    render.print_failures(out, results, run.debug, rows=run.show or render.MISMATCH_ROWS)
+    render.print_failures(out, results, run.debug, rows=run.show or checking.MISMATCH_ROWS)
     render.print_warnings(out, results)
     if len(results) < len(prepared):
         out.print(f"stopped after the first failure (-x); {len(prepared) - len(results)} not run")
@@ -404,6 +415,7 @@ def graph(
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import graphing
     from .render import graph as draw
+    from .render.console import consoles
 
     out, err = consoles()
     chosen = chosen_format(fmt, json_flag).replace("text", "tree")
@@ -469,7 +481,9 @@ def anomaly(
 ) -> None:
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import anomaly as anomalies
+    from .output import output_console
     from .render import anomaly as show
+    from .render.console import consoles
 
     out, err = consoles()
     json_output = chosen_format(fmt, json_flag) == "json"

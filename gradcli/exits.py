@@ -11,12 +11,14 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from .render.check import print_errors
 from .running import LoadError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
 
@@ -41,6 +43,8 @@ def exit_codes(err: Console, debug: bool, usage: tuple[type[Exception], ...] = (
         err.print(f"error: {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
     except LoadError as exc:
+        from .render.check import print_errors  # rich's tables: only when there is an error to draw
+
         print_errors(err, [exc], debug)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
