@@ -3,7 +3,9 @@
 This module is the public namespace only: everything here is re-exported.
 """
 
-from . import autograd, backend, cuda, linalg, nn, optim
+import numpy as _numpy
+
+from . import autograd, backend, cuda, linalg, nn
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     bfloat16,
@@ -74,3 +76,12 @@ __version__ = "0.1.0"
 
 def is_tensor(obj) -> "bool":
     return isinstance(obj, Tensor)
+
+
+def __getattr__(name: str):
+    """`engine.optim`, imported on first use (PEP 562): checking and graphing never need it."""
+    if name == "optim":
+        import importlib
+
+        return importlib.import_module(".optim", __name__)  # `from . import` would ask __getattr__ again
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")

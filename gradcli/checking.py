@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 #: Below this many differentiable input elements a case is checked in full mode by default:
 #: the full Jacobian is cheap there, and its report points at every wrong entry.
 FULL_MODE_BELOW = 1000
+#: Failing entries shown per input in a failure's side-by-side table (--show N); here, not in
+#: render.check, so that the CLI's help reads it without importing rich.
+MISMATCH_ROWS = 5
 
 
 @dataclass

@@ -12,12 +12,11 @@ import sys
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from . import checking, collection, jacobians, running
+from . import checking
 from .exits import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
 from .options import (
     CONTEXT_SETTINGS,
@@ -35,12 +34,12 @@ from .options import (
     examples,
     started_in,
 )
-from .output import output_console
-from .render import check as render
-from .render.console import make_console
-from .render.progress import check_progress
-from .selection import ExpressionError, Matcher, compile_expression
 from .stdout_guard import command_stdout
+
+if TYPE_CHECKING:  # imported by the command that runs: --version, -h and schema stay light
+    from rich.console import Console
+
+    from .selection import Matcher
 
 app = typer.Typer(
     cls=JsonErrorsGroup,
@@ -180,7 +179,7 @@ def check(
             min=1,
             metavar="N",
             help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
-            f"{render.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
+            f"{checking.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
         ),
     ] = None,
     dump: Annotated[
@@ -215,6 +214,10 @@ def check(
     debug: DebugOption = False,
 ) -> None:
     started = time.perf_counter()
+    from .output import output_console
+    from .render.console import make_console
+    from .selection import ExpressionError, compile_expression
+
     err = make_console(sys.stderr)
     json_output = chosen_format(fmt, json_flag) == "json"
     with (
@@ -234,7 +237,9 @@ def check(
             raise UsageError(f"-k {pattern!r}: {exc}") from None
         given = _given(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
         if plot is not None:
-            jacobians.require_matplotlib()
+            from .jacobians import require_matplotlib
+
+            require_matplotlib()
         run = _Run(
             given,
             device.value,
@@ -275,6 +280,10 @@ class _Run:
 def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
     from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
+    from . import collection, running
+    from .render import check as render
+    from .render.progress import check_progress
+
     results: list[checking.CaseResult] = []
     try:
         chosen, errors = collection.targets(files)
@@ -313,6 +322,8 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     elapsed = time.perf_counter() - started
     if run.junitxml is not None:
         _write_junit_xml(run.junitxml, results, errors, elapsed)
+    if run.dump is not None or run.plot is not None:
+        from . import jacobians  # --dump / --plot only
     if run.dump is not None:
         jacobians.dump(run.dump, results)
     if run.plot is not None:
@@ -347,7 +358,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
         by_file.setdefault(result.file, []).append(result)
     for path, file_results in by_file.items():
         render.print_file_results(out, path, file_results)
-    render.print_failures(out, results, run.debug, rows=run.show or render.MISMATCH_ROWS)
+    render.print_failures(out, results, run.debug, rows=run.show or checking.MISMATCH_ROWS)
     render.print_warnings(out, results)
     if len(results) < len(prepared):
         out.print(f"stopped after the first failure (-x); {len(prepared) - len(results)} not run")
@@ -445,6 +456,7 @@ def graph(
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import graphing
     from .render import graph as draw
+    from .render.console import make_console
 
     err = make_console(sys.stderr)
     chosen = chosen_format(fmt, json_flag).replace("text", "tree")
@@ -512,7 +524,9 @@ def anomaly(
 ) -> None:
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import anomaly as anomalies
+    from .output import output_console
     from .render import anomaly as show
+    from .render.console import make_console
 
     err = make_console(sys.stderr)
     json_output = chosen_format(fmt, json_flag) == "json"

@@ -11,15 +11,15 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import typer
-from rich.console import Console
 
 from .exception_text import exception_text
-from .render.check import print_errors
-from .render.error import error_document
 from .running import Interrupted, LoadError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
 
@@ -43,6 +43,8 @@ def exit_codes(
 
     def ended(code: int, kind: str, message: str, file: str | None = None, line: int | None = None):
         if document is not None:
+            from .render.error import error_document  # json: only when there is an error to write
+
             document.write(error_document(code, kind, message, file, line) + "\n")
         return typer.Exit(code)
 
@@ -54,6 +56,8 @@ def exit_codes(
         err.print(f"error: {exc}", soft_wrap=True)
         raise ended(EXIT_USAGE, "usage", str(exc)) from None
     except LoadError as exc:
+        from .render.check import print_errors  # rich's tables: only when there is an error to draw
+
         print_errors(err, [exc], debug)
         raise ended(EXIT_USAGE, "load", exc.message, exc.file, exc.line) from None
     except Interrupted as exc:

@@ -51,19 +51,16 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..checking import CaseResult, PairResult, Settings
+from ..checking import MISMATCH_ROWS, CaseResult, PairResult, Settings
 from ..plurals import plural
 from ..running import LoadError
 from .fit import Name, fitted, number
 from .jsonable import as_json
 
 SCHEMA = "gradcli.check/1"
-#: Failing entries shown per input in a failure's side-by-side table.
-MISMATCH_ROWS = 5
 #: Lines of a custom backward's source shown under a failure.
 SOURCE_LINES = 15
 #: What --json leaves out of a CaseResult: --debug's traceback, the source lines shown to people.
@@ -190,6 +187,8 @@ def print_failures(
             )
             source = location.source[:SOURCE_LINES]
             if console.is_terminal:
+                from rich.syntax import Syntax  # pygments: only to colour a failure
+
                 code = Syntax(
                     "\n".join(source),
                     "python",
