@@ -1,0 +1,187 @@
+"""Batching rules for the derivative table's forwards: a row run on a leading batch of inputs.
+
+gradcheck's batched numerical Jacobian (autograd/gradcheck/batched.py) replays a recorded
+forward with every perturbation at once, as `torch.func.vmap` would: an array that varies
+with the perturbation carries a leading batch dimension, the others are as recorded. A rule
+gets the row, its arrays (`batched[i]` says which carry the batch), its attrs and the
+recorded output's shape, and returns the output with the batch dimension in front.
+
+A row without a rule here raises `Unbatchable`, and the caller falls back to one forward
+per perturbation. Rules keep numpy's order of operations per batch element (matmul as one
+product of stacked rows, reductions over each element's own contiguous values), so the
+values match the plain forwards to the last bit where numpy's kernels allow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy
+
+from . import derivatives as D
+from .op import Op
+
+
+class Unbatchable(Exception):
+    """A row (or a use of it) has no batching rule: evaluate the perturbations one by one."""
+
+
+def _aligned(x, rank: int):
+    """A batched array with singleton dims after the batch, so it broadcasts as its unbatched self would."""
+    missing = rank - (x.ndim - 1)
+    return x.reshape((x.shape[0],) + (1,) * missing + x.shape[1:]) if missing > 0 else x
+
+
+def _elementwise(op, datas, batched, attrs, shape):
+    datas = [_aligned(d, len(shape)) if b else d for d, b in zip(datas, batched)]
+    return op.forward(numpy, *datas, *attrs)
+
+
+def _reshape(op, datas, batched, attrs, shape):
+    return datas[0].reshape((datas[0].shape[0],) + shape)
+
+
+def _expand(op, datas, batched, attrs, shape):
+    x = datas[0]
+    return numpy.broadcast_to(_aligned(x, len(shape)), (x.shape[0],) + shape)
+
+
+def _shifted(dims, rank: int) -> tuple:
+    return tuple(d % rank + 1 for d in dims) if rank else ()
+
+
+def _t(op, datas, batched, attrs, shape):
+    x = datas[0]
+    return x.swapaxes(1, 2) if x.ndim == 3 else x
+
+
+def _transpose(op, datas, batched, attrs, shape):
+    x = datas[0]
+    return x.swapaxes(*_shifted(attrs, x.ndim - 1))
+
+
+def _permute(op, datas, batched, attrs, shape):
+    x = datas[0]
+    return x.transpose((0, *_shifted(attrs[0], x.ndim - 1)))
+
+
+def _sum_all(op, datas, batched, attrs, shape):
+    x = datas[0]
+    return x.sum(axis=tuple(range(1, x.ndim)), dtype=attrs[-1])
+
+
+def _mean_all(op, datas, batched, attrs, shape):
+    x = datas[0]
+    return x.mean(axis=tuple(range(1, x.ndim)), dtype=attrs[-1])
+
+
+def _reduce_dims(method: str) -> Callable:
+    def rule(op, datas, batched, attrs, shape):
+        x = datas[0]
+        _, dim, keepdim, dtype = attrs
+        return getattr(x, method)(_shifted(dim, x.ndim - 1), dtype, keepdims=keepdim)
+
+    return rule
+
+
+def _along_dim(op, datas, batched, attrs, shape):
+    """softmax, log_softmax: the one dim attr shifted past the batch."""
+    x = datas[0]
+    return op.forward(numpy, x, attrs[0] % (x.ndim - 1) + 1 if x.ndim > 1 else 1)
+
+
+def _basic_index(op, datas, batched, attrs, shape):
+    """select, slice: a key of ints, slices and Ellipsis, applied after the batch dim."""
+    key = attrs[-1]
+    key = key if isinstance(key, tuple) else (key,)
+    if not all(k is Ellipsis or isinstance(k, (int, slice)) for k in key):
+        raise Unbatchable(op.node.__name__)
+    return datas[0][(slice(None), *key)]
+
+
+def _product(a, b, batched_a: bool, batched_b: bool):
+    """a @ b for 2-d a, b: a batch of a's as one product of their stacked rows, a batch of b's stacked."""
+    if batched_a and not batched_b:
+        n, k = a.shape[1:]
+        return (a.reshape(-1, k) @ b).reshape(a.shape[0], n, b.shape[-1])
+    return numpy.matmul(a, b)
+
+
+def _mm(op, datas, batched, attrs, shape):
+    return _product(*datas, *batched)
+
+
+def _bmm(op, datas, batched, attrs, shape):
+    return numpy.matmul(*datas)
+
+
+def _addmm(op, datas, batched, attrs, shape):
+    bias, mat1, mat2 = datas
+    if attrs and tuple(attrs) != (1, 1):
+        raise Unbatchable(op.node.__name__)
+    out = _product(mat1, mat2, batched[1], batched[2])
+    if batched[0] and not (batched[1] or batched[2]):
+        out = numpy.broadcast_to(out, (bias.shape[0], *out.shape)).copy()
+    out += _aligned(bias, len(shape)) if batched[0] else bias
+    return out
+
+
+_ELEMENTWISE_ROWS = (
+    "AddBackward0 AddBackward1 SubBackward0 SubBackward1 RsubBackward1 MulBackward0 MulBackward1 "
+    "DivBackward0 DivBackward1 NegBackward0 ReciprocalBackward0 PowBackward0 PowBackward1 PowBackward2 "
+    "ExpBackward0 LogBackward0 SqrtBackward0 SinBackward0 CosBackward0 TanhBackward0 SigmoidBackward0 "
+    "SinhBackward0 CoshBackward0 Expm1Backward0 ReluBackward0 LeakyReluBackward0 AbsBackward0 "
+    "ClampBackward1 ClampMinBackward0 MaximumBackward0 WhereBackward0 CloneBackward0"
+).split()
+_RESHAPES = "ViewBackward0 UnsafeViewBackward0".split() + list(D.SQUEEZE)
+
+#: node name -> rule(op, datas, batched, attrs, recorded output shape) -> batched output
+RULES: dict[str, Callable] = {
+    **dict.fromkeys(_ELEMENTWISE_ROWS, _elementwise),
+    **dict.fromkeys(_RESHAPES, _reshape),
+    "ExpandBackward0": _expand,
+    "TBackward0": _t,
+    "TransposeBackward0": _transpose,
+    "PermuteBackward0": _permute,
+    "SumBackward0": _sum_all,
+    "MeanBackward0": _mean_all,
+    "SumBackward1": _reduce_dims("sum"),
+    "MeanBackward1": _reduce_dims("mean"),
+    "SoftmaxBackward0": _along_dim,
+    "LogSoftmaxBackward0": _along_dim,
+    "SelectBackward0": _basic_index,
+    "SliceBackward0": _basic_index,
+    "MmBackward0": _mm,
+    "BmmBackward0": _bmm,
+    "AddmmBackward0": _addmm,
+}
+
+_ROWS: dict[type, Op] = {}
+
+
+def row_of(node_class: type) -> Op | None:
+    """The table row whose nodes are of `node_class` (None for custom Functions and other nodes)."""
+    if not _ROWS:
+        for value in vars(D).values():
+            for op in (
+                value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else (value,)
+            ):
+                if isinstance(op, Op):
+                    _ROWS[op.node] = op
+    return _ROWS.get(node_class)
+
+
+def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, dtype) -> numpy.ndarray:
+    """`op` on arrays of which those with `batched[i]` carry a leading batch dimension.
+
+    Raises Unbatchable for a row without a rule, or a result not shaped and typed as the
+    recorded output would be with the batch in front (a rule that does not fit this use).
+    """
+    rule = RULES.get(op.node.__name__)
+    if rule is None:
+        raise Unbatchable(op.node.__name__)
+    out = numpy.asarray(rule(op, datas, batched, attrs, shape))
+    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    if out.shape != (size, *shape) or out.dtype != dtype:
+        raise Unbatchable(op.node.__name__)
+    return out
