@@ -276,7 +276,13 @@ def run_case(
                 pair.trim_jacobians(rtol=chosen.rtol, atol=chosen.atol)
         result.warnings = kink_warnings(result.pairs, chosen.eps)
     if not result.passed:
-        result.backwards = backward_sources(prepared)
+        # the forward runs once more to find the graph's Functions: not after a timeout, and never
+        # for longer than the case was allowed
+        try:
+            with time_limit(timeout):
+                result.backwards = backward_sources(prepared, run_forward=timed_out is None)
+        except TimedOut:
+            result.backwards = backward_sources(prepared, run_forward=False)
     return result
 
 
@@ -381,13 +387,14 @@ def _pair_results(pairs: list[PairReport], names: list[str], inputs: tuple) -> l
     return results
 
 
-def backward_sources(prepared: PreparedCase) -> list[SourceLocation]:
+def backward_sources(prepared: PreparedCase, run_forward: bool = True) -> list[SourceLocation]:
     """The custom Functions behind a case: those in its graph, else those defined in its file.
 
     Found by running the forward once more and walking `grad_fn.next_functions`; the
-    Functions defined in the user's module are the fallback when the walk finds none.
+    Functions defined in the user's module are the fallback when the walk finds none (or
+    when `run_forward` is False).
     """
-    found = _functions_in_graph(prepared)
+    found = _functions_in_graph(prepared) if run_forward else []
     if not found:
         found = _functions_defined_in(prepared.file.module.__name__, prepared.framework)
     locations = []
