@@ -471,6 +471,7 @@ def graph(
             seed=seed,
             forward_lines=draw.shows_forward_lines(chosen, verbose),
             group_modules=group_modules,
+            levels=(depth or draw.DEFAULT_TREE_DEPTH) if chosen == "tree" else None,  # what a tree can draw
         )
         draw.emit(
             built,

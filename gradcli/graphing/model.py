@@ -173,6 +173,19 @@ class Root:
 
 
 @dataclass(slots=True)
+class Tally:
+    """What one node adds to the `Summary`: read alike from its record or, for a node the
+    tree does not draw, straight from the node (`nodes.tally`)."""
+
+    leaf: bool
+    constants: int
+    saved: int
+    stale: int
+    freed: bool
+    buffers: list[tuple[Any, int, Any]]  # (key, bytes, buffer) of each buffer its saved tensors hold
+
+
+@dataclass(slots=True)
 class Summary:
     """Whole-graph totals; `saved_bytes` counts each distinct buffer once (views share one)."""
 
@@ -192,7 +205,7 @@ class Graph:
 
     file: str
     roots: list[Root]
-    nodes: list[GraphNode]
+    nodes: list[GraphNode | None]  # None: below the levels recorded (`build_graph(levels=...)`)
     summary: Summary
     targets_from: str = "target"  # "target" | "top-level" | "cases"
     device: str = "cpu"

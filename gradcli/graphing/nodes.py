@@ -15,7 +15,7 @@ from engine.autograd.function import BackwardCFunction
 from engine.ops.inplace import CopySlices
 from engine.ops.op import FormulaNode
 
-from .model import Constant, Edge, GraphNode, Hooks, Leaf, Output, Saved, TensorMeta
+from .model import Constant, Edge, GraphNode, Hooks, Leaf, Output, Saved, Tally, TensorMeta
 from .names import NameIndex
 
 
@@ -75,6 +75,21 @@ def node_record(
             edge.constant = constants.get((i, k))
         record.edges.append(edge)
     return record
+
+
+def tally(node: Any) -> Tally:
+    """What a node not drawn adds to the totals, read without building its record."""
+    owner = node.fn if isinstance(node, CopySlices) else node
+    pairs = owner.saved_pairs() if isinstance(owner, (FormulaNode, BackwardCFunction)) else ()
+    tensors = [(v, version) for v, version in pairs or () if is_tensor(v)]
+    return Tally(
+        leaf=isinstance(node, AccumulateGrad),
+        constants=sum(nxt is None for nxt, _ in node.next_functions),
+        saved=len(tensors),
+        stale=sum(version is not None and version != v._vc.version for v, version in tensors),
+        freed=pairs is None,
+        buffers=[buffer_of(v._data) for v, _ in tensors],
+    )
 
 
 def is_tensor(value: Any) -> bool:

@@ -33,12 +33,14 @@ def load_graph(
     seed: int = 0,
     forward_lines: bool = False,
     group_modules: bool = False,
+    levels: int | None = None,
 ) -> Graph:
     """Run `path` with `device` as the default device and walk the graph of its target(s).
 
     With `forward_lines`, each node gets the user's line whose forward call made it. With
     `group_modules`, the file runs under module hooks (`module_hooks`) and the graph's
-    `modules` tells which module's forward made each node. Every problem with the file or the
+    `modules` tells which module's forward made each node. With `levels`, only nodes that
+    many levels deep are recorded (`build_graph`). Every problem with the file or the
     target raises `LoadError` (exit code 2), naming the file and line where there is one.
     """
     try:
@@ -51,7 +53,14 @@ def load_graph(
     try:
         lines = sites.ForwardLines(path) if forward_lines else None
         graph = build_graph(
-            targets, names, file=path, targets_from=source, device=device, seed=seed, lines=lines
+            targets,
+            names,
+            file=path,
+            targets_from=source,
+            device=device,
+            seed=seed,
+            lines=lines,
+            levels=levels,
         )
     except MixedTensors as exc:
         raise LoadError(f"the graph to draw {exc}", path) from None

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..frameworks import framework_of
 from . import meta, nodes, torch_nodes
-from .model import Constant, Graph, GraphNode, Root, Summary, TensorMeta
+from .model import Constant, Graph, GraphNode, Root, Summary, Tally, TensorMeta
 from .names import NameIndex
 from .sites import ForwardLines
 
@@ -35,9 +35,11 @@ class Reader:
     node_record: Callable[..., GraphNode]
     #: node -> (key, bytes, buffer) of each buffer its saved tensors hold
     saved_buffers: Callable[[Any], list[tuple[Any, int, Any]]]
+    #: node -> its share of the totals without a record (None: read from the record)
+    tally: Callable[[Any], Tally] | None = None
 
 
-ENGINE = Reader(meta.infer_metas, nodes.node_record, nodes.saved_buffers)
+ENGINE = Reader(meta.infer_metas, nodes.node_record, nodes.saved_buffers, nodes.tally)
 TORCH = Reader(torch_nodes.infer_metas, torch_nodes.node_record, torch_nodes.saved_buffers)
 
 
@@ -70,10 +72,14 @@ def build_graph(
     device: str = "cpu",
     seed: int = 0,
     lines: ForwardLines | None = None,
+    levels: int | None = None,
 ) -> Graph:
     """Walk the backward graph of `targets` (name, tensor with a grad_fn) into a `Graph`.
 
     With `lines`, each node gets its forward line (recorded by `sites.recording` as it ran).
+    With `levels` (the tree's depth), only nodes with `level < levels` get a record; the others
+    are `None` in `Graph.nodes` and only counted into the summary, so a long chain drawn 50
+    levels deep costs little more than its walk.
 
     Raises `gradcli.frameworks.MixedTensors` when the targets are engine and torch tensors.
     """
@@ -81,7 +87,7 @@ def build_graph(
     paused = gc.isenabled()
     gc.disable()  # tens of thousands of small records, none cyclic: collections only cost time
     try:
-        return _build(reader, targets, names, file, targets_from, device, seed, lines)
+        return _build(reader, targets, names, file, targets_from, device, seed, lines, levels)
     finally:
         if paused:
             gc.enable()
@@ -96,6 +102,7 @@ def _build(
     device: str,
     seed: int,
     lines: ForwardLines | None,
+    levels: int | None,
 ) -> Graph:
     names = names if names is not None else NameIndex()
     for name, tensor in targets:
@@ -109,24 +116,26 @@ def _build(
     metas, constants = reader.infer_metas(order, index, topo, used, names)
     level = _levels(order, index, root_nodes)
 
-    nodes: list[GraphNode] = []
+    nodes: list[GraphNode | None] = []
     buffers: dict[int, int] = {}
     keep: list[Any] = []  # buffers stay referenced while their ids are keys
     saved_count = stale = freed = leaves = n_constants = 0
     for i, node in enumerate(order):
-        record = reader.node_record(i, node, level[i], consumers[i], metas[i], names, index, constants)
-        if lines is not None and record.kind != "leaf":  # a leaf is the user's, made by no forward call
-            record.forward_line = lines.of(node)
-        nodes.append(record)
-        leaves += record.kind == "leaf"
-        freed += record.saved_freed
-        for s in record.saved:
-            if s.kind == "tensor":
-                saved_count += 1
-                stale += s.stale
-        for edge in record.edges:
-            n_constants += edge.next is None
-        for key, size, buffer in reader.saved_buffers(node):
+        if levels is not None and level[i] >= levels and reader.tally is not None:
+            nodes.append(None)
+            tally = reader.tally(node)
+        else:
+            record = reader.node_record(i, node, level[i], consumers[i], metas[i], names, index, constants)
+            if lines is not None and record.kind != "leaf":  # a leaf is the user's, made by no forward call
+                record.forward_line = lines.of(node)
+            nodes.append(record)
+            tally = _tally(record, reader.saved_buffers(node))
+        leaves += tally.leaf
+        freed += tally.freed
+        saved_count += tally.saved
+        stale += tally.stale
+        n_constants += tally.constants
+        for key, size, buffer in tally.buffers:
             if key not in buffers:
                 buffers[key] = size
                 keep.append(buffer)
@@ -149,6 +158,19 @@ def _build(
         depth=_depth(order, index, topo),
     )
     return Graph(file, roots, nodes, summary, targets_from, device, seed)
+
+
+def _tally(record: GraphNode, buffers: list[tuple[Any, int, Any]]) -> Tally:
+    """A recorded node's share of the totals."""
+    tensors = [s for s in record.saved if s.kind == "tensor"]
+    return Tally(
+        leaf=record.kind == "leaf",
+        constants=sum(edge.next is None for edge in record.edges),
+        saved=len(tensors),
+        stale=sum(s.stale for s in tensors),
+        freed=record.saved_freed,
+        buffers=buffers,
+    )
 
 
 def _incoming(order: list[Any], index: dict[int, int]) -> tuple[list[int], list[int]]:
