@@ -213,43 +213,6 @@ def test_the_heatmap_levels_follow_the_dumped_errors(tmp_path):
     assert numpy.array_equal(grid == len(RAMP) - 1, numpy.isclose(difference, difference.max()))
 
 
-def test_a_large_jacobian_is_drawn_in_blocks_and_a_transposed_gradient_shows_its_band(tmp_path):
-    """100 x 100: 20 rows of 5 output entries by 34 columns of 3 input entries, each its block's max."""
-    path = write(
-        tmp_path,
-        """
-        import engine
-        import gradcli
-
-
-        class Double(engine.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                return (grad_output * 2).t()  # BUG: transposed
-
-
-        @gradcli.case(engine.randn(10, 10, dtype=engine.float64, requires_grad=True), fast=False)
-        def double(x):
-            return Double.apply(x)
-        """,
-    )
-    result = run(path)
-    assert result.exit_code == 1 and "180 of 10000 entries differ" in result.stdout
-    assert "each cell is a 5 x 3 block" in " ".join(result.stdout.split())
-    rows = heatmap_rows(result.stdout)
-    assert list(rows) == [f"out[{k // 2}, {5 * (k % 2)}]" for k in range(20)]  # each block's first entry
-    assert all(len(cells) == 34 for cells in rows.values())
-    grid = numpy.array([[c != "." for c in cells] for cells in rows.values()])
-    # the band: numerical 2 on the diagonal, analytical 0 there (out (a, b) -> x (b, a)) but where a == b
-    for k in range(20):
-        assert grid[k, (5 * k) // 3] or grid[k, (5 * k + 4) // 3]
-    assert grid.sum() < grid.size / 4  # the rest of the grid stays blank
-
-
 TRANSPOSED_LARGE = """
 import engine
 import gradcli
@@ -269,6 +232,23 @@ class Double(engine.autograd.Function):
 def double(x):
     return Double.apply(x)
 """
+
+
+def test_a_large_jacobian_is_drawn_in_blocks_and_a_transposed_gradient_shows_its_band(tmp_path):
+    """100 x 100: 20 rows of 5 output entries by 34 columns of 3 input entries, each its block's max."""
+    path = tmp_path / "large.py"
+    path.write_text(TRANSPOSED_LARGE)
+    result = run(path)
+    assert result.exit_code == 1 and "180 of 10000 entries differ" in result.stdout
+    assert "each cell is a 5 x 3 block" in " ".join(result.stdout.split())
+    rows = heatmap_rows(result.stdout)
+    assert list(rows) == [f"out[{k // 2}, {5 * (k % 2)}]" for k in range(20)]  # each block's first entry
+    assert all(len(cells) == 34 for cells in rows.values())
+    grid = numpy.array([[c != "." for c in cells] for cells in rows.values()])
+    # the band: numerical 2 on the diagonal, analytical 0 there (out (a, b) -> x (b, a)) but where a == b
+    for k in range(20):
+        assert grid[k, (5 * k) // 3] or grid[k, (5 * k + 4) // 3]
+    assert grid.sum() < grid.size / 4  # the rest of the grid stays blank
 
 
 def _run_first_case(path, keep_jacobians):
