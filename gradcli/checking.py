@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .case_modules import float64_storage, is_module, module_tensors, modules_used_by
-from .exception_text import exception_text
+from .exception_text import USER_ERRORS, exception_text
 from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
 from .probing import attribute
@@ -236,8 +236,8 @@ def run_case(
     except TimedOut as exc:
         timed_out = exc
     except KeyboardInterrupt as exc:
-        raise interrupted(f"while running {prepared.file.path}::{case.name}", exc) from None
-    except (Exception, SystemExit, GeneratorExit) as exc:  # check_gradients should not raise: a failure
+        raise _interrupted_in(prepared, exc) from None
+    except USER_ERRORS as exc:  # check_gradients should not raise: a failure
         failure = exc
     elapsed = time.perf_counter() - started
 
@@ -316,6 +316,10 @@ def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:
     func, count = case.func, len(prepared.inputs)
     params = tuple(p for _, p in prepared.params)
     return (lambda *xs: func(*xs[:count])), prepared.inputs + params
+
+
+def _interrupted_in(prepared: PreparedCase, exc: KeyboardInterrupt) -> BaseException:
+    return interrupted(f"while running {prepared.file.path}::{prepared.case.name}", exc)
 
 
 def _float64_inputs(prepared: PreparedCase, inputs: tuple) -> tuple:
@@ -411,8 +415,8 @@ def _functions_in_graph(prepared: PreparedCase) -> list[type]:
         with _grad_enabled(prepared):
             outputs = func(*inputs)
     except KeyboardInterrupt as exc:
-        raise interrupted(f"while running {prepared.file.path}::{prepared.case.name}", exc) from None
-    except (Exception, SystemExit, GeneratorExit):  # the check has reported it
+        raise _interrupted_in(prepared, exc) from None
+    except USER_ERRORS:  # the check has reported it
         return []
     if not isinstance(outputs, (tuple, list)):
         outputs = (outputs,)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
@@ -37,6 +39,8 @@ from .options import (
 from .stdout_guard import command_stdout
 
 if TYPE_CHECKING:  # imported by the command that runs: --version, -h and schema stay light
+    from typing import TextIO
+
     from rich.console import Console
 
     from .selection import Matcher
@@ -73,6 +77,23 @@ def _root(
     ] = False,
 ) -> None:
     """A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd."""
+
+
+@contextmanager
+def _command_streams(
+    debug: bool, *, document: bool, json_output: bool, usage: tuple[type[Exception], ...] = ()
+) -> Iterator[tuple[TextIO, Console]]:
+    """(stdout, stderr's console) for a command: stdout guarded when it carries a `document`
+    (json, dot, svg, ...), and how the command ends turned into an exit code (with the error
+    document when it is JSON)."""
+    from .render.console import make_console
+
+    err = make_console(sys.stderr)
+    with (
+        command_stdout(document) as stdout,
+        exit_codes(err, debug, usage=usage, document=stdout if json_output else None),
+    ):
+        yield stdout, err
 
 
 CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in PATH(s).
@@ -218,12 +239,8 @@ def check(
     from .render.console import make_console
     from .selection import ExpressionError, compile_expression
 
-    err = make_console(sys.stderr)
     json_output = chosen_format(fmt, json_flag) == "json"
-    with (
-        command_stdout(json_output) as stdout,
-        exit_codes(err, debug, document=stdout if json_output else None),
-    ):
+    with _command_streams(debug, document=json_output, json_output=json_output) as (stdout, err):
         if timeout is not None and not timeout > 0:
             raise UsageError("--timeout must be a positive number of seconds")
         if eps is not None and eps <= 0:
@@ -285,6 +302,8 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     from .render.progress import check_progress
 
     results: list[checking.CaseResult] = []
+    show = run.show or SHOW_DEFAULT
+    keep = run.dump is not None or run.plot is not None  # the full Jacobians of failing pairs
     try:
         chosen, errors = collection.targets(files)
         with running.using_device(run.device, [t.path for t in chosen]):
@@ -301,8 +320,6 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                             {**case.file.project_options, **run.given}
                         )
                         with bar.case(f"{case.file.path}::{case.case.name}") as step:
-                            show = run.show or SHOW_DEFAULT
-                            keep = run.dump is not None or run.plot is not None
                             results.append(
                                 checking.run_case(
                                     case,
@@ -458,12 +475,11 @@ def graph(
     from .render import graph as draw
     from .render.console import make_console
 
-    err = make_console(sys.stderr)
     chosen = chosen_format(fmt, json_flag).replace("text", "tree")
-    with (
-        command_stdout(chosen != "tree") as stdout,
-        exit_codes(err, debug, usage=(draw.OutputError,), document=stdout if chosen == "json" else None),
-    ):
+    streams = _command_streams(
+        debug, document=chosen != "tree", json_output=chosen == "json", usage=(draw.OutputError,)
+    )
+    with streams as (stdout, err):
         built = graphing.load_graph(
             file,
             target=target,
@@ -529,11 +545,9 @@ def anomaly(
     from .render import anomaly as show
     from .render.console import make_console
 
-    err = make_console(sys.stderr)
     json_output = chosen_format(fmt, json_flag) == "json"
     with (
-        command_stdout(json_output) as stdout,
-        exit_codes(err, debug, document=stdout if json_output else None),
+        _command_streams(debug, document=json_output, json_output=json_output) as (stdout, err),
         output_console(output, make_console(stdout)) as out,
     ):
         report = anomalies.run_script(

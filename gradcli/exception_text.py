@@ -6,6 +6,11 @@ A user's `__str__` may raise or return a non-string; gradcli then shows
 
 from __future__ import annotations
 
+#: What user code may raise that gradcli reports as that code's failure: `sys.exit()` in a
+#: case is the user's bug too. KeyboardInterrupt alone stops the run. (The engine's checker
+#: has the same tuple, `gradcheck.report.USER_ERRORS`: the engine never imports gradcli.)
+USER_ERRORS = (Exception, SystemExit, GeneratorExit)
+
 
 def message_of(exc: BaseException) -> str:
     """`str(exc)`, or `<unprintable X object>` when the exception's own `__str__` fails."""

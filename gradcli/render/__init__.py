@@ -1,5 +1,5 @@
 """Output for people (rich, plain text off a terminal) and for tools (JSON), one module per command."""
 
-from .console import consoles, make_console
+from .console import make_console
 
-__all__ = ["consoles", "make_console"]
+__all__ = ["make_console"]

@@ -32,8 +32,3 @@ def make_console(stream: TextIO | None = None) -> Console:
     if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
         console = _Console(file=stream, width=PLAIN_WIDTH, **plain)
     return console
-
-
-def consoles() -> tuple[Console, Console]:
-    """stdout's and stderr's consoles, made when a command starts (tests swap the streams per call)."""
-    return make_console(sys.stdout), make_console(sys.stderr)
