@@ -335,8 +335,9 @@ _PHI_SINGLE_BOUND = 4 * math.sqrt(2.0)
 
 def polynomial(xp, t, coefficients):
     """sum c_k t^k by Horner's rule, in place on one new array (coefficients lowest degree first)."""
-    acc = xp.full_like(t, coefficients[-1])
-    for c in coefficients[-2::-1]:
+    acc = t * coefficients[-1]  # the first step makes the array: no pass filling it with a constant
+    acc += coefficients[-2]
+    for c in coefficients[-3::-1]:
         acc *= t
         acc += c
     return acc
@@ -412,13 +413,15 @@ def log_sigmoid(xp, x):
 def normal_cdf(xp, x):
     """Phi(x) = (1 + erf(x / sqrt 2)) / 2, a new array; float32 on the CPU through the fit above."""
     if xp is numpy and x.dtype == numpy.float32:
-        a = numpy.minimum(x, _PHI_SINGLE_BOUND)  # NaN stays NaN
-        numpy.maximum(a, -_PHI_SINGLE_BOUND, out=a)
+        a = numpy.clip(x, -_PHI_SINGLE_BOUND, _PHI_SINGLE_BOUND)  # NaN stays NaN; clip is one fast pass
         z = a * a
         a *= polynomial(xp, z, _PHI_SINGLE_P)
         a /= polynomial(xp, z, _PHI_SINGLE_Q)
         a += 0.5
-        return numpy.maximum(a, 0.0, out=a)  # not below 0 where 1/2 - 1/2 cancels: GELU keeps its sign
+        numpy.clip(a, 0.0, 1.0, out=a)  # not below 0 where 1/2 - 1/2 cancels: GELU keeps its sign
+        # Below the bound Phi < 7.7e-9, under float32's resolution of 1/2 (1 + erf): 0, as torch's.
+        numpy.copyto(a, 0.0, where=x < -_PHI_SINGLE_BOUND)
+        return a
     phi = erf(xp, x * (1.0 / math.sqrt(2.0)))
     phi += 1.0
     phi *= 0.5  # exact: x * 0.5 * (erf + 1) and x * ((erf + 1) * 0.5) round alike
@@ -433,7 +436,10 @@ def gelu(xp, x, approximate, cdf=None):
     phi = normal_cdf(xp, x)
     if cdf is not None:
         cdf[0] = phi
-    return x * phi
+    out = x * phi  # -inf * 0 is NaN, as torch's float32 GELU
+    if x.dtype == numpy.float32:
+        xp.copyto(out, math.nan, where=x == math.inf)  # torch's float32 kernel: GELU(inf) is NaN too
+    return out
 
 
 # ------------------------------------------------------------------ forwards of the rows
