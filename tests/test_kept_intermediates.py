@@ -129,3 +129,43 @@ def test_float32_gelu_tail_is_zero_with_a_vanishing_gradient():
     x64 = engine.tensor(tail.astype(np.float64), requires_grad=True)
     F.gelu(x64).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), x64.grad.numpy(), rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("normalized_shape", [(4,), (3, 4)])
+def test_layer_norm_backward_from_the_kept_xhat_matches_the_recorded_one(affine, normalized_shape):
+    x = engine.tensor(_data(6, (2, 3, 4)) * 2, requires_grad=True)
+    weight = engine.tensor(_data(7, normalized_shape), requires_grad=True) if affine else None
+    bias = engine.tensor(_data(8, normalized_shape), requires_grad=True) if affine else None
+    leaves = (x, weight, bias) if affine else (x,)
+    out = F.layer_norm(x, normalized_shape, weight, bias)
+    fn = out.grad_fn
+    assert fn.name() == "NativeLayerNormBackward0" and fn.kept_names == ("xhat",)
+    stats_shape = (2, 3, 1) if len(normalized_shape) == 1 else (2, 1, 1)  # torch's mean and rstd
+    assert not hasattr(fn, "_saved_xhat") and tuple(fn._saved_result1.shape) == stats_shape
+    seed = engine.tensor(np.random.RandomState(9).standard_normal((2, 3, 4)))
+    raw = engine.autograd.grad(out, leaves, seed, retain_graph=True)
+    recorded = engine.autograd.grad(out, leaves, seed, create_graph=True)
+    for a, b in zip(raw, recorded):
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-14)
+    for k, leaf in enumerate(leaves):
+        others = list(leaves)
+
+        def f(t, k=k, others=others):
+            args = others[:k] + [t] + others[k + 1 :]
+            return F.layer_norm(args[0], normalized_shape, *(args[1:] if affine else ()))
+
+        check_grad(f, leaf)
+        check_gradgrad(f, leaf)
+
+
+def test_layer_norm_output_changed_in_place_leaves_the_kept_xhat_alone():
+    """Without weight and bias the output is a copy of x-hat: changing it cannot change the gradient."""
+    x = engine.tensor(_data(10, (3, 5)), requires_grad=True)
+    out = F.layer_norm(x, (5,))
+    want = engine.autograd.grad((F.layer_norm(x, (5,)) * engine.tensor(_data(11, (3, 5)))).sum(), x)[0]
+    y = out * engine.tensor(_data(11, (3, 5)))
+    with engine.no_grad():
+        out.mul_(100.0)
+    (got,) = engine.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

@@ -647,10 +647,10 @@ NATIVE_BATCH_NORM = row("NativeBatchNormBackward0",
                         attrs=("training", "eps", "result1", "result2"),
                         joint=F.batch_norm_backward)
 NATIVE_LAYER_NORM = row("NativeLayerNormBackward0",
-                        lambda xp, input, weight, bias, normalized_shape, eps, result1, result2:
-                            K.layer_norm(input, weight, bias, result1, result2),
+                        lambda xp, input, weight, bias, normalized_shape, eps, result1, result2, xhat:
+                            K.layer_norm(input, weight, bias, result1, result2, xhat),
                         inputs=("input", "weight", "bias"), saves=("input", "weight"),
-                        attrs=("normalized_shape", "eps", "result1", "result2"),
+                        attrs=("normalized_shape", "eps", "result1", "result2", "xhat"), keeps=("xhat",),
                         joint=F.layer_norm_backward)
 EMBEDDING = row("EmbeddingBackward0",
                 lambda xp, weight, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq, grad_scale:

@@ -189,9 +189,12 @@ def batch_norm_backward(m, g, input, weight, training, eps, result1, result2):
     return gx, gweight, m.sum(g, dims, False)
 
 
-def layer_norm_backward(m, g, input, weight, normalized_shape, eps, result1, result2):
-    """`result1`, `result2`: the forward's mean and reciprocal standard deviation."""
+def layer_norm_backward(m, g, input, weight, normalized_shape, eps, result1, result2, xhat):
+    """`result1`, `result2`: the forward's mean and reciprocal standard deviation; `xhat`: the box
+    the forward filled with the normalized input (raw arrays; recomputed under create_graph)."""
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    if xhat is not None and xhat[0] is not None and not isinstance(g, Tensor):
+        return _layer_norm_backward_arrays(m.xp, g, weight, normalized_shape, result2, xhat[0])
     if isinstance(input, Tensor):
         mean = m.mean(input, dims, True)
         centred = input - mean
@@ -203,6 +206,21 @@ def layer_norm_backward(m, g, input, weight, normalized_shape, eps, result1, res
     gx = (gw - m.mean(gw, dims, True) - xhat * m.mean(gw * xhat, dims, True)) * rstd
     gweight = None if weight is None else m.sum_to(g * xhat, tuple(weight.shape))
     return gx, gweight, m.sum_to(g, tuple(normalized_shape))
+
+
+def _layer_norm_backward_arrays(xp, g, weight, normalized_shape, rstd, xhat):
+    """The raw backward from the kept x-hat, on rows of the normalized size, in place where it can."""
+    rows = (rstd.size, math.prod(normalized_shape))
+    flat_g, flat_xhat = g.reshape(rows), xhat.reshape(rows)
+    gw = flat_g * weight.reshape(-1) if weight is not None else flat_g
+    mean_gw = gw.mean(axis=1, keepdims=True)
+    mean_gw_xhat = K.row_dots(xp, gw, flat_xhat)[:, None] / max(rows[1], 1)
+    gx = flat_xhat * mean_gw_xhat
+    xp.subtract(gw, gx, out=gx)
+    gx -= mean_gw
+    gx *= rstd.reshape(-1, 1)
+    gweight = None if weight is None else (flat_g * flat_xhat).sum(axis=0).reshape(weight.shape)
+    return gx.reshape(g.shape), gweight, flat_g.sum(axis=0).reshape(normalized_shape)
 
 
 # -- losses -------------------------------------------------------------------------------------

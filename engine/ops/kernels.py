@@ -511,9 +511,31 @@ def batch_norm(x, weight, bias, mean, invstd):
     return out
 
 
-def layer_norm(x, weight, bias, mean, rstd):
-    out = (x - mean) * rstd
-    if weight is not None:
+def row_dots(xp, a, b):
+    """sum(a * b) along each row of two 2-d arrays, without the product's array where einsum can."""
+    if a.dtype in (numpy.float32, numpy.float64) and b.dtype == a.dtype:
+        return xp.einsum("ij,ij->i", a, b)
+    return (a * b).sum(axis=1)
+
+
+def layer_norm_stats(xp, x, k, eps):
+    """LayerNorm's mean and 1 / std over the last `k` dims (kept), in three passes: mean, centred,
+    sum of squares (numpy's var takes more, with its own centring)."""
+    n = math.prod(x.shape[x.ndim - k :])
+    mean = x.mean(axis=tuple(range(x.ndim - k, x.ndim)), keepdims=True)
+    centred = (x - mean).reshape(mean.size, n)
+    var = row_dots(xp, centred, centred).reshape(mean.shape) / max(n, 1)
+    return mean, 1 / (var + eps) ** 0.5
+
+
+def layer_norm(x, weight, bias, mean, rstd, xhat=None):
+    """`xhat`: a box the forward fills with (x - mean) * rstd, for the raw backward."""
+    out = x - mean
+    out *= rstd
+    if xhat is not None:
+        xhat[0] = out
+        out = out * weight if weight is not None else out.copy()  # the output is the user's to change
+    elif weight is not None:
         out *= weight
     if bias is not None:
         out += bias

@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 
 from ... import backend
+from ...autograd import grad_mode
 from ...ops import derivatives as D
 from ...ops import functions
+from ...ops import kernels as K
 from ...ops.op import apply_op
 from ...tensor import Tensor
 from .padding import pad
@@ -94,11 +96,10 @@ def layer_norm(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}"
             )
-    x = input._data
-    dims = tuple(range(x.ndim - k, x.ndim))
-    mean = x.mean(axis=dims, keepdims=True)
-    rstd = 1 / (x.var(axis=dims, keepdims=True) + eps) ** 0.5
-    return apply_op(D.NATIVE_LAYER_NORM, (input, weight, bias), (normalized_shape, eps, mean, rstd))
+    mean, rstd = K.layer_norm_stats(backend.xp_of(input._data), input._data, k, eps)
+    records = grad_mode.state[0] and any(t is not None and t.requires_grad for t in (input, weight, bias))
+    xhat = [None] if records else None  # kept for the raw backward (not one of torch's saved values)
+    return apply_op(D.NATIVE_LAYER_NORM, (input, weight, bias), (normalized_shape, eps, mean, rstd, xhat))
 
 
 # -------------------------------------------------------------------------- issue 14's norms
