@@ -96,6 +96,10 @@ class JsonErrorsGroup(click.Group):
     """The app: a command line that asks for JSON and cannot be parsed (an unknown option, a
     missing argument, a bad value) still gives stdout one document, the error document."""
 
+    def list_commands(self, ctx: Context) -> list[str]:
+        """In the order declared (check, graph, anomaly, schema), not alphabetical."""
+        return list(self.commands)
+
     def make_context(self, *args: Any, **kwargs: Any) -> Context:
         with _interrupt_exits():
             return super().make_context(*args, **kwargs)
