@@ -13,27 +13,24 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
+from click.exceptions import Exit
 
 from . import checking
+from .completion import completion_options
 from .exits import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
 from .options import (
     CONTEXT_SETTINGS,
-    DebugOption,
-    Device,
-    DeviceOption,
-    Format,
-    FormatOption,
     JsonErrorsGroup,
-    JsonOption,
-    OutputOption,
     ScriptCommand,
-    SeedOption,
     chosen_format,
+    debug_option,
+    device_option,
     examples,
+    output_options,
+    seed_option,
     started_in,
 )
 from .stdout_guard import command_stdout
@@ -45,18 +42,9 @@ if TYPE_CHECKING:  # imported by the command that runs: --version, -h and schema
 
     from .selection import Matcher
 
-app = typer.Typer(
-    cls=JsonErrorsGroup,
-    add_completion=True,
-    context_settings=CONTEXT_SETTINGS,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    help="A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd.",
-)
 
-
-def _print_version(asked: bool) -> None:
-    if asked:
+def _print_version(ctx: click.Context, _param: click.Parameter, asked: bool) -> None:
+    if asked and not ctx.resilient_parsing:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -64,18 +52,20 @@ def _print_version(asked: bool) -> None:
         except PackageNotFoundError:  # run from a source tree that was never installed
             from . import __version__ as number
         print(f"gradcli {number}")
-        raise typer.Exit(EXIT_OK)
+        raise Exit(EXIT_OK)
 
 
-@app.callback()
-def _root(
-    _version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print gradcli's version and exit."
-        ),
-    ] = False,
-) -> None:
+@click.group(cls=JsonErrorsGroup, context_settings=CONTEXT_SETTINGS, no_args_is_help=True)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print gradcli's version and exit.",
+)
+@completion_options
+def app() -> None:
     """A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd."""
 
 
@@ -98,11 +88,11 @@ def _command_streams(
 
 CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in PATH(s).
 
-PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of \\[tool.gradcli] files = \\[...] in pyproject.toml; no other file is executed), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
+PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of [tool.gradcli] files = [...] in pyproject.toml; no other file is executed), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
 
 A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., modules=(m1, m2), **options)`, which also checks the parameters of the modules given. Every nn.Module a case uses is checked on float64 copies of its parameters and buffers.
 
-Options (eps, atol, rtol, order, fast, nondet_tol) come from the case, then from the command line, then from \\[tool.gradcli] in the nearest pyproject.toml, then the defaults.
+Options (eps, atol, rtol, order, fast, nondet_tol) come from the case, then from the command line, then from [tool.gradcli] in the nearest pyproject.toml, then the defaults.
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
@@ -128,111 +118,101 @@ SHOW_DEFAULT = 10
 
 
 def _given(**options: object) -> dict[str, object]:
-    """The options given on the command line (typer's default None: not given), to rank them."""
+    """The options given on the command line (default None: not given), to rank them."""
     return {name: value for name, value in options.items() if value is not None}
 
 
 @app.command("check", help=CHECK_HELP, epilog=CHECK_EXAMPLES)
+@click.argument("files", metavar="PATH", nargs=-1, required=True)
+@click.option(
+    "--order", type=click.IntRange(1, 2), help="1: gradients; 2: also second derivatives (default: 1)."
+)
+@click.option(
+    "--fast/--full",
+    default=None,
+    help=f"Force fast or full mode (default: full below {checking.FULL_MODE_BELOW} differentiable input elements, else fast).",
+    show_default=False,
+)
+@click.option(
+    "--eps",
+    type=click.FloatRange(min=0.0),
+    help=f"Finite-difference step (default: {checking.Settings.eps}).",
+)
+@click.option(
+    "--atol", type=click.FloatRange(min=0.0), help=f"Absolute tolerance (default: {checking.Settings.atol})."
+)
+@click.option(
+    "--rtol", type=click.FloatRange(min=0.0), help=f"Relative tolerance (default: {checking.Settings.rtol})."
+)
+@click.option(
+    "--nondet-tol",
+    type=click.FloatRange(min=0.0),
+    help="Tolerated difference between two backward runs, for nondeterminism (default: 0).",
+)
+@click.option(
+    "-k",
+    "pattern",
+    metavar="EXPRESSION",
+    help="Only cases matching EXPRESSION, as pytest's -k: names (substrings, case-insensitive; "
+    'a glob with * or ?), and, or, not, parentheses: -k "not swish".',
+)
+@click.option("--exitfirst", "-x", is_flag=True, help="Stop after the first failing case.")
+@device_option
+@seed_option
+@output_options
+@click.option(
+    "--junitxml", metavar="FILE", callback=started_in, help="Also write a JUnit XML report to FILE."
+)
+@click.option(
+    "--show",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
+    f"{checking.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
+)
+@click.option(
+    "--dump",
+    metavar="FILE.npz",
+    callback=started_in,
+    help="Write the numerical and analytical Jacobians of failing pairs to FILE.npz "
+    "(numpy.load; keys <case>/<output>/<input>/numerical and .../analytical).",
+)
+@click.option(
+    "--plot",
+    metavar="DIR",
+    callback=started_in,
+    help="Write a PNG heatmap of |analytical - numerical| per failing pair to DIR "
+    "(needs matplotlib: pip install 'gradcli[plot]').",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    metavar="SECONDS",
+    help='Fail a case that runs longer than SECONDS ("timed out after ...") and go on '
+    "to the next (POSIX, main thread only).",
+)
+@debug_option
 def check(
-    files: Annotated[
-        list[str],
-        typer.Argument(metavar="PATH", help="Check files, directories to search, or FILE::CASE node ids."),
-    ],
-    order: Annotated[
-        int | None,
-        typer.Option("--order", min=1, max=2, help="1: gradients; 2: also second derivatives (default: 1)."),
-    ] = None,
-    fast: Annotated[
-        bool | None,
-        typer.Option(
-            "--fast/--full",
-            help=f"Force fast or full mode (default: full below {checking.FULL_MODE_BELOW} differentiable input elements, else fast).",
-            show_default=False,
-        ),
-    ] = None,
-    eps: Annotated[
-        float | None,
-        typer.Option("--eps", min=0.0, help=f"Finite-difference step (default: {checking.Settings.eps})."),
-    ] = None,
-    atol: Annotated[
-        float | None,
-        typer.Option("--atol", min=0.0, help=f"Absolute tolerance (default: {checking.Settings.atol})."),
-    ] = None,
-    rtol: Annotated[
-        float | None,
-        typer.Option("--rtol", min=0.0, help=f"Relative tolerance (default: {checking.Settings.rtol})."),
-    ] = None,
-    nondet_tol: Annotated[
-        float | None,
-        typer.Option(
-            "--nondet-tol",
-            min=0.0,
-            help="Tolerated difference between two backward runs, for nondeterminism (default: 0).",
-        ),
-    ] = None,
-    pattern: Annotated[
-        str | None,
-        typer.Option(
-            "-k",
-            metavar="EXPRESSION",
-            help="Only cases matching EXPRESSION, as pytest's -k: names (substrings, case-insensitive; "
-            'a glob with * or ?), and, or, not, parentheses: -k "not swish".',
-        ),
-    ] = None,
-    exitfirst: Annotated[
-        bool, typer.Option("--exitfirst", "-x", help="Stop after the first failing case.")
-    ] = False,
-    device: DeviceOption = Device.cpu,
-    seed: SeedOption = 0,
-    fmt: FormatOption = Format.text,
-    json_flag: JsonOption = False,
-    output: OutputOption = None,
-    junitxml: Annotated[
-        str | None,
-        typer.Option(
-            "--junitxml", metavar="FILE", callback=started_in, help="Also write a JUnit XML report to FILE."
-        ),
-    ] = None,
-    show: Annotated[
-        int | None,
-        typer.Option(
-            "--show",
-            min=1,
-            metavar="N",
-            help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
-            f"{checking.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
-        ),
-    ] = None,
-    dump: Annotated[
-        str | None,
-        typer.Option(
-            "--dump",
-            metavar="FILE.npz",
-            callback=started_in,
-            help="Write the numerical and analytical Jacobians of failing pairs to FILE.npz "
-            "(numpy.load; keys <case>/<output>/<input>/numerical and .../analytical).",
-        ),
-    ] = None,
-    plot: Annotated[
-        str | None,
-        typer.Option(
-            "--plot",
-            metavar="DIR",
-            callback=started_in,
-            help="Write a PNG heatmap of |analytical - numerical| per failing pair to DIR "
-            "(needs matplotlib: pip install 'gradcli[plot]').",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout",
-            metavar="SECONDS",
-            help='Fail a case that runs longer than SECONDS ("timed out after ...") and go on '
-            "to the next (POSIX, main thread only).",
-        ),
-    ] = None,
-    debug: DebugOption = False,
+    files: tuple[str, ...],
+    order: int | None,
+    fast: bool | None,
+    eps: float | None,
+    atol: float | None,
+    rtol: float | None,
+    nondet_tol: float | None,
+    pattern: str | None,
+    exitfirst: bool,
+    device: str,
+    seed: int,
+    fmt: str,
+    json_flag: bool,
+    output: str | None,
+    junitxml: str | None,
+    show: int | None,
+    dump: str | None,
+    plot: str | None,
+    timeout: float | None,
+    debug: bool,
 ) -> None:
     started = time.perf_counter()
     from .output import output_console
@@ -259,7 +239,7 @@ def check(
             require_matplotlib()
         run = _Run(
             given,
-            device.value,
+            device,
             seed,
             pattern,
             exitfirst,
@@ -272,8 +252,8 @@ def check(
             timeout,
         )
         with output_console(output, make_console(stdout)) as out:
-            code = _run(files, matcher, run, out, err, started)
-    raise typer.Exit(code)
+            code = _run(list(files), matcher, run, out, err, started)
+    raise Exit(code)
 
 
 @dataclass
@@ -407,15 +387,7 @@ Exit codes: 0 drawn; 2 usage or loading error (file missing, exception while loa
 """
 
 
-class GraphFormat(str, Enum):
-    text = "text"
-    tree = "tree"  # the first name of text, kept for the scripts that use it
-    dot = "dot"
-    svg = "svg"
-    png = "png"
-    pdf = "pdf"
-    html = "html"
-    json = "json"
+GRAPH_FORMATS = ("text", "tree", "dot", "svg", "png", "pdf", "html", "json")  # tree: text's first name
 
 
 GRAPH_EXAMPLES = examples(
@@ -427,48 +399,57 @@ GRAPH_EXAMPLES = examples(
 
 
 @app.command("graph", help=GRAPH_HELP, epilog=GRAPH_EXAMPLES)
+@click.argument("file", metavar="FILE")
+@click.option("--target", metavar="NAME", help="Top-level tensor (or case) to draw (default: see above).")
+@device_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(GRAPH_FORMATS),
+    default="text",
+    help="text (the tree), json, dot, svg, png, pdf or html.",
+)
+@click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    callback=started_in,
+    help="Write the report or document to FILE, not stdout.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Draw N levels, the roots being the first (tree default: 50; others: all).",
+)
+@click.option("--show-saved/--no-show-saved", help="List saved tensors and their versions.")
+@click.option(
+    "--group-modules",
+    is_flag=True,
+    help="dot/svg/png/pdf/html: a box (cluster) around each nn.Module's nodes.",
+)
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Tree: also print the defaults (retains_grad=False, ...) and the line that made each node.",
+)
+@seed_option
+@debug_option
 def graph(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="Python file that computes the result.")],
-    target: Annotated[
-        str | None,
-        typer.Option(
-            "--target", metavar="NAME", help="Top-level tensor (or case) to draw (default: see above)."
-        ),
-    ] = None,
-    device: DeviceOption = Device.cpu,
-    fmt: Annotated[
-        GraphFormat, typer.Option("--format", help="text (the tree), json, dot, svg, png, pdf or html.")
-    ] = GraphFormat.text,
-    json_flag: JsonOption = False,
-    output: OutputOption = None,
-    depth: Annotated[
-        int | None,
-        typer.Option(
-            "--depth",
-            min=1,
-            metavar="N",
-            help="Draw N levels, the roots being the first (tree default: 50; others: all).",
-        ),
-    ] = None,
-    show_saved: Annotated[
-        bool, typer.Option("--show-saved/--no-show-saved", help="List saved tensors and their versions.")
-    ] = False,
-    group_modules: Annotated[
-        bool,
-        typer.Option(
-            "--group-modules", help="dot/svg/png/pdf/html: a box (cluster) around each nn.Module's nodes."
-        ),
-    ] = False,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose",
-            "-v",
-            help="Tree: also print the defaults (retains_grad=False, ...) and the line that made each node.",
-        ),
-    ] = False,
-    seed: SeedOption = 0,
-    debug: DebugOption = False,
+    file: str,
+    target: str | None,
+    device: str,
+    fmt: str,
+    json_flag: bool,
+    output: str | None,
+    depth: int | None,
+    show_saved: bool,
+    group_modules: bool,
+    verbose: bool,
+    seed: int,
+    debug: bool,
 ) -> None:
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import graphing
@@ -483,7 +464,7 @@ def graph(
         built = graphing.load_graph(
             file,
             target=target,
-            device=device.value,
+            device=device,
             seed=seed,
             forward_lines=draw.shows_forward_lines(chosen, verbose),
             group_modules=group_modules,
@@ -500,7 +481,7 @@ def graph(
             out=make_console(stdout),
             err=err,
         )
-    raise typer.Exit(EXIT_OK)
+    raise Exit(EXIT_OK)
 
 
 ANOMALY_HELP = """Run SCRIPT (as __main__, with ARGS as its sys.argv[1:]) under anomaly mode and report what went wrong in autograd.
@@ -522,22 +503,27 @@ ANOMALY_EXAMPLES = examples(
 
 
 @app.command("anomaly", help=ANOMALY_HELP, epilog=ANOMALY_EXAMPLES, cls=ScriptCommand)
+@click.argument("script", metavar="SCRIPT")
+@click.argument("args", metavar="ARGS", nargs=-1)
+@output_options
+@click.option("--strict", is_flag=True, help="Warnings count as errors (exit 1).")
+@click.option(
+    "--check-forward", is_flag=True, help="Also stop at the first op whose forward produces NaN/Inf."
+)
+@device_option
+@seed_option
+@debug_option
 def anomaly(
-    script: Annotated[str, typer.Argument(metavar="SCRIPT", help="Python script to run.")],
-    args: Annotated[
-        list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for SCRIPT (options after `--`).")
-    ] = None,
-    fmt: FormatOption = Format.text,
-    json_flag: JsonOption = False,
-    output: OutputOption = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors (exit 1).")] = False,
-    check_forward: Annotated[
-        bool,
-        typer.Option("--check-forward", help="Also stop at the first op whose forward produces NaN/Inf."),
-    ] = False,
-    device: DeviceOption = Device.cpu,
-    seed: SeedOption = 0,
-    debug: DebugOption = False,
+    script: str,
+    args: tuple[str, ...],
+    fmt: str,
+    json_flag: bool,
+    output: str | None,
+    strict: bool,
+    check_forward: bool,
+    device: str,
+    seed: int,
+    debug: bool,
 ) -> None:
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import anomaly as anomalies
@@ -551,40 +537,32 @@ def anomaly(
         output_console(output, make_console(stdout)) as out,
     ):
         report = anomalies.run_script(
-            script, args or [], device=device.value, seed=seed, check_forward=check_forward
+            script, list(args), device=device, seed=seed, check_forward=check_forward
         )
         if json_output:
             out.file.write(show.json_document(report, strict=strict) + "\n")
         else:
             show.print_report(out, report, strict=strict)
-    raise typer.Exit(report.exit_code(strict))
-
-
-class SchemaName(str, Enum):
-    check = "check"
-    graph = "graph"
-    anomaly = "anomaly"
-    error = "error"
+    raise Exit(report.exit_code(strict))
 
 
 @app.command(
     "schema",
     epilog=examples("gradcli schema check", "gradcli schema graph > gradcli.graph.schema.json"),
 )
-def schema(
-    name: Annotated[SchemaName, typer.Argument(help="The command whose JSON document it describes.")],
-) -> None:
+@click.argument("name", type=click.Choice(["check", "graph", "anomaly", "error"]))
+def schema(name: str) -> None:
     """Print the JSON Schema (draft 2020-12) of a command's --format json document (error: the
     document of a command that stopped with an error)."""
     from .schemas import schema_text
 
     with command_stdout(False) as stdout:
-        stdout.write(schema_text(name.value))
+        stdout.write(schema_text(name))
         stdout.flush()
 
 
 def main() -> None:
-    """The typer app (the console script, `gradcli.entry.main`, calls it)."""
+    """The click app (the console script, `gradcli.entry.main`, calls it)."""
     app()
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
-import typer
+from click.exceptions import Exit
 
 from .exception_text import exception_text
 from .running import Interrupted, LoadError
@@ -38,7 +38,7 @@ def exit_codes(
     UsageError (and the `usage` types) -> 2 with "error: ..."; LoadError -> 2 with the file and
     line; KeyboardInterrupt -> 130 ("interrupted while running FILE::CASE"); BrokenPipeError
     (stdout's reader went away) passes through to `stdout_guard`; any other exception is a bug
-    of gradcli -> 3. typer.Exit, the command's own exit code, passes through.
+    of gradcli -> 3. Exit, the command's own exit code, passes through.
     """
 
     def ended(code: int, kind: str, message: str, file: str | None = None, line: int | None = None):
@@ -46,11 +46,11 @@ def exit_codes(
             from .render.error import error_document  # json: only when there is an error to write
 
             document.write(error_document(code, kind, message, file, line) + "\n")
-        return typer.Exit(code)
+        return Exit(code)
 
     try:
         yield
-    except (typer.Exit, BrokenPipeError):
+    except (Exit, BrokenPipeError):
         raise
     except (UsageError, *usage) as exc:
         err.print(f"error: {exc}", soft_wrap=True)

@@ -1,83 +1,77 @@
-"""The command-line options the commands share, declared once (typer's `Annotated` form).
+"""The command-line options the commands share, declared once as click decorators.
 
-Each command gives the default in its signature (`device: DeviceOption = Device.cpu`), as
-typer asks of `Annotated` options. The output options are the same on every command:
-`--format text|json` (graph adds dot and svg), `--json` as the alias of `--format json`, and
-`-o/--output FILE`.
+The output options are the same on every command: `--format text|json` (graph adds dot and
+svg), `--json` as the alias of `--format json`, and `-o/--output FILE`; then `--device`,
+`--seed`, `--debug`. click directly, not typer: typer requires pydantic and runs every option
+value through it, about 60 ms of imports on each command line.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from enum import Enum
-from typing import Annotated
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
-import typer
-from typer.core import TyperCommand, TyperGroup
+import click
+from click.core import Context
+from click.exceptions import Exit, NoSuchOption, UsageError
 
-try:  # typer >= 0.26 runs on its own copy of click
-    from typer._click.core import Context
-    from typer._click.exceptions import NoSuchOption, UsageError
-except ImportError:  # older typer, on click itself
-    from click.core import Context
-    from click.exceptions import NoSuchOption, UsageError
+from .exits import EXIT_INTERRUPTED
 
-#: `-h` as well as `--help`, on the app and (inherited by their contexts) on every command.
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+#: `-h` as well as `--help`, on the app and (inherited by their contexts) on every command;
+#: help at most 100 columns wide, and option defaults shown.
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100, "show_default": True}
 
-
-class Device(str, Enum):
-    cpu = "cpu"
-    cuda = "cuda"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Format(str, Enum):
-    """What check and anomaly write: a report for people, or the JSON document for tools."""
-
-    text = "text"
-    json = "json"
-
-
-DeviceOption = Annotated[Device, typer.Option("--device", help="Default device while the user's code runs.")]
-SeedOption = Annotated[
-    int,
-    typer.Option(
-        "--seed",
-        min=-(2**63),
-        max=2**64 - 1,
-        help="manual_seed of engine (and of torch, once the file imports it) before running each file and building "
-        "inputs: any seed torch.manual_seed takes, -2**63 to 2**64-1 (a negative one is read as torch reads it, "
-        "as its unsigned 64-bit pattern: -1 is 2**64-1).",
-    ),
-]
-DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
-FormatOption = Annotated[
-    Format, typer.Option("--format", help="text: a report for people; json: one JSON document for tools.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
-
-
-def started_in(path: str | None) -> str | None:
+def started_in(_ctx: Context | None, _param: click.Parameter | None, path: str | None) -> str | None:
     """A path of the command line, resolved now: user code that calls os.chdir does not move it."""
     return None if path is None else os.path.abspath(path)
 
 
-OutputOption = Annotated[
-    str | None,
-    typer.Option(
-        "--output",
-        "-o",
-        metavar="FILE",
-        callback=started_in,
-        help="Write the report or document to FILE, not stdout.",
-    ),
-]
+device_option = click.option(
+    "--device",
+    type=click.Choice(["cpu", "cuda"]),
+    default="cpu",
+    help="Default device while the user's code runs.",
+)
+seed_option = click.option(
+    "--seed",
+    type=click.IntRange(-(2**63), 2**64 - 1),
+    default=0,
+    help="manual_seed of engine (and of torch, once the file imports it) before running each file and building "
+    "inputs: any seed torch.manual_seed takes, -2**63 to 2**64-1 (a negative one is read as torch reads it, "
+    "as its unsigned 64-bit pattern: -1 is 2**64-1).",
+)
+debug_option = click.option("--debug", is_flag=True, help="Show tracebacks.")
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    help="text: a report for people; json: one JSON document for tools.",
+)
+json_option = click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")
+output_option = click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    callback=started_in,
+    help="Write the report or document to FILE, not stdout.",
+)
 
 
-def chosen_format(fmt: Enum, json_flag: bool) -> str:
+def output_options(command: F) -> F:
+    """--format text|json, --json and -o/--output, in that order in the help."""
+    return format_option(json_option(output_option(command)))
+
+
+def chosen_format(fmt: str, json_flag: bool) -> str:
     """The format asked for: `--json` is `--format json`, whatever --format says."""
-    return "json" if json_flag else fmt.value
+    return "json" if json_flag else fmt
 
 
 def wants_json(args: list[str]) -> bool:
@@ -87,14 +81,34 @@ def wants_json(args: list[str]) -> bool:
     return any(a in ("--json", "--format=json") or (a, b) == ("--format", "json") for a, b in pairs)
 
 
-class JsonErrorsGroup(TyperGroup):
+@contextmanager
+def _interrupt_exits() -> Iterator[None]:
+    """Ctrl-C while click parses exits 130, not click's "Aborted!" and 1 (a command's own
+    Ctrl-C is turned by `exits.exit_codes`)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise Exit(EXIT_INTERRUPTED) from None
+
+
+class JsonErrorsGroup(click.Group):
     """The app: a command line that asks for JSON and cannot be parsed (an unknown option, a
     missing argument, a bad value) still gives stdout one document, the error document."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        """In the order declared (check, graph, anomaly, schema), not alphabetical."""
+        return list(self.commands)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Context:
+        with _interrupt_exits():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: Context) -> object:
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
         try:
-            return super().invoke(ctx)
+            with _interrupt_exits():
+                return super().invoke(ctx)
         except UsageError as exc:
             if wants_json(args[1:]):
                 from .render.error import error_document
@@ -104,11 +118,12 @@ class JsonErrorsGroup(TyperGroup):
 
 
 def examples(*lines: str) -> str:
-    """A command's --help epilog: an Examples section, one invocation per line (shown as written)."""
-    return "Examples:\n\n" + "\n".join(f"  {line}" for line in lines)
+    """A command's --help epilog: an Examples section, one invocation per line, shown as written
+    (click's `\\b` keeps a paragraph from being rewrapped)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
 
 
-class ScriptCommand(TyperCommand):
+class ScriptCommand(click.Command):
     """A command whose trailing arguments go to a script: an unknown option before `--` is a usage
     error that says how to pass it to the script instead (`gradcli anomaly SCRIPT -- --lr 3`)."""
 

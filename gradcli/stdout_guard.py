@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 from typing import TextIO
 
-import typer
+from click.exceptions import Exit
 
 #: 128 + SIGPIPE: what a shell reports for a writer whose reader closed the pipe.
 EXIT_CLOSED_PIPE = 141
@@ -98,11 +98,11 @@ def _file_descriptor(stream: TextIO) -> int | None:
         return None
 
 
-def _closed_pipe(stream: TextIO) -> typer.Exit:
+def _closed_pipe(stream: TextIO) -> Exit:
     """What is still to be written to `stream` goes to /dev/null; the exit that says why (141)."""
     fd = _file_descriptor(stream)
     if fd is not None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, fd)
         os.close(devnull)
-    return typer.Exit(EXIT_CLOSED_PIPE)
+    return Exit(EXIT_CLOSED_PIPE)

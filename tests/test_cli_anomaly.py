@@ -1,7 +1,7 @@
 """`gradcli anomaly`: one small script per finding kind, exit codes, output formats.
 
 Each script in tests/anomaly_scripts/ marks its lines (`# mark: culprit`, `# mark: saved`, ...);
-the tests assert that the finding names exactly those lines. In-process through typer's
+the tests assert that the finding names exactly those lines. In-process through click's
 CliRunner; one subprocess smoke test runs the real entry point.
 """
 
@@ -14,8 +14,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from json_contract import validated
-from typer.testing import CliRunner
 
 import engine
 from engine.autograd import anomaly as engine_anomaly
@@ -256,9 +256,9 @@ def test_an_error_unrelated_to_autograd_exits_2_with_the_users_frames_only():
     assert where(failure["location"]) == (str(script), line_of(script, "culprit"))
     frames = [where(f) for f in failure["traceback"]]
     assert frames[0] == (str(script), line_of(script, "caller"))
-    assert {f for f, _ in frames} == {str(script)}  # no gradcli, typer or runpy frames
+    assert {f for f, _ in frames} == {str(script)}  # no gradcli, click or runpy frames
     text = run(script).stdout
-    assert "SCRIPT FAILED exception" in text and "gradcli/" not in text and "typer" not in text
+    assert "SCRIPT FAILED exception" in text and "gradcli/" not in text and "click" not in text
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 options every command shares (--format, --json, -o), and how `gradcli anomaly` splits its own
 options from the script's (`--`).
 
-In-process through typer's CliRunner; the version and completion run the real entry point.
+In-process through click's CliRunner; the version and completion run the real entry point.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from json_contract import validated
-from typer.testing import CliRunner
 
 from gradcli.cli import app
 
@@ -89,12 +89,34 @@ def test_the_examples_in_help_run_as_shown(command, tmp_path, monkeypatch):
                 assert Path(words[words.index(flag) + 1]).stat().st_size > 0, line
 
 
-def test_shell_completion_is_typers():
+def test_shell_completion_is_clicks_and_completes_commands_and_options(tmp_path):
     assert "--install-completion" in run("--help").stdout
     done = entry_point("--show-completion", "bash")
     assert done.returncode == 0, done.stderr
-    assert "_GRADCLI_COMPLETE=complete_bash" in done.stdout
-    assert done.stdout.rstrip().endswith("complete -o default -F _gradcli_completion gradcli")
+    assert "_GRADCLI_COMPLETE=bash_complete" in done.stdout
+    assert done.stdout.rstrip().endswith("_gradcli_completion_setup;")
+    asked = {"_GRADCLI_COMPLETE": "bash_complete", "COMP_WORDS": "gradcli graph --show", "COMP_CWORD": "2"}
+    answer = subprocess.run(
+        [sys.executable, "-c", CONSOLE_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **asked},
+    )  # fmt: skip
+    assert answer.stdout.split() == ["plain,--show-saved"], answer.stdout + answer.stderr
+
+
+def test_install_completion_writes_the_script_once_and_sources_it(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", CONSOLE_SCRIPT, "--install-completion"],
+            cwd=ROOT, capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    script = tmp_path / ".bash_completions" / "gradcli.sh"
+    assert f"bash completion installed in {script}" in done.stdout
+    assert "_GRADCLI_COMPLETE=bash_complete" in script.read_text()
+    assert (tmp_path / ".bashrc").read_text().count(f"source {script}") == 1
+    unknown = entry_point("--show-completion", "tcsh")
+    assert unknown.returncode == 2 and "'tcsh' is not one of" in unknown.stderr
 
 
 # ----------------------------------------------------------------------- output options

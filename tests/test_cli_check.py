@@ -1,6 +1,6 @@
 """`gradcli check`: the corpus of right and wrong custom Functions, exit codes, output formats.
 
-In-process through typer's CliRunner (fast); two subprocess smoke tests run the real entry point.
+In-process through click's CliRunner (fast); two subprocess smoke tests run the real entry point.
 """
 
 import os
@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from json_contract import validated
-from typer.testing import CliRunner
 
 from gradcli.cli import app
 
@@ -493,6 +493,6 @@ def test_entry_point_on_the_examples():
 
 
 def test_import_gradcli_is_light():
-    probe = "import sys, gradcli; print(sorted(m for m in ('typer', 'rich', 'click') if m in sys.modules))"
+    probe = "import sys, gradcli; print(sorted(m for m in ('typer', 'pydantic', 'rich', 'click') if m in sys.modules))"
     result = subprocess_run("-c", probe)
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr

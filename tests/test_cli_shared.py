@@ -138,7 +138,7 @@ def _ended(body, **options) -> tuple[int | None, str]:
     """(exit code, what was said on stderr) when `body` runs under exit_codes; code None: no exit."""
     import io
 
-    import typer
+    from click.exceptions import Exit
     from rich.console import Console
 
     from gradcli.exits import exit_codes
@@ -148,7 +148,7 @@ def _ended(body, **options) -> tuple[int | None, str]:
     try:
         with exit_codes(err, **{"debug": False, **options}):
             body()
-    except typer.Exit as done:
+    except Exit as done:
         return done.exit_code, stream.getvalue()
     return None, stream.getvalue()
 
@@ -161,13 +161,13 @@ def _raise(exc: BaseException):
 
 
 def test_exit_codes_for_each_way_a_command_ends():
-    import typer
+    from click.exceptions import Exit
 
     from gradcli.exits import UsageError
     from gradcli.running import LoadError
 
     assert _ended(lambda: None) == (None, "")
-    assert _ended(_raise(typer.Exit(1))) == (1, "")
+    assert _ended(_raise(Exit(1))) == (1, "")
     assert _ended(_raise(UsageError("--eps must be positive"))) == (2, "error: --eps must be positive\n")
     assert _ended(_raise(LoadError("file not found", "gone.py"))) == (2, "error: gone.py: file not found\n")
     assert _ended(_raise(KeyboardInterrupt())) == (130, "interrupted\n")

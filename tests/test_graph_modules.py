@@ -5,7 +5,7 @@ import re
 import textwrap
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import engine.nn.module
 from gradcli.cli import app

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from typer.testing import CliRunner  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
 
 from gradcli.cli import app  # noqa: E402
 

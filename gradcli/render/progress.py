@@ -13,18 +13,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Column
+if TYPE_CHECKING:  # rich.progress only when a bar is drawn (a terminal): start-up off one
+    from rich.console import Console
+    from rich.table import Column
 
 #: Seconds a run takes before its bar appears.
 PROGRESS_DELAY = 1.0
@@ -34,6 +27,17 @@ class CheckProgress:
     """One bar for a run: `with bar.case("checking f.py::x") as step: ...` per case, in order."""
 
     def __init__(self, console: Console, total: int, delay: float) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.table import Column
+
         self._lock = threading.Lock()
         self._done = False
         self._bar = Progress(
@@ -93,6 +97,8 @@ class CheckProgress:
 
 
 def _shrinking(ratio: int) -> Column:
+    from rich.table import Column
+
     return Column(ratio=ratio, no_wrap=True, overflow="ellipsis", min_width=4)
 
 
