@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.text import Text
 
 #: What rich puts where it cut a cell.
@@ -37,20 +38,47 @@ def fitted(
     and still cut, the last build is returned: the console is narrower than the essentials.
     """
     dropped: list[str] = []
+    width = max(console.width - indent, 1)
     for name in [None, *drop_order]:
         if name is not None:
             dropped.append(name)
         renderable = build(frozenset(dropped))
-        if not _cut(console, renderable, console.width - indent):
-            return renderable
+        lines = console.render_lines(renderable, console.options.update(width=width), pad=False)
+        if not _cut(lines, width):
+            return LaidOut(renderable, lines, width)
     return renderable
 
 
-def _cut(console: Console, renderable: Any, width: int) -> bool:
-    """Whether rich, laying `renderable` out `width` wide, cut a cell or overran the width."""
-    options = console.options.update(width=max(width, 1))
-    lines = console.render_lines(renderable, options, pad=False)
+def _cut(lines: list[list[Segment]], width: int) -> bool:
+    """Whether rich, laying a renderable out `width` wide as `lines`, cut a cell or overran the width."""
     return any(ELLIPSIS in "".join(s.text for s in line) or _length(line) > width for line in lines)
+
+
+class LaidOut:
+    """A renderable with the lines rich laid it out in while `fitted` measured it, printed as they
+    are (a report's tables are not laid out twice); at another width it is laid out afresh."""
+
+    def __init__(self, renderable: Any, lines: list[list[Segment]], width: int):
+        self.renderable, self.lines, self.width = renderable, lines, width
+        self.longest = max((_length(line) for line in lines), default=0)
+
+    def _same_layout(self, options: ConsoleOptions) -> bool:
+        # A table no wider than the room it is given lays out the same in any room up to `width`.
+        return self.longest <= options.max_width <= self.width
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        if self._same_layout(options):
+            return Measurement(self.longest, self.longest)
+        return Measurement.get(console, options, self.renderable)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not self._same_layout(options):
+            yield self.renderable
+            return
+        newline = Segment.line()
+        for line in self.lines:
+            yield from line
+            yield newline
 
 
 def _length(line: list[Any]) -> int:
