@@ -74,6 +74,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from ..gc_pause import gc_paused
 from ..graphing import Constant, ForwardLine, Graph, GraphNode, Leaf, Saved, TensorMeta
 from ..graphing.modules import node_modules
 from ..plurals import noun, plural
@@ -124,23 +125,8 @@ def emit(
             print_tree(make_console(handle), graph, depth=depth, show_saved=show_saved, verbose=verbose)
         err.print(Text(f"wrote {output}: {summary_line(graph)}"), soft_wrap=True)
         return
-    data: str | bytes
-    if fmt == "json":
-        data = json_document(graph, depth=depth) + "\n"
-    elif fmt in ("dot", *IMAGE_FORMATS, "html"):
-        source = dot_source(graph, depth=depth, show_saved=show_saved, group_modules=group_modules)
-        if fmt == "dot":
-            data = source
-        elif fmt == "html":
-            from .graph_html import html_page
-
-            svg = run_dot(source, "svg").decode()
-            data = html_page(graph, svg, graph_dict(graph, depth=depth), modules=node_modules(graph))
-        else:
-            data = run_dot(source, fmt)
-            data = data.decode() if fmt == "svg" else data
-    else:
-        raise OutputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    with gc_paused():  # a dict or string per node and edge, none cyclic: collections only cost time
+        data = _document(graph, fmt, depth, show_saved, group_modules)
     if output is None:
         _to_stdout(out, data, fmt)
         return
@@ -154,6 +140,26 @@ def emit(
         with _open(output) as handle:
             handle.write(data)
     err.print(Text(f"wrote {output}: {summary_line(graph)}"), soft_wrap=True)
+
+
+def _document(
+    graph: Graph, fmt: str, depth: int | None, show_saved: bool, group_modules: bool
+) -> str | bytes:
+    """The whole output of a document format: text, or an image's bytes."""
+    if fmt == "json":
+        return json_document(graph, depth=depth) + "\n"
+    if fmt not in ("dot", *IMAGE_FORMATS, "html"):
+        raise OutputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    source = dot_source(graph, depth=depth, show_saved=show_saved, group_modules=group_modules)
+    if fmt == "dot":
+        return source
+    if fmt == "html":
+        from .graph_html import html_page
+
+        svg = run_dot(source, "svg").decode()
+        return html_page(graph, svg, graph_dict(graph, depth=depth), modules=node_modules(graph))
+    data = run_dot(source, fmt)
+    return data.decode() if fmt == "svg" else data
 
 
 def _to_stdout(out: Console, data: str | bytes, fmt: str) -> None:
