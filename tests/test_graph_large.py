@@ -80,3 +80,14 @@ def test_json_of_a_long_chain_has_every_node(tmp_path, records):
     validated({**doc, "nodes": doc["nodes"][:50], "edges": doc["edges"][:50]})  # all: a minute of jsonschema
     assert len(doc["nodes"]) == len(records) == doc["summary"]["nodes"] == 15_002
     assert not doc["truncated"]
+
+
+@pytest.mark.parametrize("depth", [None, 900])
+def test_json_of_a_big_graph_is_streamed_as_its_whole_document(tmp_path, depth):
+    """Written a node at a time, the document is the one graph_dict gives, compact."""
+    from gradcli.render import graph as draw
+
+    full = load_graph(str(chain(tmp_path, 1_500, stale=True)))
+    streamed = draw.json_document(full, depth=depth)
+    assert streamed == json.dumps(draw.graph_dict(full, depth=depth), separators=(",", ":"))
+    assert json.loads(streamed)["truncated"] == (depth is not None)

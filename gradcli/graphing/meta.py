@@ -9,6 +9,7 @@ more is learnt. What none of these tells stays `None`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from engine.autograd.backward import AccumulateGrad
@@ -23,90 +24,181 @@ from .nodes import input_names, is_tensor, saved_values, short_repr
 
 
 def infer_metas(
-    order: list[Any], index: dict[int, int], topo: list[int], used: list[int], names: NameIndex
-) -> tuple[list[list[TensorMeta]], dict[tuple[int, int], Constant]]:
+    order: list[Any],
+    index: dict[int, int],
+    topo: list[int],
+    used: list[int],
+    names: NameIndex,
+    wanted: list[int] | None = None,
+) -> tuple[list[list[TensorMeta] | None], dict[tuple[int, int], Constant]]:
     """Per node (in `order`), the metadata of each output; and the constants, by (node, input).
 
     `used[i]`: how many outputs of node i its consumers' edges use (a node may have more).
+    With `wanted` (the positions a tree draws), inference runs only over them and the nodes their
+    metadata depends on (`_scope`): what it finds for them is what a whole-graph run finds, and
+    the other nodes' metadata is None. Constants are read for the wanted nodes only.
     """
-    metas = [
-        [TensorMeta() for _ in range(max(int(getattr(node, "num_outputs", 1) or 1), used[i]))]
-        for i, node in enumerate(order)
-    ]
-    _read_known(order, index, metas, names)
-    constants: dict[tuple[int, int], Constant] = {}
-    for i in topo:
-        node = order[i]
-        for k, (nxt, _) in enumerate(node.next_functions):
-            if nxt is None:
-                constant = Constant(TensorMeta())
-                _describe_input(node, k, metas[i], constant.meta, constant, names)
-                constants[(i, k)] = constant
-    _propagate(order, index, topo, metas, names)
-    return metas, constants
+    return _Inference(order, index, topo, used, names).run(wanted)
 
 
-def _read_known(
-    order: list[Any], index: dict[int, int], metas: list[list[TensorMeta]], names: NameIndex
-) -> None:
-    """Fill what is known exactly: live tensors, saved results, a custom Function's outputs."""
-    for _, tensor in names.tensors:
-        fn = tensor.grad_fn
-        if fn is not None and id(fn) in index:
-            _merge_tensor(metas[index[id(fn)]][tensor._output_nr], tensor, "variable")
+class _Inference:
+    """One graph's inference: each node's saved values read once, each node started once."""
+
+    def __init__(
+        self, order: list[Any], index: dict[int, int], topo: list[int], used: list[int], names: NameIndex
+    ) -> None:
+        self.order, self.index, self.topo, self.used, self.names = order, index, topo, used, names
+        self.metas: list[list[TensorMeta] | None] = [None] * len(order)
+        self.constants: dict[tuple[int, int], Constant] = {}
+        self.named: dict[int, list[Any]] = {}  # position -> its named tensors, in `names` order
+        for _, tensor in names.tensors:
+            fn = tensor.grad_fn
+            if fn is not None and id(fn) in index:
+                self.named.setdefault(index[id(fn)], []).append(tensor)
+        self.saved: dict[int, list[Any]] = {}  # id(node) -> saved_values(node)
+        self.matching = _broadcast_nodes()
+
+    def run(self, wanted: list[int] | None) -> tuple[list[list[TensorMeta] | None], dict]:
+        if wanted is None:
+            scope = list(range(len(self.order)))
+            for i in scope:
+                self.start(i, constants=True)
+        else:
+            scope = self.scope(wanted)
+        inside = bytearray(len(self.order))
+        for i in scope:
+            inside[i] = 1
+        _propagate(self, [i for i in self.topo if inside[i]], inside)
+        return self.metas, self.constants
+
+    def saved_of(self, node: Any) -> list[Any]:
+        """`saved_values(node)`, read once per node (each read rebuilds saved outputs)."""
+        key = id(node)
+        values = self.saved.get(key)
+        if values is None:
+            values = self.saved[key] = saved_values(node)
+        return values
+
+    def is_matching(self, i: int) -> bool:
+        """A broadcasting op that recorded no `_meta`: its output matches every input."""
+        node = self.order[i]
+        return type(node) in self.matching and node._meta is None
+
+    def is_one_device(self, i: int) -> bool:
+        """An op whose tensors share one device (it records no `<input>_device`)."""
+        node = self.order[i]
+        return isinstance(node, FormulaNode) and not any(a.endswith("_device") for a in node.attr_names)
+
+    def start(self, i: int, constants: bool) -> list[TensorMeta]:
+        """Node i's metadata from what is known exactly, then (for a matching op) its saved inputs;
+        its constants in between, as they read only what is known exactly."""
+        node = self.order[i]
+        own = [TensorMeta() for _ in range(max(int(getattr(node, "num_outputs", 1) or 1), self.used[i]))]
+        self.metas[i] = own
+        for tensor in self.named.get(i, ()):
+            _merge_tensor(own[tensor._output_nr], tensor, "variable")
+        _read_known(self, node, own)
+        if constants:
+            for k, (nxt, _) in enumerate(node.next_functions):
+                if nxt is None:
+                    constant = Constant(TensorMeta())
+                    _describe_input(self, node, k, own, constant.meta, constant)
+                    self.constants[(i, k)] = constant
+        if self.is_matching(i):  # a saved tensor input (a constant too) has the output's shape and dtype
+            saved = self.saved_of(node)
+            for j, src in enumerate(node.saved_sources):
+                if src is not None and src >= 0 and j < len(saved) and is_tensor(saved[j]):
+                    _merge_tensor(own[0], saved[j], "inputs")
+        return own
+
+    def scope(self, wanted: list[int]) -> list[int]:
+        """`wanted` and every node their metadata depends on: the consumers of a node not fully
+        known (they describe their inputs), and the inputs of a node that takes its metadata from
+        them (a matching op, or a one-device op whose device is unknown)."""
+        order, index = self.order, self.index
+        consumers = _consumers(order, index)
+        drawn = set(wanted)
+        seen = set(wanted)
+        stack = list(wanted)
+        while stack:
+            i = stack.pop()
+            own = self.start(i, constants=i in drawn)
+            reached: list[int] = []
+            if not all(meta.known for meta in own):
+                reached += consumers(i)
+            first = own[0]
+            if (not first.known and self.is_matching(i)) or (first.device is None and self.is_one_device(i)):
+                reached += [index[id(nxt)] for nxt, _ in order[i].next_functions if nxt is not None]
+            for j in reached:
+                if j not in seen:
+                    seen.add(j)
+                    stack.append(j)
+        return list(seen)
+
+
+def _consumers(order: list[Any], index: dict[int, int]) -> Callable[[int], list[int]]:
+    """Position -> the positions of the nodes whose edges point at it (one int per node for a chain)."""
+    first = [-1] * len(order)
+    more: dict[int, list[int]] = {}
     for i, node in enumerate(order):
-        if isinstance(node, AccumulateGrad):
-            _merge_tensor(metas[i][0], node.variable, "variable")
-        elif isinstance(node, FormulaNode):
-            saved = saved_values(node)
-            if saved:
-                for k, src in enumerate(node.saved_sources):
-                    if src == -1 and k < len(saved) and is_tensor(saved[k]):
-                        _merge_tensor(metas[i][0], saved[k], "saved")
-                if not any(a.endswith("_device") for a in node.attr_names):
-                    for value in saved:  # an op's tensors share one device
-                        if is_tensor(value):
-                            metas[i][0].merge(None, None, str(value.device), "saved")
-                            break
-        elif isinstance(node, BackwardCFunction):
-            for nr, (shape, dt, dev) in enumerate(node.__dict__.get("_output_meta", ())):
-                if dt is not None and nr < len(metas[i]):
-                    metas[i][nr].merge(shape, dt.name, str(dev), "function")
-        hooks = node._hooks
-        if hooks is not None:
-            for nr, ref in hooks.retained.items():
-                tensor = ref()
-                if tensor is not None and nr < len(metas[i]):
-                    _merge_tensor(metas[i][nr], tensor, "variable")
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                j = index[id(nxt)]
+                if first[j] < 0:
+                    first[j] = i
+                else:
+                    more.setdefault(j, []).append(i)
+    return lambda j: ([first[j]] if first[j] >= 0 else []) + more.get(j, [])
 
 
-def _propagate(
-    order: list[Any], index: dict[int, int], topo: list[int], metas: list[list[TensorMeta]], names: NameIndex
-) -> None:
+def _read_known(inference: _Inference, node: Any, own: list[TensorMeta]) -> None:
+    """Fill what is known exactly: a leaf's variable, saved results, a custom Function's outputs,
+    retained tensors."""
+    if isinstance(node, AccumulateGrad):
+        _merge_tensor(own[0], node.variable, "variable")
+    elif isinstance(node, FormulaNode):
+        saved = inference.saved_of(node)
+        if saved:
+            for k, src in enumerate(node.saved_sources):
+                if src == -1 and k < len(saved) and is_tensor(saved[k]):
+                    _merge_tensor(own[0], saved[k], "saved")
+            if not any(a.endswith("_device") for a in node.attr_names):
+                for value in saved:  # an op's tensors share one device
+                    if is_tensor(value):
+                        own[0].merge(None, None, str(value.device), "saved")
+                        break
+    elif isinstance(node, BackwardCFunction):
+        for nr, (shape, dt, dev) in enumerate(node.__dict__.get("_output_meta", ())):
+            if dt is not None and nr < len(own):
+                own[nr].merge(shape, dt.name, str(dev), "function")
+    hooks = node._hooks
+    if hooks is not None:
+        for nr, ref in hooks.retained.items():
+            tensor = ref()
+            if tensor is not None and nr < len(own):
+                _merge_tensor(own[nr], tensor, "variable")
+
+
+def _propagate(inference: _Inference, topo: list[int], inside: bytearray) -> None:
     """What consumers recorded about their inputs, and (for ops whose output matches every
-    input) what inputs tell about the output, until nothing more is learnt."""
-    matching = _matching_nodes(order)
-    one_device = {
-        i
-        for i, node in enumerate(order)
-        if isinstance(node, FormulaNode) and not any(a.endswith("_device") for a in node.attr_names)
-    }
-    for i in matching:  # a saved tensor input (a constant too) has the output's shape and dtype
-        node = order[i]
-        saved = saved_values(node)
-        for j, src in enumerate(node.saved_sources):
-            if src is not None and src >= 0 and j < len(saved) and is_tensor(saved[j]):
-                _merge_tensor(metas[i][0], saved[j], "inputs")
+    input) what inputs tell about the output, until nothing more is learnt; over the nodes in
+    `topo` (those `inside`), which hold every node their metadata depends on."""
+    order, index, metas = inference.order, inference.index, inference.metas
+    matching = {i for i in topo if inference.is_matching(i)}
+    one_device = {i for i in topo if inference.is_one_device(i)}
     for _ in range(4):
         changed = False
         for i in topo:
             node = order[i]
             for k, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is not None:
-                    target = metas[index[id(nxt)]][nr]
+                    j = index[id(nxt)]
+                    if not inside[j]:
+                        continue
+                    target = metas[j][nr]
                     if not target.known:
                         before = (target.shape, target.dtype, target.device)
-                        _describe_input(node, k, metas[i], target, None, names)
+                        _describe_input(inference, node, k, metas[i], target, None)
                         changed |= before != (target.shape, target.dtype, target.device)
         for i in reversed(topo):
             own = metas[i][0]
@@ -124,7 +216,12 @@ def _propagate(
 
 
 def _describe_input(
-    node: Any, k: int, own: list[TensorMeta], meta: TensorMeta, constant: Constant | None, names: NameIndex
+    inference: _Inference,
+    node: Any,
+    k: int,
+    own: list[TensorMeta],
+    meta: TensorMeta,
+    constant: Constant | None,
 ) -> None:
     """Fill `meta` (input k of `node`) from what `node` recorded about that input."""
     out = own[0] if own else TensorMeta()
@@ -132,7 +229,7 @@ def _describe_input(
         if k == 0:  # the base's history before the in-place write: the same tensor
             meta.merge(out.shape, out.dtype, out.device, "consumer")
         else:
-            _describe_input(node.fn, k, [TensorMeta(device=out.device)], meta, constant, names)
+            _describe_input(inference, node.fn, k, [TensorMeta(device=out.device)], meta, constant)
         return
     if isinstance(node, BackwardCFunction):
         recorded = node.__dict__.get("_input_meta", ())
@@ -142,7 +239,7 @@ def _describe_input(
         return
     if not isinstance(node, FormulaNode):
         return
-    saved = saved_values(node)
+    saved = inference.saved_of(node)
     if saved:
         for j, src in enumerate(node.saved_sources):
             if src == k and j < len(saved):
@@ -150,7 +247,7 @@ def _describe_input(
                 if is_tensor(value):
                     _merge_tensor(meta, value, "saved")
                     if constant is not None and not constant.names:
-                        constant.names = list(names.of(value))
+                        constant.names = list(inference.names.of(value))
                 elif constant is not None and constant.value is None:
                     constant.value = short_repr(value)
     if constant is not None:
@@ -176,12 +273,6 @@ def _describe_input(
         # differs from the output's: none recorded means every tensor input matches the output.
         meta.merge(out.shape, out.dtype, device, "consumer")
     meta.merge(None, None, device, "consumer")
-
-
-def _matching_nodes(order: list[Any]) -> set[int]:
-    """Positions of broadcasting-op nodes that recorded no `_meta`: output matches every input."""
-    classes = _broadcast_nodes()
-    return {i for i, node in enumerate(order) if type(node) in classes and node._meta is None}
 
 
 _BROADCAST: list[frozenset] = []

@@ -14,6 +14,7 @@ from engine.autograd.backward import AccumulateGrad
 from engine.autograd.function import BackwardCFunction
 from engine.ops.inplace import CopySlices
 from engine.ops.op import FormulaNode
+from engine.tensor import SavedOutput
 
 from .model import Constant, Edge, GraphNode, Hooks, Leaf, Output, Saved, Tally, TensorMeta
 from .names import NameIndex
@@ -78,10 +79,17 @@ def node_record(
 
 
 def tally(node: Any) -> Tally:
-    """What a node not drawn adds to the totals, read without building its record."""
+    """What a node not drawn adds to the totals, read without building its record (nor
+    rebuilding its saved outputs as tensors: their array and version counter are enough)."""
     owner = node.fn if isinstance(node, CopySlices) else node
-    pairs = owner.saved_pairs() if isinstance(owner, (FormulaNode, BackwardCFunction)) else ()
-    tensors = [(v, version) for v, version in pairs or () if is_tensor(v)]
+    if isinstance(owner, FormulaNode):
+        saved = owner._saved
+        pairs = None if saved is None else zip(saved, owner._versions)
+    elif isinstance(owner, BackwardCFunction):
+        pairs = owner.__dict__.get("_saved_entries", ())
+    else:
+        pairs = ()
+    tensors = [(v, version) for v, version in pairs or () if v.__class__ is SavedOutput or is_tensor(v)]
     return Tally(
         leaf=isinstance(node, AccumulateGrad),
         constants=sum(nxt is None for nxt, _ in node.next_functions),

@@ -38,10 +38,16 @@ RESULT = re.compile(r"result(\d*)$")  # derivatives.yaml's names for saved outpu
 
 
 def infer_metas(
-    order: list[Any], index: dict[int, int], topo: list[int], used: list[int], names: NameIndex
+    order: list[Any],
+    index: dict[int, int],
+    topo: list[int],
+    used: list[int],
+    names: NameIndex,
+    wanted: list[int] | None = None,
 ) -> tuple[list[list[TensorMeta]], dict[tuple[int, int], Constant]]:
     """Per node, each output's metadata (a named tensor, else what the node recorded); and the
-    constants, by (node, input), whose metadata torch does not expose."""
+    constants, by (node, input), whose metadata torch does not expose. Every node's: torch
+    graphs are recorded in full, so `wanted` is always None."""
     metas: list[list[TensorMeta]] = []
     constants: dict[tuple[int, int], Constant] = {}
     for i, node in enumerate(order):

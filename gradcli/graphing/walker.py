@@ -12,13 +12,13 @@ holds is read by a `Reader`, one per library (`ENGINE`: `meta` and `nodes`; `TOR
 
 from __future__ import annotations
 
-import gc
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..frameworks import framework_of
+from ..gc_pause import gc_paused
 from . import meta, nodes, torch_nodes
 from .model import Constant, Graph, GraphNode, Root, Summary, Tally, TensorMeta
 from .names import NameIndex
@@ -29,8 +29,9 @@ from .sites import ForwardLines
 class Reader:
     """How one library's nodes are read into records; the walk and the renderers are shared."""
 
-    #: (order, index, topo, used, names) -> per node its outputs' metadata; constants by (node, input)
-    infer_metas: Callable[..., tuple[list[list[TensorMeta]], dict[tuple[int, int], Constant]]]
+    #: (order, index, topo, used, names, wanted) -> per node its outputs' metadata (None: not
+    #: wanted, nor needed for a wanted node's); constants by (node, input)
+    infer_metas: Callable[..., tuple[list[list[TensorMeta] | None], dict[tuple[int, int], Constant]]]
     #: (i, node, level, consumers, metas, names, index, constants) -> the node's record
     node_record: Callable[..., GraphNode]
     #: node -> (key, bytes, buffer) of each buffer its saved tensors hold
@@ -84,13 +85,8 @@ def build_graph(
     Raises `gradcli.frameworks.MixedTensors` when the targets are engine and torch tensors.
     """
     reader = TORCH if framework_of(targets) == "torch" else ENGINE
-    paused = gc.isenabled()
-    gc.disable()  # tens of thousands of small records, none cyclic: collections only cost time
-    try:
+    with gc_paused():  # tens of thousands of small records, none cyclic: collections only cost time
         return _build(reader, targets, names, file, targets_from, device, seed, lines, levels)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _build(
@@ -113,15 +109,17 @@ def _build(
     index = {id(node): i for i, node in enumerate(order)}
     consumers, used = _incoming(order, index)
     topo = _topological(order, index, consumers)
-    metas, constants = reader.infer_metas(order, index, topo, used, names)
     level = _levels(order, index, root_nodes)
+    drawn = levels is not None and reader.tally is not None
+    wanted = [i for i in range(len(order)) if level[i] < levels] if drawn else None
+    metas, constants = reader.infer_metas(order, index, topo, used, names, wanted)
 
     nodes: list[GraphNode | None] = []
     buffers: dict[int, int] = {}
     keep: list[Any] = []  # buffers stay referenced while their ids are keys
     saved_count = stale = freed = leaves = n_constants = 0
     for i, node in enumerate(order):
-        if levels is not None and level[i] >= levels and reader.tally is not None:
+        if drawn and level[i] >= levels:
             nodes.append(None)
             tally = reader.tally(node)
         else:
