@@ -495,7 +495,8 @@ def softmax(xp, a, dim):
 
 def log_softmax(xp, a, dim):
     shifted = a - a.max(axis=dim, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one array fewer
+    return shifted
 
 
 def index_put(a, values, key):
