@@ -283,7 +283,7 @@ SOFTMAX = row("SoftmaxBackward0", lambda xp, self, dim: K.softmax(xp, self, dim)
               self=lambda m, g, result, dim: result * (g - m.sum(g * result, dim, True)))
 LOG_SOFTMAX = row("LogSoftmaxBackward0", lambda xp, self, dim: K.log_softmax(xp, self, dim),
                   saves=("result",), attrs=("dim",),
-                  self=lambda m, g, result, dim: g - m.exp(result) * m.sum(g, dim, True))
+                  self=F.log_softmax_backward)
 
 # --- shapes and views (forwards return views of the input) -----------------------------------
 VIEW = row("ViewBackward0", lambda xp, self, self_sym_sizes, size: self.reshape(size),

@@ -223,6 +223,15 @@ def _layer_norm_backward_arrays(xp, g, weight, normalized_shape, rstd, xhat):
     return gx.reshape(g.shape), gweight, flat_g.sum(axis=0).reshape(normalized_shape)
 
 
+def log_softmax_backward(m, g, result, dim):
+    """g - softmax * sum(g): on raw arrays in one new array (cross_entropy's backward runs it every step)."""
+    if isinstance(g, Tensor) or isinstance(result, Tensor) or g.dtype != result.dtype or result.ndim == 0:
+        return g - m.exp(result) * m.sum(g, dim, True)
+    out = m.xp.exp(result)
+    out *= m.sum(g, dim, True)
+    return m.xp.subtract(g, out, out=out)
+
+
 # -- losses -------------------------------------------------------------------------------------
 
 
