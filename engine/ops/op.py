@@ -426,6 +426,15 @@ def _broadcast_meta(inputs, out):
     return None
 
 
+def kept_box(*tensors) -> list | None:
+    """The box a row's `keeps=` intermediate goes in: `[None]`, for the forward to fill, when a
+    backward will be recorded (grad mode on, one of `tensors` requires grad); else None, and
+    nothing is kept."""
+    if grad_mode.state[0] and any(t is not None and t.requires_grad for t in tensors):
+        return [None]
+    return None
+
+
 def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     """Run `op` forward; record a node when grad mode is on and an input requires grad.
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import warnings
 
-from ...autograd import grad_mode
 from ...ops import derivatives as D
 from ...ops import functions
 from ...ops.inplace import apply_inplace
-from ...ops.op import apply_op
+from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
 from ._utils import check_kernel_dtype
 
@@ -31,7 +30,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     # Exact GELU's normal cdf, kept from the forward for the backward when there will be one.
-    cdf = [None] if approximate == "none" and input.requires_grad and grad_mode.state[0] else None
+    cdf = kept_box(input) if approximate == "none" else None
     return apply_op(D.GELU, (input,), (approximate, cdf))
 
 

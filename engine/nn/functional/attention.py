@@ -11,10 +11,9 @@ import math
 import warnings
 
 from ... import backend
-from ...autograd import grad_mode
 from ...ops import derivatives as D
 from ...ops import functions, nn_support
-from ...ops.op import apply_op
+from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor, wrap
 from .activation import softmax
 from .dropout import dropout as _dropout
@@ -108,9 +107,8 @@ def _flash(query, key, value, mask, is_causal, scale, enable_gqa) -> Tensor:
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     groups = query.shape[-3] // key.shape[-3]
     # Each row's log-sum-exp, kept from the forward for the backward when there will be one.
-    keep = grad_mode.state[0] and (query.requires_grad or key.requires_grad or value.requires_grad)
     return apply_op(
-        D.SDPA_FLASH_CPU, (query, key, value), (additive, scale, groups, [None] if keep else None)
+        D.SDPA_FLASH_CPU, (query, key, value), (additive, scale, groups, kept_box(query, key, value))
     )
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import warnings
 
-from ...autograd import grad_mode
 from ...backend import tensor_type_name
 from ...ops import derivatives as D
 from ...ops import functions
 from ...ops import kernels as K
-from ...ops.op import apply_op
+from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
 from ._utils import ntuple
 from .padding import pad as _pad
@@ -92,7 +91,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, name:
             f"({' x '.join(map(str, span))}). Kernel size can't be greater than actual input size"
         )
     # The forward's im2col columns, kept for the weight gradient when there will be one.
-    columns = [None] if weight.requires_grad and grad_mode.state[0] else None
+    columns = kept_box(weight)
     out = apply_op(D.CONVOLUTION, (x, weight, bias), (stride, padding, dilation, groups, columns))
     return out if batched else functions.squeeze(out, 0)
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 import math
 
 from ... import backend
-from ...autograd import grad_mode
 from ...ops import derivatives as D
 from ...ops import functions
 from ...ops import kernels as K
-from ...ops.op import apply_op
+from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
 from .padding import pad
 from .pooling import avg_pool2d, avg_pool3d
@@ -97,8 +96,7 @@ def layer_norm(
                 f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}"
             )
     mean, rstd = K.layer_norm_stats(backend.xp_of(input._data), input._data, k, eps)
-    records = grad_mode.state[0] and any(t is not None and t.requires_grad for t in (input, weight, bias))
-    xhat = [None] if records else None  # kept for the raw backward (not one of torch's saved values)
+    xhat = kept_box(input, weight, bias)  # for the raw backward (not one of torch's saved values)
     return apply_op(D.NATIVE_LAYER_NORM, (input, weight, bias), (normalized_shape, eps, mean, rstd, xhat))
 
 
