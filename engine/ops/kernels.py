@@ -445,8 +445,8 @@ def gelu(xp, x, approximate, cdf=None):
     if cdf is not None:
         cdf[0] = phi
     out = x * phi  # -inf * 0 is NaN, as torch's float32 GELU
-    if x.dtype == numpy.float32 and not out.max(initial=-math.inf) < math.inf:  # one read, rarely more
-        xp.copyto(out, math.nan, where=x == math.inf)  # torch's float32 kernel: GELU(inf) is NaN too
+    if xp is numpy and x.dtype == numpy.float32 and not out.max(initial=-math.inf) < math.inf:  # one read
+        xp.copyto(out, math.nan, where=x == math.inf)  # torch's CPU float32 kernel: GELU(inf) is NaN too
     return out
 
 
