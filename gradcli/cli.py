@@ -29,6 +29,8 @@ from .options import (
     debug_option,
     device_option,
     examples,
+    json_option,
+    output_option,
     output_options,
     seed_option,
     started_in,
@@ -409,14 +411,8 @@ GRAPH_EXAMPLES = examples(
     default="text",
     help="text (the tree), json, dot, svg, png, pdf or html.",
 )
-@click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")
-@click.option(
-    "--output",
-    "-o",
-    metavar="FILE",
-    callback=started_in,
-    help="Write the report or document to FILE, not stdout.",
-)
+@json_option
+@output_option
 @click.option(
     "--depth",
     type=click.IntRange(min=1),
