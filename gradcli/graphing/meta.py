@@ -85,9 +85,7 @@ class _Inference:
         return type(node) in self.matching and node._meta is None
 
     def is_one_device(self, i: int) -> bool:
-        """An op whose tensors share one device (it records no `<input>_device`)."""
-        node = self.order[i]
-        return isinstance(node, FormulaNode) and not any(a.endswith("_device") for a in node.attr_names)
+        return _one_device(self.order[i])
 
     def start(self, i: int, constants: bool) -> list[TensorMeta]:
         """Node i's metadata from what is known exactly, then (for a matching op) its saved inputs;
@@ -136,6 +134,11 @@ class _Inference:
         return list(seen)
 
 
+def _one_device(node: Any) -> bool:
+    """An op whose tensors share one device (it records no `<input>_device`)."""
+    return isinstance(node, FormulaNode) and not any(a.endswith("_device") for a in node.attr_names)
+
+
 def _consumers(order: list[Any], index: dict[int, int]) -> Callable[[int], list[int]]:
     """Position -> the positions of the nodes whose edges point at it (one int per node for a chain)."""
     first = [-1] * len(order)
@@ -162,7 +165,7 @@ def _read_known(inference: _Inference, node: Any, own: list[TensorMeta]) -> None
             for k, src in enumerate(node.saved_sources):
                 if src == -1 and k < len(saved) and is_tensor(saved[k]):
                     _merge_tensor(own[0], saved[k], "saved")
-            if not any(a.endswith("_device") for a in node.attr_names):
+            if _one_device(node):
                 for value in saved:  # an op's tensors share one device
                     if is_tensor(value):
                         own[0].merge(None, None, str(value.device), "saved")
