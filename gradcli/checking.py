@@ -151,12 +151,16 @@ class SourceLocation:
 
 @dataclass
 class Problem:
-    """A failure other than a Jacobian mismatch; file/line when the text names the user's line."""
+    """A failure other than a Jacobian mismatch; file/line when the text names the user's line.
+
+    `kind` is the failure's verdict class when the problem decides it (render/verdicts: "DTYPE",
+    "NONDETERMINISTIC BACKWARD", ...); None leaves the class to the case's other findings."""
 
     message: str
     file: str | None = None
     line: int | None = None
     source: str | None = None
+    kind: str | None = None
 
 
 @dataclass

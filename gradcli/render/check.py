@@ -22,7 +22,8 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
         "order": int, "mode": "fast" | "full", "localized": bool, "device": str, "dtype": str,
         "upcast": bool, "elapsed": float, "differentiable_elements": int,
         "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol"},   # after the case's own options
-        "problems": [{"message": str, "file": str | null, "line": int | null}],   # failures besides mismatches
+        "problems": [{"message": str, "file": str | null, "line": int | null,
+                      "kind": str | null}],   # failures besides mismatches; kind: the class it decides
         "backwards": [{"function": str, "file": str, "line": int}],         # only for failed cases
         "pairs": [{
           "input": str, "output": str, "input_index": int, "output_index": int, "order": int, "passed": bool,
