@@ -9,6 +9,7 @@ refuses implicit conversions, and a hidden copy would hide a slow path.
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import importlib
 import os
@@ -582,14 +583,37 @@ def seed_device(dev: device, seed: int) -> None:
     _generators.pop(dev, None)
 
 
+#: Called with the device each time a random generator is handed out: how a check learns that a
+#: forward draws random numbers (gradcheck's determinism probe); empty, it costs one truth test.
+random_watchers: list = []
+
+
 def generator(dev: device):
     """Per-device random generator, seeded by `manual_seed` (or `seed_device`)."""
+    if random_watchers:
+        for watch in random_watchers:
+            watch(dev)
     gen = _generators.get(dev)
     if gen is None:
         with device_scope(dev):  # CuPy keeps a generator's state on the device it was made on
             gen = xp_for(dev).random.default_rng(_device_seeds.get(dev, _seed[0]))
         _generators[dev] = gen
     return gen
+
+
+def rng_snapshot() -> tuple:
+    """Every generator's state, to replay the same draws later (`rng_restore`)."""
+    return _seed[0], dict(_device_seeds), {dev: copy.deepcopy(gen) for dev, gen in _generators.items()}
+
+
+def rng_restore(snapshot: tuple) -> None:
+    """Put the generators back as `rng_snapshot` found them; the snapshot stays reusable."""
+    seed, device_seeds, generators = snapshot
+    _seed[0] = seed
+    _device_seeds.clear()
+    _device_seeds.update(device_seeds)
+    _generators.clear()
+    _generators.update({dev: copy.deepcopy(gen) for dev, gen in generators.items()})
 
 
 # ----------------------------------------------------------------------- host memory

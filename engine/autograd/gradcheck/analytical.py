@@ -12,6 +12,7 @@ from typing import Any
 import numpy
 
 from .messages import FAILED_NONDET_MSG, NOT_REENTRANT
+from .report import NONDETERMINISTIC_BACKWARD
 from .state import Abort, CheckState
 from .util import max_abs
 
@@ -54,7 +55,7 @@ def checked_vjps(
                 f" (output {pos} with respect to input {state.diff_inputs[j][0]}: "
                 f"two runs differ by up to {spread:.6g})"
             )
-            state.fail(message + FAILED_NONDET_MSG, message + detail)
+            state.fail(message + FAILED_NONDET_MSG, message + detail, kind=NONDETERMINISTIC_BACKWARD)
             break
     return [None if j in wrong_shape else m for j, m in enumerate(first)]
 

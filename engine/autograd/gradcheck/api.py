@@ -15,6 +15,7 @@ from typing import Any
 from .check import Check
 from .messages import BATCHED_GRAD_UNSUPPORTED, NON_DOUBLE_WARNING
 from .report import (
+    ERROR,
     MAX_MISMATCHES,
     USER_ERRORS,
     GradcheckError,
@@ -141,12 +142,12 @@ def check_gradients(
     report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
     first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors, progress=progress)
     _run_collecting(first)
-    if order == 2 and first.forward_ran:
+    if order == 2 and first.forward_ran and report.forward_drift is None:
         report.order = 2
         try:
             new_func, new_inputs = gradgrad_problem(func, tupled, None, False, tensors)
         except USER_ERRORS as exc:
-            record(report, describe_exception("second order: forward (making grad_outputs)", exc))
+            record(report, describe_exception("second order: forward (making grad_outputs)", exc), ERROR)
         else:
             second = Check(
                 new_func, new_inputs, opts, report, order=2, strict=False, tensors=tensors, progress=progress
@@ -164,7 +165,7 @@ def _run_collecting(check: Check) -> None:
     except Abort:
         pass
     except USER_ERRORS as exc:
-        record(check.report, check.label(describe_exception("gradcheck", exc)))
+        record(check.report, check.label(describe_exception("gradcheck", exc)), ERROR)
 
 
 def _refuse_batched(check_batched_grad: bool, name: str) -> None:

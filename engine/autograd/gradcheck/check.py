@@ -13,8 +13,10 @@ import numpy
 from .analytical import checked_analytical, checked_vjps
 from .backward_checks import check_undefined_grads, check_zero_grad_outputs
 from .compare import compare_fast, compare_full
+from .determinism import RANDOM, ForwardProbe, describe
 from .messages import NO_INPUT_REQUIRES_GRAD, STRIDE_ZERO
 from .numerical import check_numerical_is_zero, numerical_jacobians, numerical_jvps, numerics_need_grad
+from .report import NONDETERMINISTIC_FORWARD, RANDOM_FORWARD
 from .state import Abort, CheckState
 from .util import FAST_MODE_SEED, as_tuple, unit_vector
 
@@ -25,9 +27,12 @@ class Check(CheckState):
     def run(self) -> None:
         """torch's order: inputs, forward, Jacobians, zero grad_outputs, undefined grads."""
         self._validate_inputs()
+        probe = None if self.strict or self.order > 1 else ForwardProbe(self)
         out = self.user("forward", self.func, *self.inputs)
         self.forward_ran = True
         outs = as_tuple(out)
+        if probe is not None:
+            self._check_deterministic(probe, outs)
         self.output_count = len(outs)
         is_tensor = self.tensors.is_tensor
         for o in outs:  # torch reads requires_grad of every output: no outputs at all is fine
@@ -47,6 +52,15 @@ class Check(CheckState):
             check_zero_grad_outputs(self)
             if self.opts.check_undefined_grad:
                 check_undefined_grads(self)
+
+    def _check_deterministic(self, probe: ForwardProbe, outs: tuple) -> None:
+        """A forward that changes between calls ends the check (determinism.py)."""
+        drift = self.user("the forward's determinism check", probe.drift, outs)
+        if drift is not None:
+            self.report.forward_drift = drift
+            kind = RANDOM_FORWARD if drift.kind == RANDOM else NONDETERMINISTIC_FORWARD
+            self.fail(describe(drift), describe(drift), kind=kind)
+            raise Abort
 
     def _validate_inputs(self) -> None:
         """torch's _check_inputs: something must require grad; no stride-0 (expanded) input."""

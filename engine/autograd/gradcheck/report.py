@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import anomaly
 
@@ -16,6 +16,17 @@ if TYPE_CHECKING:
     from .tensors import Tensors
 
 MAX_MISMATCHES = 10  # entries listed in PairReport.mismatches, worst first
+
+# Verdict classes: what a finding means, whichever form it takes (README "Verdicts").
+PASS = "PASS"
+BUG = "BUG"  # analytical and numerical disagree beyond noise, at several step sizes; or backward misbehaves
+NOISE = "NOISE"  # disagreed at eps, agree with another step or by Richardson extrapolation: a pass
+KINK = "KINK"  # not differentiable within eps (one-sided differences disagree): a pass
+RANDOM_FORWARD = "RANDOM FORWARD"  # the forward follows the random numbers it draws
+NONDETERMINISTIC_FORWARD = "NONDETERMINISTIC FORWARD"  # changes on the same inputs and random state
+NONDETERMINISTIC_BACKWARD = "NONDETERMINISTIC BACKWARD"  # two backwards of the same graph differ
+DTYPE = "DTYPE"  # the forward mixes dtypes the check could not make float64
+ERROR = "ERROR"  # user code raised, or the case could not be checked
 _ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
@@ -58,6 +69,11 @@ class PairReport:
     # kinks (kinks.py): entries whose mismatch the function's non-differentiability explains,
     # (output index, input index, numerical, analytical), worst first; not in `mismatches`
     nondifferentiable: list = field(default_factory=list)
+    # noise (noise.py): entries that disagreed at eps but agree with another estimate,
+    # (output index, input index, numerical, analytical, estimate, how), worst first
+    noise: list = field(default_factory=list)
+    # what the remaining mismatches were also compared with (noise.py), for BUG's reason
+    estimates_tried: list = field(default_factory=list)
     numerical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
     analytical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -76,6 +92,10 @@ class GradcheckReport:
     problems: list
     elapsed: float
     localized: bool = False
+    # the verdict class of each problem (None: user code raised), aligned with `problems`
+    problem_kinds: list = field(default_factory=list)
+    # a forward that changed between calls (determinism.py): the check stopped before any Jacobian
+    forward_drift: Any = None
 
     def __post_init__(self) -> None:
         # torch-style failure texts in the order torch would have raised them; not a field,
@@ -114,10 +134,11 @@ def empty_report(tensors: Tensors, inputs: tuple, fast_mode: bool, *, upcast: bo
     )
 
 
-def record(report: GradcheckReport, problem: str) -> None:
+def record(report: GradcheckReport, problem: str, kind: str | None = None) -> None:
     """A failure found outside a check (its problem text is also its message)."""
     report.passed = False
     report.problems.append(problem)
+    report.problem_kinds.append(kind)
     report._messages.append(problem)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy
 
-from .report import MAX_MISMATCHES, USER_ERRORS, GradcheckError, GradcheckReport, describe_exception
+from .report import BUG, ERROR, MAX_MISMATCHES, USER_ERRORS, GradcheckError, GradcheckReport, describe_exception
 from .tensors import ENGINE, Tensors
 
 
@@ -81,12 +81,14 @@ class CheckState:
             self.columns_done += 1
             self.progress(self.columns_done, sum(self.tensors.numel(t) for _, t in self.diff_inputs))
 
-    def fail(self, message: str, problem: str | None = None) -> None:
-        """Record a failure (problem: text for report.problems); strict mode raises it."""
+    def fail(self, message: str, problem: str | None = None, kind: str | None = BUG) -> None:
+        """Record a failure (problem: text for report.problems, kind: its verdict class, None for an
+        error in user code); strict mode raises it."""
         self.report.passed = False
         self.report._messages.append(message)
         if problem is not None:
             self.report.problems.append(self.label(problem))
+            self.report.problem_kinds.append(kind)
         if self.strict:
             raise GradcheckError(message)
 
@@ -94,7 +96,7 @@ class CheckState:
         """A failure torch reports with another exception type (bad inputs, bad outputs)."""
         if self.strict:
             raise exc
-        self.fail(str(exc), str(exc))
+        self.fail(str(exc), str(exc), kind=ERROR)
         raise Abort
 
     def user(self, context: str, fn: Callable, *args, **kwargs):
@@ -105,7 +107,7 @@ class CheckState:
             if self.strict:
                 raise
             text = describe_exception(context, exc)
-            self.fail(text, text)
+            self.fail(text, text, kind=ERROR)
             raise Abort from exc
 
     def label(self, problem: str) -> str:

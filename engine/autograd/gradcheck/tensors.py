@@ -9,8 +9,9 @@ implementation of the same methods (gradcli passes one for torch tensors) to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy
@@ -21,6 +22,7 @@ from .. import grad_mode
 from ..backward import edge_of
 from ..backward import grad as autograd_grad
 from ..backward import run as run_graph
+from .random_calls import RandomCall, global_random_state, random_call, set_global_random_state
 
 
 class Tensors:
@@ -88,6 +90,18 @@ class Tensors:
         """A shape as the library prints it ('torch.Size([2, 3])')."""
         raise NotImplementedError
 
+    def random_state(self) -> Any:
+        """The library's random state with numpy's and Python's global ones (None where it cannot be
+        saved), so a forward can be run again on the same draws (determinism.py)."""
+        raise NotImplementedError
+
+    def set_random_state(self, state: Any) -> None:
+        raise NotImplementedError
+
+    def watching_random(self) -> AbstractContextManager[list[RandomCall]]:
+        """Within it, every random draw of the library is appended to the list it yields."""
+        raise NotImplementedError
+
 
 class EngineTensors(Tensors):
     """The engine's tensors: their arrays (numpy or cupy) are perturbed directly."""
@@ -153,6 +167,31 @@ class EngineTensors(Tensors):
 
     def size_text(self, shape: tuple) -> str:
         return repr(wrap(numpy.empty(shape)).shape)
+
+    def random_state(self) -> Any:
+        try:
+            engine_state = backend.rng_snapshot()
+        except Exception:  # a generator that cannot be copied (a GPU one)
+            return None
+        return engine_state, global_random_state()
+
+    def set_random_state(self, state: Any) -> None:
+        engine_state, global_state = state
+        backend.rng_restore(engine_state)
+        set_global_random_state(global_state)
+
+    @contextmanager
+    def watching_random(self) -> Iterator[list[RandomCall]]:
+        calls: list[RandomCall] = []
+
+        def watch(dev: Any) -> None:
+            calls.append(random_call(sys._getframe(2), None))
+
+        backend.random_watchers.append(watch)
+        try:
+            yield calls
+        finally:
+            backend.random_watchers.remove(watch)
 
 
 ENGINE = EngineTensors()
