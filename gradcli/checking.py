@@ -25,6 +25,7 @@ from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
 from .probing import attribute
 from .running import interrupted
+from .verdicts import FORWARD_CLASSES, case_class, pair_class
 
 if TYPE_CHECKING:
     from engine.autograd.gradcheck.report import PairReport
@@ -64,6 +65,18 @@ class Mismatch:
 
 
 @dataclass
+class NoisyEntry:
+    """An entry that disagreed at eps but agrees with `estimate`, found `how` (noise.py)."""
+
+    output_index: tuple
+    input_index: tuple
+    numerical: float
+    analytical: float
+    estimate: float
+    how: str
+
+
+@dataclass
 class PairResult:
     """The engine's `PairReport` of one (output, input) Jacobian block, with names for people.
 
@@ -92,6 +105,9 @@ class PairResult:
     mismatch_count_exact: bool = True  # False: located by bisection, the count is a lower bound
     mismatches: list[Mismatch] = field(default_factory=list)
     nondifferentiable: list[Mismatch] = field(default_factory=list)  # kinks: not failures
+    noise: list[NoisyEntry] = field(default_factory=list)  # agree at another step: not failures
+    estimates_tried: list[str] = field(default_factory=list)  # what a BUG's entries also disagree with
+    verdict: str = "PASS"  # the pair's class: PASS, NOISE, KINK or BUG (verdicts.py)
     # A failing pair's full Jacobians (--dump, --plot, heatmaps), or once trimmed (`keep_jacobians=False`)
     # only the heatmap's block grid; never in the JSON (CASE_JSON_LEAVES_OUT).
     numerical_jacobian: Any = field(default=None, repr=False, compare=False)
@@ -119,13 +135,6 @@ class PairResult:
         self.blocks = self.heatmap_grid(rtol=rtol, atol=atol)
         self.numerical_jacobian = self.analytical_jacobian = None
 
-    @property
-    def verdict(self) -> str:
-        """PASS, FAIL, or NONDIFF: passed, with entries set apart as kinks."""
-        if not self.passed:
-            return "FAIL"
-        return "NONDIFF" if self.nondifferentiable else "PASS"
-
     @classmethod
     def named(cls, report: PairReport, input: str, output: str) -> PairResult:
         """Every field of `report`, its mismatch tuples as `Mismatch` records, and the two names.
@@ -136,7 +145,10 @@ class PairResult:
         values = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
         values["mismatches"] = [Mismatch(*entry) for entry in report.mismatches]
         values["nondifferentiable"] = [Mismatch(*entry) for entry in report.nondifferentiable]
-        return cls(input=input, output=output, **values)
+        values["noise"] = [NoisyEntry(*entry) for entry in report.noise]
+        pair = cls(input=input, output=output, **values)
+        pair.verdict = pair_class(pair)
+        return pair
 
 
 @dataclass
@@ -180,10 +192,13 @@ class CaseResult:
     elapsed: float
     differentiable_elements: int
     settings: Settings  # after the case's own options
+    verdict: str = "ERROR"  # the case's class (verdicts.py): PASS, BUG, NOISE, KINK, RANDOM FORWARD, ...
+    reason: str = ""  # why, in one sentence
     problems: list[Problem] = field(default_factory=list)
     backwards: list[SourceLocation] = field(default_factory=list)
     pairs: list[PairResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # kinks: why the numerical side was set aside
+    notes: list[str] = field(default_factory=list)  # noise: which other estimate agreed
     traceback: str | None = None
 
 
@@ -218,7 +233,7 @@ def run_case(
     func, inputs = _callable_and_inputs(prepared)
     names = prepared.input_names + [name for name, _ in prepared.params]
     started = time.perf_counter()
-    report, failure, timed_out = None, None, None
+    report, failure, timed_out, causes = None, None, None, []
     upcast_parameters = _float64_storage(prepared)
     try:
         with upcast_parameters, time_limit(timeout):
@@ -237,6 +252,8 @@ def run_case(
                 progress=progress,
                 **_library(prepared),
             )
+            if report.forward_drift is not None:  # traced once more, with the same upcasts
+                causes = _drift_causes(report, prepared, func, inputs, names)
     except TimedOut as exc:
         timed_out = exc
     except KeyboardInterrupt as exc:
@@ -273,13 +290,17 @@ def run_case(
         result.dtype = str(report.dtype)
         result.upcast = bool(report.upcast) or upcast_parameters.upcast
         result.localized = bool(getattr(report, "localized", False))
-        result.problems = [_problem(str(p)) for p in report.problems]
+        result.problems = causes + [
+            _problem(str(p), kind) for p, kind in zip(report.problems, report.problem_kinds)
+        ]
         result.pairs = _pair_results(report.pairs, names, inputs)
         if not keep_jacobians:
             for pair in result.pairs:
                 pair.trim_jacobians(rtol=chosen.rtol, atol=chosen.atol)
         result.warnings = kink_warnings(result.pairs, chosen.eps)
-    if not result.passed:
+        result.notes = noise_notes(result.pairs, chosen.eps)
+    result.verdict, result.reason = case_class(result)
+    if not result.passed and result.verdict not in FORWARD_CLASSES:
         # the forward runs once more to find the graph's Functions: not after a timeout, and never
         # for longer than the case was allowed
         try:
@@ -288,6 +309,22 @@ def run_case(
         except TimedOut:
             result.backwards = backward_sources(prepared, run_forward=False)
     return result
+
+
+def _drift_causes(
+    report: Any, prepared: PreparedCase, func: Callable, inputs: tuple, names: list[str]
+) -> list[Problem]:
+    """A forward that changed between calls: its causes, each with the user's line, as problems
+    of the drift's class (they come first: the first is the case's reason)."""
+    from .forward_causes import forward_causes
+
+    kind = next(k for k in report.problem_kinds if k in FORWARD_CLASSES)
+    problems = []
+    for cause in forward_causes(report.forward_drift, prepared, func, inputs, names):
+        shown = _display_path(cause.file) if cause.file else None
+        source = linecache.getline(cause.file, cause.line).strip() or None if cause.file else None
+        problems.append(Problem(cause.text, shown, cause.line, source, kind))
+    return problems
 
 
 def kink_warnings(pairs: list[PairResult], eps: float) -> list[str]:
@@ -306,6 +343,24 @@ def kink_warnings(pairs: list[PairResult], eps: float) -> list[str]:
             f"as a failure. Move the input more than eps away from the kink, or draw others with --seed."
         )
     return warnings
+
+
+def noise_notes(pairs: list[PairResult], eps: float) -> list[str]:
+    """One note per pair with noise: which entries, and the estimate they agree with."""
+    notes = []
+    for pair in pairs:
+        if not pair.noise:
+            continue
+        first = pair.noise[0]
+        entries = ", ".join(_entry(pair.input, k.input_index) for k in pair.noise)
+        of = "" if pair.order == 1 and pair.output == "out" else f" (of {pair.output})"
+        notes.append(
+            f"{entries}{of}: disagreed at eps={eps:g} but agree with {first.how} (numerical "
+            f"{first.numerical:.6g} at eps, {first.estimate:.6g} with {first.how}, analytical "
+            f"{first.analytical:.6g} at {_entry(pair.input, first.input_index)}): the finite difference's "
+            "rounding or truncation error, not the gradient's; not counted as a failure."
+        )
+    return notes
 
 
 def _entry(name: str, index: tuple) -> str:
@@ -359,17 +414,17 @@ def _float64_storage(prepared: PreparedCase) -> float64_storage:
 _AT_LINE = re.compile(r"\(at (?P<file>.+):(?P<line>\d+)\)")
 
 
-def _problem(text: str) -> Problem:
+def _problem(text: str, kind: str | None = None) -> Problem:
     """A report problem; check_gradients ends texts about user code with '(at file:line)'."""
     matches = list(_AT_LINE.finditer(text))
     if not matches:
-        return Problem(text)
+        return Problem(text, kind=kind)
     found = matches[-1]
     path, line = found.group("file"), int(found.group("line"))
     shown = _display_path(path)
     text = text[: found.start()] + f"(at {shown}:{line})" + text[found.end() :]
     source = linecache.getline(path, line).strip() or None
-    return Problem(text, shown, line, source)
+    return Problem(text, shown, line, source, kind)
 
 
 def _pair_results(pairs: list[PairReport], names: list[str], inputs: tuple) -> list[PairResult]:

@@ -9,13 +9,21 @@ memory that torch's version counters do not see, as torch's own gradcheck does w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
+from engine.autograd.gradcheck.random_calls import (
+    RandomCall,
+    global_random_state,
+    random_call,
+    set_global_random_state,
+)
 from engine.autograd.gradcheck.tensors import Tensors
 
 
@@ -102,6 +110,24 @@ class TorchTensors(Tensors):
     def size_text(self, shape: tuple) -> str:
         return repr(torch.Size(shape))
 
+    def random_state(self) -> Any:
+        cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+        return torch.get_rng_state(), cuda, global_random_state()
+
+    def set_random_state(self, state: Any) -> None:
+        cpu, cuda, global_state = state
+        torch.set_rng_state(cpu)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
+        set_global_random_state(global_state)
+
+    @contextmanager
+    def watching_random(self) -> Iterator[list[RandomCall]]:
+        """Random draws seen below autograd, as aten ops tagged `nondeterministic_seeded`."""
+        calls: list[RandomCall] = []
+        with _RandomOps(calls):
+            yield calls
+
 
 class TorchArray:
     """`x.data` with the part of numpy's array surface the checker's perturbation uses.
@@ -158,3 +184,16 @@ def _cupy() -> Any | None:
     except ImportError:
         return None
     return cupy
+
+
+class _RandomOps(TorchDispatchMode):
+    """Records each aten op that draws from a generator (dropout, rand*, bernoulli, normal_ ...)."""
+
+    def __init__(self, calls: list[RandomCall]):
+        super().__init__()
+        self.calls = calls
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if torch.Tag.nondeterministic_seeded in func.tags:
+            self.calls.append(random_call(sys._getframe(1), func.overloadpacket.__name__))
+        return func(*args, **(kwargs or {}))

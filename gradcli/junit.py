@@ -1,8 +1,8 @@
 """`gradcli check --junitxml FILE`: the run as a JUnit XML report, for CI systems that do not run pytest.
 
 The layout is pytest's (`<testsuites><testsuite name="gradcli">`): one `<testcase>` per case,
-`classname` the file and `name` the case; a failed case holds `<failure message=headline>` with
-the case's text report (the one `gradcli check` prints) as its body; a case with kinks (NONDIFF,
+`classname` the file and `name` the case; a failed case holds `<failure type=CLASS message="CLASS: reason">` with
+the case's text report (the one `gradcli check` prints) as its body; a case with kinks (KINK,
 passed or not) holds its kink warnings in `<system-err>`, one `WARNING: ...` line each; a file that
 could not be loaded is a `<testcase>` named after the file holding an `<error>`.
 """
@@ -10,7 +10,6 @@ could not be loaded is a `<testcase>` named after the file holding an `<error>`.
 from __future__ import annotations
 
 import io
-import math
 import socket
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -43,7 +42,8 @@ def write_junit_xml(path: str, results: list[CaseResult], errors: list[LoadError
             suite, "testcase", classname=result.file, name=result.name, time=f"{result.elapsed:.3f}"
         )
         if not result.passed:
-            ET.SubElement(case, "failure", message=headline(result)).text = text_report(result)
+            failure = ET.SubElement(case, "failure", message=headline(result), type=result.verdict)
+            failure.text = text_report(result)
         if result.warnings:
             ET.SubElement(case, "system-err").text = "".join(f"WARNING: {w}\n" for w in result.warnings)
     report = ET.Element("testsuites")
@@ -56,17 +56,8 @@ def write_junit_xml(path: str, results: list[CaseResult], errors: list[LoadError
 
 
 def headline(result: CaseResult) -> str:
-    """One line saying why a case failed: its worst wrong gradient, else its first problem."""
-    wrong = [pair for pair in result.pairs if not pair.passed]
-    if wrong:
-        worst = max(wrong, key=lambda p: p.max_abs_err if math.isfinite(p.max_abs_err) else math.inf)
-        return (
-            f"gradient of {worst.output} w.r.t. {worst.input} differs from finite differences "
-            f"(max abs err {worst.max_abs_err:.2e}; {len(wrong)} of {len(result.pairs)} gradients wrong)"
-        )
-    if result.problems:
-        return result.problems[0].message.splitlines()[0]
-    return "gradient check failed"
+    """One line saying why a case failed: its class and reason."""
+    return f"{result.verdict}: {result.reason}"
 
 
 def text_report(result: CaseResult) -> str:

@@ -378,7 +378,8 @@ def test_json_schema(tmp_path):
     (case,) = doc["cases"]
     assert set(case) == {
         "file", "name", "line", "passed", "order", "mode", "localized", "device", "dtype", "upcast",
-        "elapsed", "differentiable_elements", "settings", "problems", "backwards", "pairs", "warnings",
+        "elapsed", "differentiable_elements", "settings", "verdict", "reason", "problems", "backwards",
+        "pairs", "warnings", "notes",
     }  # fmt: skip
     assert case["backwards"][0]["function"] == "Linear.backward"
     pair = next(p for p in case["pairs"] if not p["passed"])
@@ -386,6 +387,7 @@ def test_json_schema(tmp_path):
         "input", "output", "input_index", "output_index", "order", "passed", "input_shape", "output_shape",
         "jacobian_shape", "max_abs_err", "max_rel_err", "worst_input_index", "worst_output_index",
         "numerical", "analytical", "mismatch_count", "mismatch_count_exact", "mismatches", "nondifferentiable",
+        "noise", "estimates_tried", "verdict",
     }  # fmt: skip
     assert pair["input"] == "weight" and pair["input_shape"] == [3, 3]
     mismatch = pair["mismatches"][0]
@@ -470,7 +472,7 @@ def test_human_output_for_a_failure(monkeypatch):
     assert "FAILED examples/buggy.py::linear" in out
     assert "backward of Linear: examples/buggy.py:17" in out
     assert "grad_weight = x.t() @ grad_output" in out
-    assert re.search(r"weight\s+\(3, 3\).*FAIL", out)
+    assert re.search(r"weight\s+\(3, 3\).*BUG", out)
     assert re.search(r"1 failed in \d+\.\d\ds$", out.strip())
 
 

@@ -46,7 +46,8 @@ def test_a_testcase_per_case_with_the_failure_report_as_body(tmp_path, monkeypat
     for key, case in cases.items():
         assert (case.find("failure") is not None) == (key[1] == "linear")
     failure = cases["examples/buggy.py", "linear"].find("failure")
-    assert failure.get("message").startswith("gradient of out w.r.t. weight differs from finite differences")
+    assert failure.get("type") == "BUG"
+    assert failure.get("message").startswith("BUG: the gradient of out w.r.t. weight is wrong at ")
     assert failure.text.startswith("FAILED examples/buggy.py::linear")
     assert "grad_weight = x.t() @ grad_output" in failure.text  # the backward's source
     assert failure.text.strip() in stdout  # the report gradcli printed for that case

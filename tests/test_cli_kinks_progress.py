@@ -1,4 +1,4 @@
-"""`gradcli check`: kinks are NONDIFF with a warning and exit 0; a wrong gradient at a kink
+"""`gradcli check`: kinks are KINK with a warning and exit 0; a wrong gradient at a kink
 still fails; the progress bar shows only on a terminal and never with --json."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_kinks_are_nondiff_with_a_warning_and_exit_0(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     result = check(write(tmp_path, KINKS))
     assert result.exit_code == 0, result.output
-    assert "NONDIFF" in result.output and "FAIL" not in result.output
+    assert "KINK" in result.output and "FAIL" not in result.output and "BUG" not in result.output
     assert "WARNING" in result.output and "x[0], x[1]: not differentiable within eps=1e-06" in result.output
     assert "--seed" in result.output and "1 passed, 1 warning in" in result.output
     warning = result.output.split("WARNING", 1)[1].splitlines()[1:5]  # the title holds the tmp path

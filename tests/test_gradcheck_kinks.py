@@ -1,5 +1,5 @@
 """Kinks (engine/autograd/gradcheck/kinks.py): mismatches that the function's
-non-differentiability explains are NONDIFF in check_gradients, never failures; a wrong
+non-differentiability explains are KINK in check_gradients, never failures; a wrong
 gradient at a kink still fails; gradcheck (torch's behaviour) is unchanged."""
 
 from __future__ import annotations

@@ -82,8 +82,8 @@ def test_one_passing_one_failing_case_with_gradclis_report(pytester):
     assert "test_grads.py::linear FAILED" in out
     result.stdout.fnmatch_lines(
         [
-            "gradient check of linear failed: w: max abs err *",
-            "FAILED test_grads.py::linear (order 1, full mode, float64, cpu)",
+            "gradient check of linear failed: BUG: the gradient of out w.r.t. w is wrong at *",
+            "FAILED test_grads.py::linear BUG (order 1, full mode, float64, cpu)",
             "  w: max abs err *, max rel err 1.00e+00 at w[[]*[]] of out[[]*[]]",
             "*output*input*numerical*analytical*difference",
             "*out[[]*, *[]]*w[[]*, *[]]*e-01*e+00*",  # the worst entries, side by side
@@ -95,7 +95,7 @@ def test_one_passing_one_failing_case_with_gradclis_report(pytester):
     )
     # the passing case's input is not in the report, the short summary names the failing pair
     assert "x: max abs err" not in out
-    result.stdout.fnmatch_lines(["FAILED test_grads.py::linear - gradient check of linear failed: w*"])
+    result.stdout.fnmatch_lines(["FAILED test_grads.py::linear - gradient check of linear failed: BUG: *"])
 
 
 def test_cases_are_selected_as_pytest_selects(pytester):
@@ -131,7 +131,7 @@ def test_junit_xml_carries_the_report(pytester):
     assert set(cases) == {"swish", "linear"}
     assert cases["swish"].find("failure") is None
     failure = cases["linear"].find("failure")
-    assert failure.get("message").startswith("gradient check of linear failed: w: max abs err")
+    assert failure.get("message").startswith("gradient check of linear failed: BUG: the gradient of out w.r.t. w")
     assert "backward of Lin: test_grads.py:12" in failure.text
     assert "# BUG: twice the weight's" in failure.text  # pytester is 80 wide: the rest wraps
 
@@ -249,7 +249,7 @@ def test_a_torch_case(pytester):
     )
     result = run(pytester, "-v")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["FAILED test_grads.py::square (*", "*return g * x  # BUG*"])
+    result.stdout.fnmatch_lines(["FAILED test_grads.py::square BUG (*", "*return g * x  # BUG*"])
 
 
 def test_assert_gradients_in_plain_tests(pytester):
@@ -272,8 +272,8 @@ def test_assert_gradients_in_plain_tests(pytester):
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "E       AssertionError: gradient check of Lin.apply failed: inputs[[]1[]]: max abs err *",
-            "E       FAILED test_grads.py::Lin.apply (order 1, full mode, float64, cpu)",
+            "E       AssertionError: gradient check of Lin.apply failed: BUG: the gradient of out w.r.t. inputs[[]1[]] *",
+            "E       FAILED test_grads.py::Lin.apply BUG (order 1, full mode, float64, cpu)",
             "E           *return g @ w.t(), (x.t() @ g) * 2  # BUG*",
         ]
     )
@@ -344,7 +344,7 @@ def test_the_example_file_as_the_readme_shows_it(pytester):
             "test_grads.py::swish PASSED*",
             "test_grads.py::cube FAILED*",
             "test_grads.py::test_swish_layer PASSED*",
-            "FAILED test_grads.py::cube (order 1, full mode, float64, cpu)",
+            "FAILED test_grads.py::cube BUG (order 1, full mode, float64, cpu)",
             "  backward of Cube: test_grads.py:30",
             "*33 |     return grad_output * 3 * x  # BUG: should be 3 * x**2",
         ]

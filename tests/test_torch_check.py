@@ -274,7 +274,7 @@ def test_cli_function_example_text():
     result = run(EXAMPLES / "check_function.py")
     assert result.exit_code == 1
     out = result.output
-    assert "FAILED" in out and "check_function.py::cube (order 1, full mode, float64, cpu)" in out
+    assert "FAILED" in out and "check_function.py::cube BUG (order 1, full mode, float64, cpu)" in out
     assert "backward of Cube: " in out
     assert "return 3 * grad_output * x  # BUG" in out
     assert "1 passed, 1 failed" in out

@@ -22,6 +22,9 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
         "order": int, "mode": "fast" | "full", "localized": bool, "device": str, "dtype": str,
         "upcast": bool, "elapsed": float, "differentiable_elements": int,
         "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol"},   # after the case's own options
+        "verdict": "PASS" | "NOISE" | "KINK" | "BUG" | "RANDOM FORWARD" | "NONDETERMINISTIC FORWARD"
+                   | "NONDETERMINISTIC BACKWARD" | "DTYPE" | "ERROR",   # the case's class (verdicts.py)
+        "reason": str,                                                # why, in one sentence
         "problems": [{"message": str, "file": str | null, "line": int | null,
                       "kind": str | null}],   # failures besides mismatches; kind: the class it decides
         "backwards": [{"function": str, "file": str, "line": int}],         # only for failed cases
@@ -36,9 +39,13 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                                             # mismatch_count and the errors are then lower bounds
           "mismatches": [{"output_index": [int], "input_index": [int], "numerical": float, "analytical": float}],
                                             # the worst --show N of them (default 10), largest abs err first
-          "nondifferentiable": [same entries as mismatches]   # NONDIFF: kinks within eps, not failures
+          "nondifferentiable": [same entries as mismatches],  # KINK: kinks within eps, not failures
+          "noise": [{...entry, "estimate": float, "how": str}],  # NOISE: agree with another estimate
+          "estimates_tried": [str],         # BUG: the other estimates its mismatches disagree with too
+          "verdict": "PASS" | "NOISE" | "KINK" | "BUG"
         }],
-        "warnings": [str]        # why entries were set apart as kinks, and the fix; exit 0 if nothing else failed
+        "warnings": [str],       # why entries were set apart as kinks, and the fix; exit 0 if nothing else failed
+        "notes": [str]           # why entries were set apart as noise; never a failure
       }]
     }
 """
@@ -58,6 +65,7 @@ from rich.text import Text
 from ..checking import MISMATCH_ROWS, CaseResult, PairResult, Settings
 from ..plurals import plural
 from ..running import LoadError
+from ..verdicts import PASS, PASSING, SHORT
 from .fit import Name, fitted, number
 from .jsonable import as_json
 
@@ -133,14 +141,14 @@ def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
         if pair is None:
             row["input"] = Name("(see problems)") if result.problems else "-"
             row.update({"shape": "-", "max abs err": "-", "max rel err": "-", "worst index": "-"})
-            row["result"] = _verdict(result.passed)
+            row["result"] = _verdict(result.verdict)
         else:
             row["input"] = Name(pair.input)
             row["shape"] = _shape(pair.input_shape)
             row["max abs err"] = number(_num(pair.max_abs_err))
             row["max rel err"] = number(_rel_err(pair))
             row["worst index"] = _index(pair.worst_input_index)
-            row["result"] = _verdict(pair.passed, pair.verdict)
+            row["result"] = _verdict(pair.verdict)
         row["mode"] = (result.mode + (" (localized)" if result.localized else "")) if first else ""
         row["time"] = number(f"{result.elapsed:.2f}s") if first else ""
         out.append(row)
@@ -165,7 +173,7 @@ def print_failures(
     for result in results:
         if result.passed:
             continue
-        title = f"FAILED {result.file}::{result.name}"
+        title = f"FAILED {result.file}::{result.name} {result.verdict}"
         details = f"order {result.order}, {result.mode} mode"
         if result.localized:
             details += ", localized"
@@ -173,12 +181,18 @@ def print_failures(
             details += f", {result.dtype}" + (" (upcast)" if result.upcast else "")
         details += f", {result.device}"
         console.print(Text(title, style="bold red") + Text(f" ({details})", style="dim"))
+        _print(console, _Indented(Text(f"why: {result.reason}"), by=2))
+        problems = list(result.problems)
+        if problems and problems[0].message.splitlines()[0] == result.reason:
+            reason = problems.pop(0)  # the reason is this problem: its line goes under it
+            if reason.source:
+                _print(console, _Indented(_numbered_source([reason.source], reason.line), by=6))
         for pair in result.pairs:
             if not pair.passed:
                 _print_pair_failure(console, pair, result, rows)
-        if result.problems:
+        if problems:
             console.print("  problems:")
-            for problem in result.problems:
+            for problem in problems:
                 _print(console, _Indented(Text("- " + problem.message), by=4))
                 if problem.source:
                     _print(console, _Indented(_numbered_source([problem.source], problem.line), by=8))
@@ -210,18 +224,23 @@ def print_failures(
 
 
 def print_warnings(console: Console, results: list[CaseResult]) -> None:
-    """Kinks: entries set apart as not differentiable (NONDIFF), for passed and failed cases alike."""
+    """Kinks (WARNING: the numerical side means nothing there) and noise (NOTE: another estimate
+    agrees), for passed and failed cases alike."""
     for result in results:
-        if not result.warnings:
-            continue
-        console.print(Text(f"WARNING {result.file}::{result.name}", style="bold yellow"), soft_wrap=True)
-        items = Table.grid(padding=(0, 1))  # a hanging indent: wrapped lines stay under the text
-        items.add_column(no_wrap=True)
-        items.add_column(ratio=1)
-        for warning in result.warnings:
-            items.add_row("-", Text(warning))
-        _print(console, _Indented(items, by=2))
-        console.print()
+        for label, texts, style in (
+            ("WARNING", result.warnings, "bold yellow"),
+            ("NOTE", result.notes, "bold"),
+        ):
+            if not texts:
+                continue
+            console.print(Text(f"{label} {result.file}::{result.name}", style=style), soft_wrap=True)
+            items = Table.grid(padding=(0, 1))  # a hanging indent: wrapped lines stay under the text
+            items.add_column(no_wrap=True)
+            items.add_column(ratio=1)
+            for text in texts:
+                items.add_row("-", Text(text))
+            _print(console, _Indented(items, by=2))
+            console.print()
 
 
 def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, rows: int) -> None:
@@ -405,10 +424,11 @@ def json_document(
 # --------------------------------------------------------------------------- helpers
 
 
-def _verdict(passed: bool, verdict: str | None = None) -> Text:
-    """PASS / FAIL, or a pair's own verdict (NONDIFF: passed, with kinks set apart)."""
-    verdict = verdict or ("PASS" if passed else "FAIL")
-    return number(verdict, {"PASS": "bold green", "FAIL": "bold red"}.get(verdict, "bold yellow"))
+def _verdict(verdict: str) -> Text:
+    """A class as the table shows it: green for a plain pass, yellow for one with entries set
+    apart (NOISE, KINK), red for a failure."""
+    style = "bold green" if verdict == PASS else "bold yellow" if verdict in PASSING else "bold red"
+    return number(SHORT.get(verdict, verdict), style)
 
 
 def _pair_label(pair: PairResult, result: CaseResult) -> str:

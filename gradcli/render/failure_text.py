@@ -33,10 +33,4 @@ def failure_report(result: CaseResult, *, color: bool = False, width: int = PLAI
 
 def failure_reason(result: CaseResult) -> str:
     """Why the case failed, in a line (pytest's short summary shows the first line of the report)."""
-    for pair in result.pairs:
-        if not pair.passed:
-            at = f"{pair.output} w.r.t. {pair.input}" if pair.order == 2 else pair.input
-            return f"gradient check of {result.name} failed: {at}: max abs err {pair.max_abs_err:.2e}"
-    if result.problems:
-        return f"gradient check of {result.name} failed: {result.problems[0].message}"
-    return f"gradient check of {result.name} failed"
+    return f"gradient check of {result.name} failed: {result.verdict}: {result.reason}"

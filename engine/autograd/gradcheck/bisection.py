@@ -36,6 +36,7 @@ from collections.abc import Callable
 import numpy
 
 from .kinks import kink_at
+from .noise import noise_at, tried
 from .numerical import numerical_jvps
 from .report import PairReport
 from .state import CheckState
@@ -78,7 +79,7 @@ def _restricted(vector: numpy.ndarray, lo: int, hi: int) -> numpy.ndarray:
 
 
 def locate(state: CheckState, out_rank: int, in_rank: int) -> tuple[list[tuple], list[tuple], int]:
-    """The wrong entries of one pair, by bisection: (mismatches, kinks, unsearched).
+    """The wrong entries of one pair, by bisection: (mismatches, kinks, noise, unsearched).
 
     Entries are (output flat index, input flat index, numerical, analytical); `unsearched`
     counts ranges known to hold a wrong entry that the limit left unsearched.
@@ -103,6 +104,7 @@ def locate(state: CheckState, out_rank: int, in_rank: int) -> tuple[list[tuple],
     cols, unsearched = bisect(n, column_differs, opts.max_mismatches)
     mismatches: list[tuple] = []
     kinks: list[tuple] = []
+    noise: list[tuple] = []
     for col in cols:
         if col not in columns:  # a one-entry input: the root was never halved
             column_differs(col, col + 1)
@@ -122,9 +124,14 @@ def locate(state: CheckState, out_rank: int, in_rank: int) -> tuple[list[tuple],
             if r not in analytical:
                 entry_differs(r, r + 1)
             entry = (r, col, float(column[r]), analytical[r])
-            is_kink = not state.strict and kink_at(state, in_rank, out_rank, r, col, entry[3])
-            (kinks if is_kink else mismatches).append(entry)
-    return mismatches, kinks, unsearched
+            agreed = None if state.strict else noise_at(state, in_rank, out_rank, r, col, entry[3])
+            if agreed is not None:
+                noise.append((*entry, *agreed))
+            elif not state.strict and kink_at(state, in_rank, out_rank, r, col, entry[3]):
+                kinks.append(entry)
+            else:
+                mismatches.append(entry)
+    return mismatches, kinks, noise, unsearched
 
 
 def _vjp(state: CheckState, out_rank: int, in_rank: int, seed: numpy.ndarray) -> numpy.ndarray:
@@ -140,16 +147,16 @@ def _vjp(state: CheckState, out_rank: int, in_rank: int, seed: numpy.ndarray) ->
 
 
 def bisection_report(
-    state: CheckState, out_rank: int, in_rank: int, found: tuple[list[tuple], list[tuple], int]
+    state: CheckState, out_rank: int, in_rank: int, found: tuple[list[tuple], list[tuple], list[tuple], int]
 ) -> PairReport:
     """A PairReport of the entries located: counts and errors are lower bounds."""
-    mismatches, kinks, unsearched = found
+    mismatches, kinks, noise, unsearched = found
     (out_pos, output), (in_pos, tensor) = state.outputs[out_rank], state.diff_inputs[in_rank]
     out_shape, in_shape = tuple(state.tensors.shape(output)), tuple(state.tensors.shape(tensor))
 
     def named(entries: list[tuple]) -> list[tuple]:
         ranked = sorted(entries, key=lambda e: -_error(e))
-        return [(_unravel(r, out_shape), _unravel(c, in_shape), num, ana) for r, c, num, ana in ranked]
+        return [(_unravel(r, out_shape), _unravel(c, in_shape), *rest) for r, c, *rest in ranked]
 
     listed = named(mismatches)
     worst = listed[0] if listed else None
@@ -173,6 +180,8 @@ def bisection_report(
         mismatch_count=len(mismatches) + unsearched,
         mismatch_count_exact=False,
         nondifferentiable=named(kinks),
+        noise=named(noise),
+        estimates_tried=tried(state.opts.eps) if mismatches else [],
     )
 
 

@@ -23,6 +23,7 @@ from .messages import (
     jacobian_mismatch,
     mismatch_listing,
 )
+from .noise import find_noise, noise_entries, tried
 from .numerical import numerical_jacobians
 from .report import PairReport
 from .state import Abort, CheckState, Options
@@ -66,7 +67,7 @@ def pair_report(
     listed largest first (the count says how many failed). Ranking by the distance outside
     the tolerance instead would name a small error at a small derivative before a large one.
     The relative error |num - ana| / |num| is inf where num is 0 and ana is not: undefined there.
-    Entries in the `kinks` mask (kinks.py) count as agreeing: the headline, the count and the
+    Entries in the `kinks` mask (kinks.py, noise.py) count as agreeing: the headline, the count and the
     list describe the real mismatches only.
     """
     m, n = num.shape
@@ -142,7 +143,7 @@ def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, f
         return
     state.report.localized = True
     pair = _checked_pair(state, out_rank, in_rank, num, ana)
-    if pair.nondifferentiable and pair.passed:  # every mismatch a kink: the projections disagreed for them
+    if pair.passed and (pair.nondifferentiable or pair.noise):  # every mismatch a kink or noise
         state.report.pairs.append(pair)
         return
     state.report.pairs.append(pair)
@@ -171,7 +172,7 @@ def _bisect(state: CheckState, out_rank: int, in_rank: int, fast_num: float, fas
         return
     state.report.localized = True
     state.report.pairs.append(pair)
-    if pair.passed and pair.nondifferentiable:  # every entry located a kink
+    if pair.passed and (pair.nondifferentiable or pair.noise):  # every entry located a kink or noise
         return
     problem = None
     if pair.passed:
@@ -186,15 +187,25 @@ def _bisect(state: CheckState, out_rank: int, in_rank: int, fast_num: float, fas
 def _checked_pair(
     state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
 ) -> PairReport:
-    """The pair's report; in check_gradients, with its kinks set apart from its mismatches."""
+    """The pair's report; in check_gradients, with noise (noise.py) and then kinks (kinks.py) set
+    apart from its mismatches; what is left is a BUG, tried at the other estimates too."""
     pair = _pair(state, out_rank, in_rank, num, ana)
     if pair.passed or state.strict:
         return pair
-    kinks = find_kinks(state, out_rank, in_rank, num, ana)
-    if kinks is None:
+    found = find_noise(state, out_rank, in_rank, num, ana)
+    noise, agreed = found if found is not None else (None, {})
+    kinks = find_kinks(state, out_rank, in_rank, num, ana, noise)
+    if noise is None and kinks is None:
+        pair.estimates_tried = tried(state.opts.eps)
         return pair
-    pair = _pair(state, out_rank, in_rank, num, ana, kinks)
-    pair.nondifferentiable = kink_entries(kinks, num, ana, pair.output_shape, pair.input_shape)
+    settled = noise if kinks is None else kinks if noise is None else noise | kinks
+    pair = _pair(state, out_rank, in_rank, num, ana, settled)
+    if kinks is not None:
+        pair.nondifferentiable = kink_entries(kinks, num, ana, pair.output_shape, pair.input_shape)
+    if noise is not None:
+        pair.noise = noise_entries(agreed, num, ana, pair.output_shape, pair.input_shape)
+    if not pair.passed:
+        pair.estimates_tried = tried(state.opts.eps)
     return pair
 
 

@@ -101,19 +101,26 @@ class ForwardProbe:
         finally:
             self._restore_inputs()
         if len(got) != len(expected):
-            return ForwardDrift(kind, raised=f"the forward returned {len(got)} outputs, then {len(expected)}")
+            first = f"{len(expected)} output" + ("s" if len(expected) != 1 else "")
+            return ForwardDrift(kind, raised=f"the forward returned {first}, then {len(got)}")
         for k, (a, b) in enumerate(zip(expected, got)):
             if a is None or b is None:
                 continue
             if a.shape != b.shape:
-                return ForwardDrift(kind, output_index=k, total=a.size, changed=a.size, max_abs_diff=numpy.inf)
+                return ForwardDrift(
+                    kind, output_index=k, total=a.size, changed=a.size, max_abs_diff=numpy.inf
+                )
             with numpy.errstate(all="ignore"):
                 diff = numpy.where(_same(a, b), 0.0, numpy.abs(a - b))
             diff = numpy.where(numpy.isnan(diff), numpy.inf, diff)
             moved = diff > self.state.opts.nondet_tol
             if moved.any():
                 return ForwardDrift(
-                    kind, output_index=k, changed=int(moved.sum()), total=a.size, max_abs_diff=float(diff.max())
+                    kind,
+                    output_index=k,
+                    changed=int(moved.sum()),
+                    total=a.size,
+                    max_abs_diff=float(diff.max()),
                 )
         return None
 

@@ -43,17 +43,25 @@ MIDPOINTS = numpy.array([-1.5, -0.5, 0.5, 1.5])
 
 
 def find_kinks(
-    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
+    state: CheckState,
+    out_rank: int,
+    in_rank: int,
+    num: numpy.ndarray,
+    ana: numpy.ndarray,
+    settled: numpy.ndarray | None = None,
 ) -> numpy.ndarray | None:
-    """The failing entries of one Jacobian pair that are kinks, as a mask; None when there are none."""
+    """The failing entries of one Jacobian pair that are kinks, as a mask; None when there are none.
+    Entries in `settled` (found to be noise) are not examined."""
     close = numpy.isclose(ana, num, rtol=state.opts.rtol, atol=state.opts.atol)
+    if settled is not None:
+        close |= settled
     rows, cols = numpy.nonzero(~close)
     if rows.size == 0:
         return None
     probed = list(dict.fromkeys(int(c) for c in cols))[:MAX_PROBES]
     kinks = numpy.zeros(num.shape, dtype=bool)
     for col in probed:
-        diffs = _differences(state, in_rank, col, out_rank)
+        diffs = one_sided_differences(state, in_rank, col, out_rank)
         if diffs is None:
             continue
         for row in rows[cols == col]:
@@ -75,11 +83,13 @@ def kink_entries(
 
 def kink_at(state: CheckState, in_rank: int, out_rank: int, row: int, col: int, analytical: float) -> bool:
     """Whether the mismatch at Jacobian entry (row, col) is a kink (for entries found one by one)."""
-    diffs = _differences(state, in_rank, col, out_rank)
+    diffs = one_sided_differences(state, in_rank, col, out_rank)
     return diffs is not None and _is_kink(diffs[:, row], analytical, state.opts.atol, state.opts.rtol)
 
 
-def _differences(state: CheckState, in_rank: int, element: int, out_rank: int) -> numpy.ndarray | None:
+def one_sided_differences(
+    state: CheckState, in_rank: int, element: int, out_rank: int
+) -> numpy.ndarray | None:
     """The four one-sided differences d_k (rows) for every element of one output (columns).
 
     Cached per (input, element) for all outputs, since one forward gives them all;

@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy
 
-from .report import BUG, ERROR, MAX_MISMATCHES, USER_ERRORS, GradcheckError, GradcheckReport, describe_exception
+from .report import (
+    BUG,
+    ERROR,
+    MAX_MISMATCHES,
+    USER_ERRORS,
+    GradcheckError,
+    GradcheckReport,
+    describe_exception,
+)
 from .tensors import ENGINE, Tensors
 
 
@@ -72,6 +80,7 @@ class CheckState:
         self.numerical_cache: dict[int, list[numpy.ndarray]] = {}  # by input rank
         self.analytical_cache: dict[int, list[numpy.ndarray | None]] = {}  # by output rank
         self.kink_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # by (input rank, element)
+        self.noise_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # likewise
         self.progress = progress
         self.columns_done = 0
 
