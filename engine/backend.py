@@ -602,7 +602,10 @@ def generator(dev: device):
 
 
 def rng_snapshot() -> tuple:
-    """Every generator's state, to replay the same draws later (`rng_restore`)."""
+    """Every generator's state, to replay the same draws later (`rng_restore`). The CPU's generator
+    is made first: never seeded, it would draw from fresh entropy each time it is made."""
+    if CPU not in _generators:
+        _generators[CPU] = numpy.random.default_rng(_device_seeds.get(CPU, _seed[0]))
     return _seed[0], dict(_device_seeds), {dev: copy.deepcopy(gen) for dev, gen in _generators.items()}
 
 

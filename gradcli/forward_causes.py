@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from engine.autograd.gradcheck.random_calls import RandomCall
+
 from .case_modules import is_module, modules_used_by
 from .loading import PreparedCase
 from .state_changes import changes_during
@@ -93,48 +95,54 @@ def _change_cause(change: Any) -> Cause:
 
 
 def _random_causes(calls: list, prepared: PreparedCase) -> list[Cause]:
-    """One cause per distinct draw: a Dropout module in training, a dropout call, another draw."""
+    """Modules whose dropout is on (one cause for all of them), then each other draw by its line."""
+    modules: dict[int, RandomCall] = {}
     causes: list[Cause] = []
     seen: set = set()
     for call in calls:
-        module_dropout = (
-            call.module_type is not None and "Dropout" in call.module_type and call.module_training
-        )
-        key = ("module", call.module_id) if module_dropout else ("call", call.function, call.file, call.line)
+        user_called_dropout = call.called in DROPOUT_CALLS and call.file is not None
+        if call.module_training and (
+            "Dropout" in (call.module_type or "")
+            or (call.function in DROPOUT_CALLS and not user_called_dropout)
+        ):
+            modules.setdefault(call.module_id, call)
+            continue
+        key = (call.function, call.file, call.line)
         if key in seen:
             continue
         seen.add(key)
         where = f"{_shown(call.file)}:{call.line}" if call.file else "the forward"
-        if module_dropout:
-            path = module_path(prepared, call.module_id) or call.module_type
-            called = f" (called at {where})" if call.file else ""
-            causes.append(
-                Cause(
-                    f"{path} ({call.module_repr}) is in training mode: it draws a new mask on every "
-                    f"call{called}; check the model in eval mode (model.eval()) or with p=0",
-                    call.file,
-                    call.line,
-                )
-            )
-        elif call.function in DROPOUT_CALLS:
-            causes.append(
-                Cause(
-                    f"`{call.function}` at {where} draws a new mask on every call (training is on); pass "
-                    "training=False (or self.training after model.eval()), or p=0, to check it",
-                    call.file,
-                    call.line,
-                )
+        if user_called_dropout or call.function in DROPOUT_CALLS:
+            name = call.called if user_called_dropout else call.function
+            text = (
+                f"`{name}` at {where} draws a new mask on every call (training is on); pass "
+                "training=False (or self.training after model.eval()), or p=0, to check it"
             )
         else:
-            causes.append(
-                Cause(
-                    f"`{call.function}` at {where} draws new random numbers on every call; draw them once "
-                    "outside the checked function (pass them in as inputs)",
-                    call.file,
-                    call.line,
-                )
+            text = (
+                f"`{call.function}` at {where} draws new random numbers on every call; draw them once "
+                "outside the checked function (pass them in as inputs)"
             )
+        causes.append(Cause(text, call.file, call.line))
+    if modules:
+        causes.insert(0, _dropout_modules(list(modules.values()), prepared))
     return causes
+
+
+def _dropout_modules(calls: list, prepared: PreparedCase) -> Cause:
+    """One cause naming every module in training mode whose dropout drew a mask."""
+    named = [f"{module_path(prepared, c.module_id) or c.module_type} ({c.module_repr})" for c in calls]
+    first = calls[0]
+    called = f" (called at {_shown(first.file)}:{first.line})" if first.file else ""
+    if len(named) == 1:
+        subject = f"{named[0]} is in training mode: its dropout draws"
+    else:
+        subject = f"{', '.join(named)} are in training mode: their dropout draws"
+    return Cause(
+        f"{subject} a new mask on every call{called}; check the model in eval mode (model.eval()) or with p=0",
+        first.file,
+        first.line,
+    )
 
 
 def module_path(prepared: PreparedCase, module_id: int | None) -> str | None:

@@ -318,7 +318,9 @@ def test_a_function_whose_number_of_outputs_changes_fails_saying_so(tmp_path):
     )
     report = failure_of(path)
     assert report.startswith("NONDETERMINISTIC FORWARD")
-    assert "called again on the same inputs and random state, the forward returned 2 outputs, then 1" in report
+    assert (
+        "called again on the same inputs and random state, the forward returned 2 outputs, then 1" in report
+    )
 
 
 @pytest.mark.parametrize("where", ["backward", "forward"])

@@ -131,7 +131,9 @@ def test_junit_xml_carries_the_report(pytester):
     assert set(cases) == {"swish", "linear"}
     assert cases["swish"].find("failure") is None
     failure = cases["linear"].find("failure")
-    assert failure.get("message").startswith("gradient check of linear failed: BUG: the gradient of out w.r.t. w")
+    assert failure.get("message").startswith(
+        "gradient check of linear failed: BUG: the gradient of out w.r.t. w"
+    )
     assert "backward of Lin: test_grads.py:12" in failure.text
     assert "# BUG: twice the weight's" in failure.text  # pytester is 80 wide: the rest wraps
 

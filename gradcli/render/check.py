@@ -131,7 +131,7 @@ def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
     """A case's rows of the file table, by column name."""
     rows: list[PairResult | None] = list(result.pairs)
     if not result.passed and all(p.passed for p in result.pairs):
-        rows.append(None)  # failed on a problem (raised, nondeterministic...): a row that says so
+        rows.append(None)  # failed on a problem (raised, nondeterministic...): a row with its class
     out = []
     for number_, pair in enumerate(rows):
         first = number_ == 0
@@ -139,7 +139,7 @@ def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
         if show_output:
             row["output"] = Name(pair.output) if pair is not None else "-"
         if pair is None:
-            row["input"] = Name("(see problems)") if result.problems else "-"
+            row["input"] = "-"  # no pair was compared: the FAILED section says why
             row.update({"shape": "-", "max abs err": "-", "max rel err": "-", "worst index": "-"})
             row["result"] = _verdict(result.verdict)
         else:

@@ -20,13 +20,15 @@ REPR_LIMIT = 80
 
 @dataclass
 class RandomCall:
-    """One random draw: `function` is what the user's code called (`randn`, `dropout`, ...);
-    `file`/`line` the user's frame that called it; `module_*` the innermost nn.Module whose
-    forward was running (`module_id` is its `id()`, to name it by path later)."""
+    """One random draw: `function` is the draw (`randn`, `bernoulli_`, ...), `called` the library
+    function the user's line called (`randn`, `dropout`, `_wrapped_call_impl` for a module);
+    `file`/`line` that user's frame; `module_*` the innermost nn.Module whose forward was running
+    (`module_id` is its `id()`, to name it by path later)."""
 
     function: str
     file: str | None
     line: int | None
+    called: str | None = None
     module_id: int | None = None
     module_type: str | None = None
     module_repr: str | None = None
@@ -53,6 +55,7 @@ def random_call(frame: Any, function: str | None) -> RandomCall:
         function=function or called or "?",
         file=user.f_code.co_filename if user is not None else None,
         line=user.f_lineno if user is not None else None,
+        called=called,
     )
     if module is not None:
         record.module_id = id(module)
@@ -83,8 +86,11 @@ def _module_of(frame: Any) -> Any:
 
 
 def _short_repr(module: Any) -> str:
+    """A leaf module's one-line repr (`Dropout(p=0.1, inplace=False)`); a container's type name."""
     try:
-        text = " ".join(repr(module).split())
+        text = repr(module)
     except Exception:
-        return f"{type(module).__name__}(...)"
+        return type(module).__name__
+    if "\n" in text:
+        return type(module).__name__
     return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 3] + "..."
