@@ -341,7 +341,8 @@ def test_torch_dropout_and_random_draws_are_random_forward_with_their_cause(tmp_
     assert code == 1
     assert transformer["verdict"] == "RANDOM FORWARD" and not transformer["warnings"]
     assert transformer["reason"].startswith("block.")
-    assert "is in training mode: its dropout draws a new mask" in transformer["reason"]
+    assert "block.dropout1 (Dropout(p=0.1, inplace=False))" in transformer["reason"]
+    assert "are in training mode: their dropout draws a new mask" in transformer["reason"]
     assert functional["verdict"] == "RANDOM FORWARD"
     at = f"at {path}:{line_of(path, 'F.dropout(')}"
     assert functional["reason"].startswith(f"`dropout` {at} draws a new mask on every call")
