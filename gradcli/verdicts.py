@@ -16,6 +16,7 @@ the engine's (engine/autograd/gradcheck/report.py), so library users see the sam
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,6 +27,18 @@ RANDOM_FORWARD = "RANDOM FORWARD"
 NONDETERMINISTIC_FORWARD = "NONDETERMINISTIC FORWARD"
 NONDETERMINISTIC_BACKWARD = "NONDETERMINISTIC BACKWARD"
 
+#: Every class, in the order a case takes the first that applies.
+CLASSES = (
+    RANDOM_FORWARD,
+    NONDETERMINISTIC_FORWARD,
+    DTYPE,
+    NONDETERMINISTIC_BACKWARD,
+    BUG,
+    ERROR,
+    KINK,
+    NOISE,
+    PASS,
+)
 #: The classes of a passed case or pair.
 PASSING = (PASS, NOISE, KINK)
 #: The classes of a forward that changed between calls: its backward is not at fault.
@@ -57,6 +70,8 @@ def case_class(result: CaseResult) -> tuple[str, str]:
     for kind in _DECIDING:
         if kind in kinds:
             deciding = next(p for p in result.problems if p.kind == kind)  # a cause comes first
+            if kind == NONDETERMINISTIC_BACKWARD:
+                return kind, _backward_reason(deciding.message, result.settings.nondet_tol)
             return kind, deciding.message.splitlines()[0]
     wrong = [p for p in result.pairs if not p.passed]
     if wrong:
@@ -86,6 +101,20 @@ def bug_reason(wrong: list[PairResult], eps: float) -> str:
         else f"max abs err {worst.max_abs_err:.3g}"
     )
     return f"the gradient of {worst.output} w.r.t. {worst.input} is wrong at {_entry(worst.output, worst.worst_output_index)} w.r.t. {at} ({what}, at eps={eps:g}){beyond}"
+
+
+_REENTRANCY = re.compile(r"\(output (\d+) with respect to input (\d+): two runs differ by up to ([^)]+)\)")
+
+
+def _backward_reason(message: str, nondet_tol: float) -> str:
+    """The reentrancy failure in plain words (the problem keeps torch's own)."""
+    found = _REENTRANCY.search(message)
+    where = f" (output {found[1]} w.r.t. input {found[2]}: by up to {found[3]})" if found else ""
+    return (
+        f"two backwards of the same graph with the same grad_output give different gradients{where}, "
+        f"beyond nondet_tol={nondet_tol:g}; if the backward is nondeterministic by design (atomic adds "
+        "on a GPU), allow it with --nondet-tol"
+    )
 
 
 def _passed(result: CaseResult) -> tuple[str, str]:
