@@ -1,4 +1,4 @@
-"""Kinks outside the CLI: a passing check with NONDIFF entries warns through Python's warnings.
+"""Kinks outside the CLI: a passing check with KINK entries warns through Python's warnings.
 
 The pytest plugin and `assert_gradients` have no report of their own for a case that passes,
 so the kink explanation `gradcli check` prints as WARNING lines becomes a warning, visible in
@@ -20,7 +20,7 @@ class GradcliWarning(UserWarning):
 
 
 class NondifferentiableWarning(GradcliWarning):
-    """Entries set apart as kinks (NONDIFF): the numerical derivative there means nothing."""
+    """Entries set apart as kinks (KINK): the numerical derivative there means nothing."""
 
 
 def warn_kinks(result: CaseResult, file: str | None = None, line: int | None = None) -> None:

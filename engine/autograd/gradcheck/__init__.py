@@ -22,6 +22,12 @@ How a check runs (one `Check` per order):
   not break backward: every output undefined (custom Functions that don't materialise
   grads are called with None, as torch's engine would), then one output at a time.
 
+check_gradients adds what makes its verdicts trustworthy (each finding has a class, report.py):
+before any finite difference the forward runs twice more, and one that changes between calls
+ends the check as RANDOM FORWARD or NONDETERMINISTIC FORWARD (determinism.py); failing entries
+that agree at a larger step or by Richardson extrapolation are NOISE (noise.py), those where f
+is not differentiable within eps are KINKs (kinks.py), and what remains is a BUG.
+
 Jacobians are (output numel, input numel) float64 numpy arrays. Messages number outputs
 and inputs as torch does (among differentiable outputs / inputs requiring grad), while
 `PairReport` indices are positions in the output and input tuples.
@@ -34,6 +40,8 @@ Modules, from the entry points down:
 - state.py: what a check knows (`CheckState`, `Options`) and how it records failures.
 - numerical.py / analytical.py: the two sides of each Jacobian.
 - compare.py: numerical against analytical per pair, into `PairReport`s.
+- determinism.py / random_calls.py: is the forward a function; where it drew random numbers.
+- noise.py / kinks.py: mismatches that are the estimate's error, or the function's kink.
 - backward_checks.py: zero and undefined grad_outputs.
 - report.py: GradcheckError, PairReport, GradcheckReport; describing user exceptions.
 - messages.py: torch's failure texts; util.py: small shared helpers.
