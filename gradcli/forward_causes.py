@@ -73,8 +73,8 @@ def forward_causes(
 
 
 _INPUT_FIX = (
-    "a custom Function that does must say so with ctx.mark_dirty, and the function checked should "
-    "work on a copy (x.clone())"
+    "check a function that works on a copy (x.clone()); a custom Function that writes to an input "
+    "must also declare it with ctx.mark_dirty"
 )
 
 

@@ -150,8 +150,8 @@ def describe(drift: ForwardDrift) -> str:
     if drift.kind == INPUT:
         which = ", ".join(str(i) for i in drift.inputs_changed)
         return (
-            f"the forward writes to input {which} in place (without ctx.mark_dirty): each call starts "
-            "from other values, so finite differences mean nothing; no Jacobian was computed"
+            f"the forward writes to input {which} in place: each call starts from other values, so "
+            "finite differences mean nothing; no Jacobian was computed"
         )
     if drift.raised is not None:
         what = drift.raised
