@@ -15,6 +15,7 @@ import pytest
 
 import engine
 import gradcli
+from gradcli.cases import collecting
 from gradcli.config import tomllib
 from gradcli.loading import load_file
 
@@ -175,6 +176,17 @@ def test_marks_and_repeated_names(pytester):
     ids = sorted(line.split(" ")[0] for line in result.stdout.lines if " PASSED" in line)
     cli_names = sorted(f"test_grads.py::{c.name}" for c in load_file(str(path)).cases if c.name != "skipped")
     assert ids == cli_names == ["test_grads.py::twice[0]", "test_grads.py::twice[1]"]
+
+
+def test_nested_collecting_blocks_each_keep_their_own_cases():
+    def square(x):
+        return x * x
+
+    with collecting() as outer:
+        with collecting() as inner:  # both empty, so equal: leaving must not remove the outer one
+            pass
+        gradcli.case(engine.ones(2, requires_grad=True))(square)
+    assert [c.name for c in outer] == ["square"] and inner == []
 
 
 def test_files_without_cases_are_left_alone(pytester):
