@@ -43,13 +43,18 @@ _collectors: list[list[Case]] = []
 
 @contextmanager
 def collecting() -> Iterator[list[Case]]:
-    """Collect every case declared while the block runs (the loader wraps a file's execution)."""
+    """Collect every case declared while the block runs (the loader wraps a file's execution).
+
+    Blocks nest (the pytest plugin records a whole session, `gradcli check` a file inside it):
+    the innermost gets the cases. Each block removes its own list by identity, since two lists
+    of cases compare equal whenever both are empty.
+    """
     found: list[Case] = []
     _collectors.append(found)
     try:
         yield found
     finally:
-        _collectors.remove(found)
+        del _collectors[next(i for i, c in enumerate(_collectors) if c is found)]
 
 
 def validate_options(options: dict[str, Any]) -> dict[str, Any]:

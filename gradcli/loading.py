@@ -105,7 +105,7 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     library = library_of(user.source)
     loaded = LoadedFile(path, user.abspath, module, [], lines, library=library)
     try:
-        loaded.cases = _find_cases(loaded, decorated, user.source)
+        loaded.cases = find_cases(loaded, decorated, user.source)
     except LoadError as exc:
         if require_cases:
             raise
@@ -132,19 +132,37 @@ def top_level_lines(source: str) -> dict[str, int]:
     return where
 
 
-def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[Case]:
-    namespace = loaded.module.__dict__
-    where = top_level_lines(source)
+def find_cases(
+    loaded: LoadedFile, decorated: list[Case], source: str, *, top_level: bool = True
+) -> list[Case]:
+    """The file's cases in source order, repeated names numbered: what `gradcli check` runs.
+
+    `decorated` are the cases declared while the file ran; with `top_level`, the `f`/`model`
+    and `inputs` forms are added (a LoadError when they are half there or of the wrong kind).
+    The records are renamed in place (`swish[1]`) and their file becomes `loaded.path`.
+    """
     path = loaded.path
     cases = list(decorated)
     for record in cases:
         if record.file == loaded.abspath:
             record.file = path
+    if top_level:
+        cases += _top_level_cases(loaded, top_level_lines(source), bool(cases))
+    if not cases:
+        raise LoadError(f"no cases found: {ANY_CASES_HINT}", path)
+    cases.sort(key=lambda c: (c.file != path, c.line or 0))
+    _unique_names(cases)
+    return cases
 
+
+def _top_level_cases(loaded: LoadedFile, where: dict[str, int], decorated: bool) -> list[Case]:
+    """The `f` and `model` forms, called with the top-level `inputs` (none without it when `decorated`)."""
+    namespace = loaded.module.__dict__
+    path = loaded.path
     f = namespace.get("f")
     model = namespace.get("model")
     has_inputs = "inputs" in namespace
-    top_level = []
+    forms = []
     if f is not None and attribute(f, "__gradcli_cases__") is None:
         if not callable(f):
             raise LoadError(
@@ -153,7 +171,7 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
                 where.get("f"),
                 loaded.line_text(where.get("f")),
             )
-        top_level.append(("f", f, None))
+        forms.append(("f", f, None))
     if model is not None:
         line = where.get("model")
         if instance_of(model, type):
@@ -170,10 +188,10 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
                 line,
                 loaded.line_text(line),
             )
-        top_level.append(("model", model, model))
-    if top_level and not has_inputs:
-        if not cases:
-            name = top_level[0][0]
+        forms.append(("model", model, model))
+    if forms and not has_inputs:
+        if not decorated:
+            name = forms[0][0]
             line = where.get(name)
             raise LoadError(
                 f"`{name}` is defined but `inputs` is not: add a top-level tuple `inputs = (...)` of the "
@@ -182,8 +200,8 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
                 line,
                 loaded.line_text(line),
             )
-        top_level = []
-    if has_inputs and not top_level and not cases:
+        forms = []
+    if has_inputs and not forms and not decorated:
         line = where.get("inputs")
         raise LoadError(
             "`inputs` is defined but there is no `f` or `model` to call with it",
@@ -191,7 +209,8 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
             line,
             loaded.line_text(line),
         )
-    if top_level:
+    cases = []
+    if forms:
         declared = namespace["inputs"]
         if not (isinstance(declared, (tuple, list)) or callable(declared) or _is_tensor(declared)):
             line = where.get("inputs")
@@ -203,7 +222,7 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
             )
         if isinstance(declared, list):
             declared = tuple(declared)
-        for name, func, owner in top_level:
+        for name, func, owner in forms:
             cases.append(
                 Case(
                     name=name,
@@ -215,11 +234,6 @@ def _find_cases(loaded: LoadedFile, decorated: list[Case], source: str) -> list[
                     inputs_line=where.get("inputs"),
                 )
             )
-
-    if not cases:
-        raise LoadError(f"no cases found: {ANY_CASES_HINT}", path)
-    cases.sort(key=lambda c: (c.file != path, c.line or 0))
-    _unique_names(cases)
     return cases
 
 

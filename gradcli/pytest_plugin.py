@@ -2,26 +2,41 @@
 
 `test_grads.py::swish` passes or fails with gradcli's report as its failure text, so pytest's
 own selection (-k, node ids, --lf), -x, -q, junit XML and xdist work on cases as on tests.
+While pytest runs, every case declared is recorded (`cases.collecting`, as `gradcli check`
+records a file's), so cases made in a loop, stacked on one function or declared in a class
+body are items too. A module's items are the cases its own file declared, found and named by
+`loading.find_cases` as `gradcli check` finds and names them (`swish[1]` for a repeated name),
+children of the module whatever class their function sits in. The `f`/`model` + `inputs`
+forms are no items: in a test module those are ordinary globals, not a request for a check.
 Modules without cases pay one attribute lookup per top-level name; the engine and rich are
-imported only when a case runs. Only the cases a module declares are its items (not those of a
-check module it imports), named as `gradcli check` names them (`swish[1]` for a repeated name).
+imported only when a case runs.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from contextlib import ExitStack
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from .cases import Case
+from .cases import Case, collecting
 
-_NAMES = pytest.StashKey[dict[int, str]]()
-_LOADED = pytest.StashKey[Any]()  # the module as a LoadedFile, made when its first case runs
+_RECORDED = pytest.StashKey[list[Case]]()  # every case declared in this pytest run
+_LOADED = pytest.StashKey[Any]()  # the module as a LoadedFile, made when its cases are collected
+_SCANNED = pytest.StashKey[bool]()  # pytest collected the module's objects (a doctest module's are not)
 
 
 def cases_of(obj: Any) -> list[Case]:
     """The gradcli cases a decorated function carries; none for anything else, however odd."""
+    if isinstance(obj, (staticmethod, classmethod)):
+        return _carried(obj) + _carried(obj.__func__)
+    return _carried(obj)
+
+
+def _carried(obj: Any) -> list[Case]:
     try:
         found = obj.__dict__.get("__gradcli_cases__") if callable(obj) else None
     except Exception:  # objects whose __dict__ raises are not ours
@@ -30,36 +45,91 @@ def cases_of(obj: Any) -> list[Case]:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Record from before conftests load: one may import a test module, declaring its cases."""
+    _record(early_config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Record from here when the plugin was registered after the initial conftests loaded."""
+    _record(config)
+
+
+def _record(config: pytest.Config) -> None:
+    """Record every case declared until the config is cleaned up, so a module's cases are known however made."""
+    if _RECORDED not in config.stash:
+        stack = ExitStack()
+        config.stash[_RECORDED] = stack.enter_context(collecting())
+        config.add_cleanup(stack.close)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) -> list[pytest.Item] | None:
-    """A decorated function becomes one item per case declared in this module (and no test function)."""
-    cases = cases_of(obj)
-    if not cases or not isinstance(collector, pytest.Module):
+    """A function declaring this module's cases is no test function: its cases are the module's items."""
+    module = collector.getparent(pytest.Module)
+    if module is None:
         return None
-    names = _case_names(collector)
-    mine = [c for c in cases if id(c) in names]
-    return [CaseItem.from_parent(collector, name=names[id(c)], case=c) for c in mine] or None
+    module.stash[_SCANNED] = True
+    return [] if any(_declared_in(c, module) for c in cases_of(obj)) else None
 
 
-def _case_names(module: pytest.Module) -> dict[int, str]:
-    """Item names of the module's own cases, numbered in source order where a name repeats (as the CLI)."""
-    if _NAMES not in module.stash:
-        own = os.path.abspath(str(module.path))
-        cases = [
-            c
-            for obj in list(vars(module.obj).values())
-            for c in cases_of(obj)
-            if c.file and os.path.abspath(c.file) == own
-        ]
-        cases = sorted({id(c): c for c in cases}.values(), key=lambda c: c.line or 0)
-        counts: dict[str, int] = {}
-        for c in cases:
-            counts[c.name] = counts.get(c.name, 0) + 1
-        names, seen = {}, dict.fromkeys(counts, 0)
-        for c in cases:
-            names[id(c)] = c.name if counts[c.name] == 1 else f"{c.name}[{seen[c.name]}]"
-            seen[c.name] += 1
-        module.stash[_NAMES] = names
-    return module.stash[_NAMES]
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """A module's items, with its cases among them in source order (once: not again as doctests)."""
+    report = yield
+    if report.passed and collector.stash.get(_SCANNED, False):
+        items = _case_items(collector)
+        if items:
+            report.result = _merged(list(report.result), items)
+    return report
+
+
+def _declared_in(case: Case, module: pytest.Module) -> bool:
+    return bool(case.file) and os.path.abspath(case.file) == os.path.abspath(str(module.path))
+
+
+def _case_items(module: pytest.Module) -> list[CaseItem]:
+    """One item per case `gradcli check` finds in the module's file (its decorated ones), CLI-named."""
+    recorded = module.config.stash.get(_RECORDED, [])
+    abspath = os.path.abspath(str(module.path))
+    own = [replace(c, file=abspath) for c in recorded if _declared_in(c, module)]
+    if not own:
+        return []
+    from .in_process import loaded_module
+    from .loading import find_cases
+    from .running import LoadError
+
+    loaded = loaded_module(module.obj, module.nodeid.split("::", 1)[0], abspath)
+    module.stash[_LOADED] = loaded
+    source = "\n".join(loaded.source_lines)
+    try:
+        found = find_cases(loaded, list(own), source)
+    except LoadError:  # the file's `f`/`model`/`inputs` would stop the CLI; here they are no items
+        found = find_cases(loaded, list(own), source, top_level=False)
+    mine = {id(c) for c in own}
+    return [CaseItem.from_parent(module, name=c.name, case=c) for c in found if id(c) in mine]
+
+
+def _merged(nodes: list[Any], items: list[CaseItem]) -> list[Any]:
+    """`items` (in source order) put among pytest's own nodes by line, pytest's order kept."""
+    merged: list[Any] = []
+    pending = list(items)
+    for node in nodes:
+        line = _line(node)
+        while pending and _line(pending[0]) <= line:
+            merged.append(pending.pop(0))
+        merged.append(node)
+    return merged + pending
+
+
+def _line(node: Any) -> float:
+    """Where a node is written (0-based, as reportinfo gives it); last when that is unknown."""
+    try:
+        line = node.reportinfo()[1]
+    except Exception:  # a third party's node may not know
+        return math.inf
+    return line if isinstance(line, int) else math.inf
 
 
 class CaseFailed(Exception):
@@ -74,7 +144,7 @@ class CaseItem(pytest.Item):
         self.case = case
         marks = [m for m in getattr(case.func, "pytestmark", []) if isinstance(m, pytest.Mark)]
         self.own_markers.extend(marks)  # @pytest.mark.skip and the like, as on a test function
-        self.keywords.update(vars(case.func))  # as pytest's Function does: -k sees the same names
+        self.keywords.update(_attributes(case.func))  # as pytest's Function does: -k sees the same names
         self.keywords.update((mark.name, mark) for mark in marks)
 
     def runtest(self) -> None:
@@ -85,28 +155,13 @@ class CaseItem(pytest.Item):
 
         try:
             settings = project_settings(str(self.path))
-            result = check_case(self._loaded(), self._named_case(), settings)
+            result = check_case(self.parent.stash[_LOADED], self.case, settings)
         except LoadError as error:
             raise CaseFailed(str(error)) from None
         warn_kinks(result, str(self.path), self.case.line)  # pytest's warnings summary lists them
         if not result.passed:
             writer = self.config.get_terminal_writer()
             raise CaseFailed(failure_report(result, color=writer.hasmarkup, width=writer.fullwidth))
-
-    def _named_case(self) -> Case:
-        """The case under its item name (`swish[1]`), without renaming the shared record."""
-        from dataclasses import replace
-
-        return replace(self.case, name=self.name)
-
-    def _loaded(self) -> Any:
-        from .in_process import loaded_module
-
-        module = self.parent
-        if _LOADED not in module.stash:
-            path = self.nodeid.split("::", 1)[0]
-            module.stash[_LOADED] = loaded_module(module.obj, path, os.path.abspath(str(module.path)))
-        return module.stash[_LOADED]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
@@ -115,3 +170,11 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, (self.case.line or 1) - 1, f"gradcli case {self.name}"
+
+
+def _attributes(func: Any) -> dict[str, Any]:
+    """A case function's attributes; none for a builtin or an object without a __dict__."""
+    try:
+        return dict(vars(func))
+    except Exception:  # vars() refuses objects without __dict__; a user's may raise anything
+        return {}

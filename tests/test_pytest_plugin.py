@@ -5,6 +5,7 @@ it is, pytest loads it by itself (and `-p` would register it twice), see PLUGIN.
 """
 
 import importlib.metadata
+import json
 import os
 import sys
 import textwrap
@@ -12,9 +13,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import engine
 import gradcli
+from gradcli.cases import collecting
+from gradcli.cli import app
 from gradcli.config import tomllib
 from gradcli.loading import load_file
 
@@ -177,6 +181,135 @@ def test_marks_and_repeated_names(pytester):
     ids = sorted(line.split(" ")[0] for line in result.stdout.lines if " PASSED" in line)
     cli_names = sorted(f"test_grads.py::{c.name}" for c in load_file(str(path)).cases if c.name != "skipped")
     assert ids == cli_names == ["test_grads.py::twice[0]", "test_grads.py::twice[1]"]
+
+
+def test_nested_collecting_blocks_each_keep_their_own_cases():
+    def square(x):
+        return x * x
+
+    with collecting() as outer:
+        with collecting() as inner:  # both empty, so equal: leaving must not remove the outer one
+            pass
+        gradcli.case(engine.ones(2, requires_grad=True))(square)
+    assert [c.name for c in outer] == ["square"] and inner == []
+
+
+MADE = """
+def power(x):
+    return x * x
+
+for k in range(3):
+    gradcli.case(lambda: (r(3),))(power)
+
+also_power = power  # one function under two names: its cases once
+
+for fn in [lambda x, w: x @ w, Lin.apply]:
+    gradcli.case(lambda: (r(3, 2), r(2, 2)), name="matmul")(fn)
+
+@gradcli.case(lambda: (r(3),))
+@gradcli.case(lambda: (r(2),))
+def stacked(x):
+    return x.cos()
+
+for n in range(2):
+
+    @gradcli.case(lambda: (r(2),))
+    def looped(x):
+        return x.sigmoid()
+"""
+
+MADE_IDS = [
+    "test_grads.py::power[0]",
+    "test_grads.py::power[1]",
+    "test_grads.py::power[2]",
+    "test_grads.py::matmul[0]",
+    "test_grads.py::matmul[1]",
+    "test_grads.py::stacked[0]",
+    "test_grads.py::stacked[1]",
+    "test_grads.py::looped[0]",
+    "test_grads.py::looped[1]",
+]
+
+IN_A_CLASS = """
+class TestGroup:
+    @gradcli.case(lambda: (r(2),))
+    @staticmethod
+    def above_static(x):
+        return x.exp()
+
+    @staticmethod
+    @gradcli.case(lambda: (r(2),))
+    def test_under_static(x):  # named as a test, but a case: not a test method asking for fixture x
+        return x.exp()
+
+    def test_plain(self):
+        pass
+"""
+
+
+def collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    """The node ids `pytest --collect-only -q` lists."""
+    return [line for line in run(pytester, "--collect-only", "-q", *args).stdout.lines if "::" in line]
+
+
+def cli_ids(path: Path) -> list[str]:
+    """The `file::case` ids `gradcli check --json` reports for a file in the working directory."""
+    result = CliRunner().invoke(app, ["check", path.name, "--json"])
+    return [f"{Path(c['file']).name}::{c['name']}" for c in json.loads(result.stdout)["cases"]]
+
+
+def test_cases_made_in_a_loop_or_stacked_are_items_named_as_the_cli_names_them(pytester):
+    path = write(pytester, MADE, header=HEADER)
+    assert collected(pytester) == cli_ids(path) == MADE_IDS
+    assert collected(pytester, "--doctest-modules") == MADE_IDS  # a doctest module does not make them again
+    result = run(pytester)
+    result.assert_outcomes(passed=8, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["FAILED test_grads.py::matmul[[]1[]] (order 1, full mode, float64, cpu)"])
+
+
+def test_node_ids_and_k_select_numbered_cases(pytester):
+    write(pytester, MADE, header=HEADER)
+    run(pytester, "test_grads.py::power[1]").assert_outcomes(passed=1)
+    run(pytester, "test_grads.py::matmul[1]", "test_grads.py::looped[0]").assert_outcomes(passed=1, failed=1)
+    run(pytester, "-k", "stacked or looped").assert_outcomes(passed=4, deselected=5)
+
+
+def test_a_case_on_a_test_class_method_is_an_item_of_its_module(pytester):
+    path = write(pytester, IN_A_CLASS, header=HEADER)
+    cases = ["test_grads.py::above_static", "test_grads.py::test_under_static"]
+    assert collected(pytester) == ["test_grads.py::TestGroup::test_plain", *cases]  # after the class's tests
+    assert cli_ids(path) == cases
+    result = run(pytester)
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_cases_of_a_module_imported_before_it_is_collected_are_its_items(pytester):
+    write(pytester, GRADS, header=HEADER)
+    write(pytester, "import test_grads\n", name="conftest.py")  # imported before collection starts
+    write(pytester, "from test_grads import swish\n\ndef test_b():\n    pass\n", name="test_a.py")
+    assert collected(pytester) == ["test_a.py::test_b", "test_grads.py::swish", "test_grads.py::linear"]
+
+
+def test_top_level_f_model_and_inputs_are_no_items(pytester):
+    write(
+        pytester,
+        header=HEADER,
+        source="""
+        f = engine.sin
+        model = engine.nn.Linear  # the CLI refuses a class; here it is an ordinary global
+        inputs = (r(3),)
+
+        @gradcli.case(lambda: (r(3),))
+        def swish(x):
+            return x * x.sigmoid()
+
+        def test_uses_the_globals():
+            assert f(inputs[0]).shape == (3,)
+        """,
+    )
+    assert collected(pytester) == ["test_grads.py::swish", "test_grads.py::test_uses_the_globals"]
 
 
 def test_files_without_cases_are_left_alone(pytester):
