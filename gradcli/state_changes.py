@@ -44,11 +44,14 @@ def changes_during(call: Callable[[], Any], inputs: list[tuple[str, Any]]) -> li
     def on_call(frame: Any, event: str, arg: Any) -> Any:
         if event != "call" or anomaly.is_internal_file(frame.f_code.co_filename):
             return None
-        watch.enter(frame)
         return on_line
 
     def on_line(frame: Any, event: str, arg: Any) -> Any:
-        if event in ("line", "return"):
+        # a frame's locals are read from its first line on, never at its "call" event: CPython 3.11
+        # has not made its cells yet there, and reading f_locals then corrupts the frame
+        if id(frame) not in watch.lines:
+            watch.enter(frame)
+        elif event in ("line", "return"):
             watch.check(frame)
         return on_line
 
