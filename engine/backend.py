@@ -592,6 +592,34 @@ def generator(dev: device):
     return gen
 
 
+def generator_states() -> dict:
+    """The seeds and each device generator's state, for `restore_generators`: a tool that runs the
+    same code again (gradcli's failure replays) draws the same numbers each time."""
+    states = {}
+    for dev, gen in _generators.items():
+        try:
+            states[dev] = gen.bit_generator.state
+        except AttributeError:  # CuPy's generators keep no readable state: they run on
+            continue
+    return {
+        "seed": _seed[0],
+        "device_seeds": dict(_device_seeds),
+        "present": set(_generators),
+        "states": states,
+    }
+
+
+def restore_generators(saved: dict) -> None:
+    """Put back what `generator_states` took (a generator made since then is dropped)."""
+    _seed[0] = saved["seed"]
+    _device_seeds.clear()
+    _device_seeds.update(saved["device_seeds"])
+    for dev in [d for d in _generators if d not in saved["present"]]:
+        del _generators[dev]
+    for dev, state in saved["states"].items():
+        generator(dev).bit_generator.state = state
+
+
 # ----------------------------------------------------------------------- host memory
 
 
