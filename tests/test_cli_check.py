@@ -378,7 +378,8 @@ def test_json_schema(tmp_path):
     (case,) = doc["cases"]
     assert set(case) == {
         "file", "name", "line", "passed", "order", "mode", "localized", "device", "dtype", "upcast",
-        "elapsed", "differentiable_elements", "settings", "problems", "backwards", "pairs", "warnings",
+        "elapsed", "differentiable_elements", "settings", "problems", "backwards", "graph_cuts",
+        "no_gradient", "pairs", "warnings",
     }  # fmt: skip
     assert case["backwards"][0]["function"] == "Linear.backward"
     pair = next(p for p in case["pairs"] if not p["passed"])
