@@ -3,13 +3,13 @@
 A torch case runs through the same checker with `tensors=TorchTensors()` (checking_torch.py).
 
 The results carry names (`x`, `model.fc1.weight`) instead of input positions, and for a
-failure the source of the custom backward(s) involved, so the renderer needs nothing else.
+failure the source of the custom backward(s) in the case's graph and where a failing input's
+value left the graph (failure_replay.py), so the renderer needs nothing else.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import linecache
 import os
 import re
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from .case_modules import float64_storage, is_module, module_tensors, modules_used_by
 from .exception_text import USER_ERRORS, exception_text
 from .frameworks import is_engine_tensor, is_torch_tensor
+from .graph_cuts import GraphCut
 from .loading import PreparedCase
-from .probing import attribute
 from .running import interrupted
 from .verdicts import FORWARD_CLASSES, case_class, pair_class
 
@@ -196,6 +196,8 @@ class CaseResult:
     reason: str = ""  # why, in one sentence
     problems: list[Problem] = field(default_factory=list)
     backwards: list[SourceLocation] = field(default_factory=list)
+    graph_cuts: list[GraphCut] = field(default_factory=list)  # where a failing input's value left the graph
+    no_gradient: list[str] = field(default_factory=list)  # failing inputs that get no gradient at all
     pairs: list[PairResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # kinks: why the numerical side was set aside
     notes: list[str] = field(default_factory=list)  # noise: which other estimate agreed
@@ -301,13 +303,11 @@ def run_case(
         result.notes = noise_notes(result.pairs, chosen.eps)
     result.verdict, result.reason = case_class(result)
     if not result.passed and result.verdict not in FORWARD_CLASSES:
-        # the forward runs once more to find the graph's Functions: not after a timeout, and never
-        # for longer than the case was allowed
-        try:
-            with time_limit(timeout):
-                result.backwards = backward_sources(prepared, run_forward=timed_out is None)
-        except TimedOut:
-            result.backwards = backward_sources(prepared, run_forward=False)
+        # the forward once more: its Functions and cuts (not after a timeout); not for a forward
+        # that changes between calls, whose backward is not at fault
+        from .failure_replay import examine_failure
+
+        examine_failure(prepared, result, timeout, forward_ran=timed_out is None)
     return result
 
 
@@ -450,62 +450,6 @@ def _pair_results(pairs: list[PairReport], names: list[str], inputs: tuple) -> l
     return results
 
 
-def backward_sources(prepared: PreparedCase, run_forward: bool = True) -> list[SourceLocation]:
-    """The custom Functions behind a case: those in its graph, else those defined in its file.
-
-    Found by running the forward once more and walking `grad_fn.next_functions`; the
-    Functions defined in the user's module are the fallback when the walk finds none (or
-    when `run_forward` is False).
-    """
-    found = _functions_in_graph(prepared) if run_forward else []
-    if not found:
-        found = _functions_defined_in(prepared.file.module.__name__, prepared.framework)
-    locations = []
-    for cls in found:
-        location = _backward_location(cls)
-        if location is not None:
-            locations.append(location)
-    return locations
-
-
-def _functions_in_graph(prepared: PreparedCase) -> list[type]:
-    func, inputs = _callable_and_inputs(prepared)
-    try:
-        with _grad_enabled(prepared):
-            outputs = func(*inputs)
-    except KeyboardInterrupt as exc:
-        raise _interrupted_in(prepared, exc) from None
-    except USER_ERRORS:  # the check has reported it
-        return []
-    if not isinstance(outputs, (tuple, list)):
-        outputs = (outputs,)
-    stack = [attribute(o, "grad_fn") for o in outputs]  # a user's grad_fn property may raise
-    seen: set[int] = set()
-    classes: list[type] = []
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        cls = getattr(type(node), "_forward_cls", None)
-        if cls is not None and _defined_by_user(cls) and cls not in classes:
-            classes.append(cls)
-        for edge in attribute(node, "next_functions", ()) or ():
-            stack.append(edge[0] if isinstance(edge, tuple) else edge)
-    classes.reverse()  # the walk meets the last-applied Function first
-    return classes
-
-
-def _defined_by_user(cls: type) -> bool:
-    """Whether a Function class is the user's, by the engine's rule for the user's files."""
-    from engine.autograd import anomaly
-
-    try:
-        return not anomaly.is_internal_file(inspect.getfile(cls))
-    except TypeError:  # no file records where it was defined (exec'd text): the user's
-        return True
-
-
 def _grad_enabled(prepared: PreparedCase) -> Any:
     if prepared.framework == "torch":
         import torch  # the user's file imported it
@@ -514,48 +458,6 @@ def _grad_enabled(prepared: PreparedCase) -> Any:
     import engine
 
     return engine.enable_grad()
-
-
-def _function_base(framework: str) -> type:
-    """The custom Function base class of the case's library."""
-    if framework == "torch":
-        import torch  # the user's file imported it
-
-        return torch.autograd.Function
-    from engine.autograd import Function
-
-    return Function
-
-
-def _functions_defined_in(module_name: str, framework: str) -> list[type]:
-    found: list[type] = []
-    pending = list(_function_base(framework).__subclasses__())
-    while pending:
-        cls = pending.pop(0)
-        if cls.__module__ == module_name and cls not in found:
-            found.append(cls)
-        pending.extend(cls.__subclasses__())
-    return found
-
-
-def _backward_location(cls: type) -> SourceLocation | None:
-    backward = cls.__dict__.get("backward") or cls.__dict__.get("vjp")
-    if backward is None:
-        return None
-    backward = getattr(backward, "__func__", backward)
-    try:
-        lines, start = inspect.getsourcelines(backward)
-        path = inspect.getsourcefile(backward)
-    except (OSError, TypeError):
-        return None
-    if path is None:
-        return None
-    return SourceLocation(
-        function=f"{cls.__qualname__}.backward",
-        file=_display_path(path),
-        line=start,
-        source=[line.rstrip("\n") for line in lines],
-    )
 
 
 def _display_path(path: str) -> str:

@@ -18,13 +18,10 @@ import numpy
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from engine.autograd.gradcheck.random_calls import (
-    RandomCall,
-    global_random_state,
-    random_call,
-    set_global_random_state,
-)
+from engine.autograd.gradcheck.random_calls import RandomCall, random_call
 from engine.autograd.gradcheck.tensors import Tensors
+
+from . import rng_snapshot
 
 
 class TorchTensors(Tensors):
@@ -111,15 +108,10 @@ class TorchTensors(Tensors):
         return repr(torch.Size(shape))
 
     def random_state(self) -> Any:
-        cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-        return torch.get_rng_state(), cuda, global_random_state()
+        return rng_snapshot.take()  # torch's, numpy's, Python's and the engine's generators
 
     def set_random_state(self, state: Any) -> None:
-        cpu, cuda, global_state = state
-        torch.set_rng_state(cpu)
-        if cuda is not None:
-            torch.cuda.set_rng_state_all(cuda)
-        set_global_random_state(global_state)
+        state()
 
     @contextmanager
     def watching_random(self) -> Iterator[list[RandomCall]]:

@@ -379,7 +379,7 @@ def test_json_schema(tmp_path):
     assert set(case) == {
         "file", "name", "line", "passed", "order", "mode", "localized", "device", "dtype", "upcast",
         "elapsed", "differentiable_elements", "settings", "verdict", "reason", "problems", "backwards",
-        "pairs", "warnings", "notes",
+        "graph_cuts", "no_gradient", "pairs", "warnings", "notes",
     }  # fmt: skip
     assert case["backwards"][0]["function"] == "Linear.backward"
     pair = next(p for p in case["pairs"] if not p["passed"])

@@ -27,7 +27,14 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
         "reason": str,                                                # why, in one sentence
         "problems": [{"message": str, "file": str | null, "line": int | null,
                       "kind": str | null}],   # failures besides mismatches; kind: the class it decides
-        "backwards": [{"function": str, "file": str, "line": int}],         # only for failed cases
+        "backwards": [{"function": str, "file": str, "line": int}],         # only for failed cases:
+                                            # the custom Functions in the case's graph
+        "graph_cuts": [{"input": str, "how": str, "file": str, "line": int}],
+                                            # failed cases: where a failing input's value left the
+                                            # graph and still reaches an output the failure involves;
+                                            # how: `.detach()`, `.detach().numpy()`, `.item()`, `.data`,
+                                            # `engine.tensor()`, `torch.as_tensor()`, `no_grad` ...
+        "no_gradient": [str],               # failed cases: inputs that get no gradient at all
         "pairs": [{
           "input": str, "output": str, "input_index": int, "output_index": int, "order": int, "passed": bool,
           "input_shape": [int], "output_shape": [int], "jacobian_shape": [int],
@@ -68,6 +75,7 @@ from ..running import LoadError
 from ..verdicts import PASS, PASSING, SHORT
 from .fit import Name, fitted, number
 from .jsonable import as_json
+from .lost_gradients import print_lost_gradients
 
 SCHEMA = "gradcli.check/1"
 #: Lines of a custom backward's source shown under a failure.
@@ -196,6 +204,7 @@ def print_failures(
                 _print(console, _Indented(Text("- " + problem.message), by=4))
                 if problem.source:
                     _print(console, _Indented(_numbered_source([problem.source], problem.line), by=8))
+        print_lost_gradients(console, result)
         for location in result.backwards:
             console.print(
                 f"  backward of {location.function.rsplit('.', 1)[0]}: {location.file}:{location.line}"
