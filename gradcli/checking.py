@@ -308,6 +308,7 @@ def run_case(
         from .failure_replay import examine_failure
 
         examine_failure(prepared, result, timeout, forward_ran=timed_out is None)
+        result.verdict, result.reason = case_class(result)  # a cut found there explains a BUG
     return result
 
 

@@ -75,7 +75,7 @@ def case_class(result: CaseResult) -> tuple[str, str]:
             return kind, deciding.message.splitlines()[0]
     wrong = [p for p in result.pairs if not p.passed]
     if wrong:
-        return BUG, bug_reason(wrong, result.settings.eps)
+        return BUG, _lost(result, wrong) or bug_reason(wrong, result.settings.eps)
     bugs = [p for p in result.problems if p.kind == BUG]
     if bugs:
         return BUG, bugs[0].message.splitlines()[0]
@@ -115,6 +115,18 @@ def _backward_reason(message: str, nondet_tol: float) -> str:
         f"beyond nondet_tol={nondet_tol:g}; if the backward is nondeterministic by design (atomic adds "
         "on a GPU), allow it with --nondet-tol"
     )
+
+
+def _lost(result: CaseResult, wrong: list[PairResult]) -> str | None:
+    """A wrong gradient explained by where it was lost (failure_replay.py), if it was."""
+    inputs = [p.input for p in wrong]
+    for cut in result.graph_cuts:
+        if cut.input in inputs:
+            return f"{cut.describe()}, so the analytical gradient misses what flows through that value"
+    for name in result.no_gradient:
+        if name in inputs:
+            return f"{name} gets no gradient at all, though the output depends on it"
+    return None
 
 
 def _passed(result: CaseResult) -> tuple[str, str]:

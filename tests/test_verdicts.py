@@ -381,3 +381,23 @@ def test_json_verdicts_are_the_documented_classes(tmp_path):
     code, doc = check(write(tmp_path, ENGINE_DROPOUT))
     schema = json.loads((Path(__file__).parent.parent / "gradcli/schemas/check.json").read_text())
     assert doc["cases"][0]["verdict"] in schema["$defs"]["case_class"]["enum"]
+
+
+def test_a_bug_from_a_cut_graph_says_where_the_gradient_was_lost(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        import engine
+
+        def f(x):
+            y = engine.tensor(x.detach().numpy() ** 2)
+            return x.sin() + y
+
+        inputs = (engine.randn(4, dtype=engine.float64, requires_grad=True),)
+        """,
+    )
+    code, doc = check(path)
+    case = doc["cases"][0]
+    at = f"{path}:{line_of(path, '.numpy()')}"
+    assert code == 1 and case["verdict"] == "BUG"
+    assert case["reason"].startswith(f"x's gradient is cut at {at}: `.detach().numpy()`")
