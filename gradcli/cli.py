@@ -90,7 +90,7 @@ def _command_streams(
 
 CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences for the cases in PATH(s).
 
-PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of [tool.gradcli] files = [...] in pyproject.toml; no other file is executed), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
+PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of [tool.gradcli] files = [...] in pyproject.toml; no other file is executed; a file found there that imports torch where torch is not installed is skipped, with a note), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
 
 A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., modules=(m1, m2), **options)`, which also checks the parameters of the modules given. Every nn.Module a case uses is checked on float64 copies of its parameters and buffers.
 
@@ -100,7 +100,7 @@ Mode: by default a case runs in fast mode (a random projection of the Jacobian; 
 
 --format json (or --json) prints one document: schema "gradcli.check/1" (`gradcli schema check` prints it). -o FILE writes the report or document to FILE; --junitxml FILE also writes a JUnit XML report.
 
-Exit codes (as pytest's): 0 every case passed; 1 a gradient check failed; 2 usage or loading error (file missing, syntax error, exception while loading, a file without cases, an unknown FILE::CASE, a malformed -k expression, no float input requiring grad, CUDA unavailable); 3 internal error of gradcli; 5 no case was collected (no check file found, or -k deselected every case).
+Exit codes (as pytest's): 0 every case passed; 1 a gradient check failed; 2 usage or loading error (file missing, syntax error, exception while loading, a file without cases, an unknown FILE::CASE, a malformed -k expression, no float input requiring grad, CUDA unavailable); 3 internal error of gradcli; 5 no case was collected (no check file found, every one found skipped, or -k deselected every case).
 """
 
 
@@ -319,8 +319,9 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     except CudaUnavailable as exc:
         raise UsageError(f"--device {run.device} is unavailable: {exc}") from None
     elapsed = time.perf_counter() - started
+    skipped = collected.skipped
     if run.junitxml is not None:
-        _write_junit_xml(run.junitxml, results, errors, elapsed)
+        _write_junit_xml(run.junitxml, results, errors, skipped, elapsed)
     if run.dump is not None or run.plot is not None:
         from . import jacobians  # --dump / --plot only
     if run.dump is not None:
@@ -336,12 +337,14 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
         code = EXIT_NO_CASES
     else:
         code = EXIT_FAILED if failed else EXIT_OK
+    render.print_skipped(err, skipped)
     if errors:
         render.print_errors(err, errors, run.debug)
     if run.json_output:
         document = render.json_document(
             results,
             errors,
+            skipped,
             settings=checking.Settings().with_options(run.given),
             device=run.device,
             seed=run.seed,
@@ -363,16 +366,18 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
         out.print(f"stopped after the first failure (-x); {len(prepared) - len(results)} not run")
     warnings = sum(len(r.warnings) for r in results)
     render.print_summary(
-        out, len(results) - failed, failed, len(errors), elapsed, collected.deselected, warnings
+        out, len(results) - failed, failed, len(errors), elapsed, collected.deselected, warnings, len(skipped)
     )
     return code
 
 
-def _write_junit_xml(path: str, results: list[checking.CaseResult], errors: list, elapsed: float) -> None:
+def _write_junit_xml(
+    path: str, results: list[checking.CaseResult], errors: list, skipped: list, elapsed: float
+) -> None:
     from .junit import write_junit_xml
 
     try:
-        write_junit_xml(path, results, errors, elapsed)
+        write_junit_xml(path, results, errors, elapsed, skipped)
     except OSError as exc:
         raise UsageError(f"cannot write --junitxml {path}: {exc.strerror or exc}") from None
 

@@ -6,6 +6,10 @@ and virtual environments are skipped), and no other file in it is executed; a fi
 the command line runs whatever its name; `file.py::case` keeps that case (and `case[0]`,
 `case[1]` ... of stacked decorators) and names an unknown case as an error; -k then keeps the
 cases whose names (the case's and its file's) match the expression.
+
+A file found in a directory that imports torch where torch is not installed is skipped, not an
+error: `gradcli check examples/` on an install without torch checks the engine files and says
+which it left out. Named on the command line, such a file is an error (exit 2).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .config import load_config
+from .frameworks import is_missing_torch
 from .isolation import fresh_files
 from .loading import LoadedFile, PreparedCase, load_file, prepare
 from .running import LoadError
@@ -27,23 +32,28 @@ SKIPPED_FOLDERS = ("__pycache__", "node_modules", "venv", "build", "dist", "*.eg
 
 @dataclass
 class Target:
-    """A check file to load, and the case names its node ids asked for (None: every case)."""
+    """A check file to load, the case names its node ids asked for (None: every case), and
+    whether only a directory search found it (never named: it may be skipped)."""
 
     path: str
     names: list[str] | None = None
+    searched: bool = False
 
 
 @dataclass
 class Collection:
-    """The cases to check, what could not be loaded, and how many cases -k left out."""
+    """The cases to check, what could not be loaded, the files skipped (torch missing) and how
+    many cases -k left out."""
 
     prepared: list[PreparedCase] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
+    skipped: list[LoadError] = field(default_factory=list)
     deselected: int = 0
 
     def add(self, other: Collection) -> None:
         self.prepared += other.prepared
         self.errors += other.errors
+        self.skipped += other.skipped
         self.deselected += other.deselected
 
 
@@ -56,13 +66,15 @@ def targets(arguments: list[str]) -> tuple[list[Target], list[LoadError]]:
     errors: list[LoadError] = []
     for argument in arguments:
         path, _, name = argument.partition("::")
+        searched = os.path.isdir(path) and not name
         try:
-            paths = search(path) if os.path.isdir(path) and not name else [path]
+            paths = search(path) if searched else [path]
         except LoadError as exc:
             errors.append(exc)
             continue
         for file in paths:
-            target = found.setdefault(os.path.abspath(file), Target(file, []))
+            target = found.setdefault(os.path.abspath(file), Target(file, [], searched))
+            target.searched = target.searched and searched
             if target.names is not None:
                 target.names = target.names + [name] if name else None
     return list(found.values()), errors
@@ -118,7 +130,8 @@ def _collect_file(target: Target, matcher: Matcher, seed: int) -> Collection:
         loaded.project_options = load_config(target.path).options
         cases = _named_cases(loaded, target.names)
     except LoadError as exc:
-        collection.errors.append(exc)
+        torch_missing = target.searched and exc.cause is not None and is_missing_torch(exc.cause)
+        (collection.skipped if torch_missing else collection.errors).append(exc)
         return collection
     for case in cases:
         if not matcher([case.name, os.path.basename(loaded.path)]):

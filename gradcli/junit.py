@@ -4,7 +4,8 @@ The layout is pytest's (`<testsuites><testsuite name="gradcli">`): one `<testcas
 `classname` the file and `name` the case; a failed case holds `<failure type=CLASS message="CLASS: reason">` with
 the case's text report (the one `gradcli check` prints) as its body; a case with kinks (KINK,
 passed or not) holds its kink warnings in `<system-err>`, one `WARNING: ...` line each; a file that
-could not be loaded is a `<testcase>` named after the file holding an `<error>`.
+could not be loaded is a `<testcase>` named after the file holding an `<error>`, and a file skipped
+(it imports torch, not installed) one holding a `<skipped>`.
 """
 
 from __future__ import annotations
@@ -20,16 +21,22 @@ from .render.console import make_console
 from .running import LoadError
 
 
-def write_junit_xml(path: str, results: list[CaseResult], errors: list[LoadError], elapsed: float) -> None:
+def write_junit_xml(
+    path: str,
+    results: list[CaseResult],
+    errors: list[LoadError],
+    elapsed: float,
+    skipped: list[LoadError] = (),
+) -> None:
     """Write the report of one run to `path` (OSError if it cannot be written)."""
     failures = sum(not r.passed for r in results)
     suite = ET.Element(
         "testsuite",
         name="gradcli",
-        tests=str(len(results) + len(errors)),
+        tests=str(len(results) + len(errors) + len(skipped)),
         failures=str(failures),
         errors=str(len(errors)),
-        skipped="0",
+        skipped=str(len(skipped)),
         time=f"{elapsed:.3f}",
         timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         hostname=socket.gethostname(),
@@ -37,6 +44,9 @@ def write_junit_xml(path: str, results: list[CaseResult], errors: list[LoadError
     for error in errors:
         case = ET.SubElement(suite, "testcase", classname="", name=error.file or "", time="0.000")
         ET.SubElement(case, "error", message=error.headline).text = str(error)
+    for file in skipped:
+        case = ET.SubElement(suite, "testcase", classname="", name=file.file or "", time="0.000")
+        ET.SubElement(case, "skipped", message=file.headline)
     for result in results:
         case = ET.SubElement(
             suite, "testcase", classname=result.file, name=result.name, time=f"{result.elapsed:.3f}"

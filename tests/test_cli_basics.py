@@ -78,7 +78,7 @@ def test_the_examples_in_help_run_as_shown(command, tmp_path, monkeypatch):
     assert len(lines) >= 3
     for line in lines:
         words = shlex.split(line)[1:]
-        for flag in ("-o", "--junitxml"):  # files written go to tmp_path
+        for flag in ("-o", "--junitxml", "--dump", "--plot"):  # written to tmp_path, not the checkout
             if flag in words:
                 at = words.index(flag) + 1
                 words[at] = str(tmp_path / words[at])

@@ -362,8 +362,11 @@ def test_json_schema(tmp_path):
     result, doc = run_json(ROOT / "examples" / "buggy.py")
     assert result.exit_code == 1
     assert doc["schema"] == "gradcli.check/1" and doc["exit_code"] == 1 and doc["passed"] is False
-    assert set(doc) == {"schema", "version", "passed", "exit_code", "summary", "settings", "errors", "cases"}
-    assert set(doc["summary"]) == {"passed", "failed", "errors", "total", "deselected", "elapsed"}
+    assert set(doc) == {
+        "schema", "version", "passed", "exit_code", "summary", "settings", "errors", "skipped", "cases",
+    }  # fmt: skip
+    assert set(doc["summary"]) == {"passed", "failed", "errors", "total", "deselected", "skipped", "elapsed"}
+    assert doc["skipped"] == [] and doc["summary"]["skipped"] == 0
     assert set(doc["settings"]) == {
         "order",
         "fast",

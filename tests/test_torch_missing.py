@@ -1,4 +1,5 @@
-"""A torch file where torch is not installed: exit 2 with the install hint, for every command.
+"""A torch file where torch is not installed: exit 2 with the install hint, for every command;
+a directory's torch files skipped by `check`, with the hint, and its other files checked.
 
 torch is hidden from a fresh interpreter (`sys.modules["torch"] = None`: importing it then raises
 ModuleNotFoundError, as on a machine without torch), so these run whether or not torch is
@@ -60,3 +61,38 @@ def test_anomaly_says_torch_is_missing() -> None:
 def test_an_engine_file_runs_without_torch() -> None:
     done = gradcli_without_torch("check", "examples/model.py")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_directory_check_skips_its_torch_files_and_checks_the_rest(tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    done = gradcli_without_torch("check", "examples/", "--junitxml", str(junit))
+    assert done.returncode == 0, done.stdout + done.stderr
+    skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped: ")]
+    assert skipped == [
+        f"skipped: examples/torch/{name}.py:7: {HINT}" for name in ("check_function", "check_model")
+    ]
+    assert "examples/check_models.py" in done.stdout and "2 skipped" in done.stdout.splitlines()[-1]
+    xml = junit.read_text()
+    assert 'skipped="2"' in xml and '<skipped message="examples/torch/check_model.py:7: ' in xml
+
+
+def test_a_directory_check_says_which_files_it_skipped_in_the_json() -> None:
+    doc = validated(gradcli_without_torch("check", "examples/", "--json").stdout)
+    assert doc["exit_code"] == 0 and doc["summary"]["skipped"] == 2 and doc["errors"] == []
+    assert [(s["file"], s["message"]) for s in doc["skipped"]] == [
+        ("examples/torch/check_function.py", HINT),
+        ("examples/torch/check_model.py", HINT),
+    ]
+
+
+def test_a_torch_file_named_beside_its_directory_is_still_an_error() -> None:
+    done = gradcli_without_torch("check", "examples/torch/check_model.py", "examples/torch/")
+    assert done.returncode == 2
+    assert f"error: examples/torch/check_model.py:7: {HINT}" in done.stderr
+    assert f"skipped: examples/torch/check_function.py:7: {HINT}" in done.stderr
+
+
+def test_a_directory_of_torch_files_only_collects_nothing() -> None:
+    done = gradcli_without_torch("check", "examples/torch/")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("2 skipped in ")

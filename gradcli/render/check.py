@@ -10,13 +10,15 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
       "schema": "gradcli.check/1",
       "version": str,                      # gradcli version
       "passed": bool,                      # every selected case passed and nothing failed to load
-      "exit_code": 0 | 1 | 2 | 5,          # 5: no case was selected (none found, or -k left none)
+      "exit_code": 0 | 1 | 2 | 5,          # 5: no case was selected (none found, all skipped, or -k left none)
       "summary": {"passed": int, "failed": int, "errors": int, "total": int,
                   "deselected": int,       # cases -k left out
+                  "skipped": int,          # files a directory search found that import torch, not installed
                   "elapsed": float},
       "settings": {"order": 1 | 2, "fast": bool | null, "eps": float, "atol": float, "rtol": float,
                    "nondet_tol": float, "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
       "errors": [{"file": str | null, "line": int | null, "message": str, "source": str | null}],
+      "skipped": [same entries as errors],   # the files summary.skipped counts, and why
       "cases": [{
         "file": str, "name": str, "line": int | null, "passed": bool,
         "order": int, "mode": "fast" | "full", "localized": bool, "device": str, "dtype": str,
@@ -356,6 +358,13 @@ def print_errors(console: Console, errors: list[LoadError], debug: bool = False)
         console.print(message, soft_wrap=True)
 
 
+def print_skipped(console: Console, skipped: list[LoadError]) -> None:
+    """Files a directory search found but that could not run here (torch missing): one line each,
+    so that a run that checked less than the directory holds says so."""
+    for file in skipped:
+        console.print(Text("skipped: ", style="bold yellow") + Text(file.headline), soft_wrap=True)
+
+
 def print_summary(
     console: Console,
     passed: int,
@@ -364,14 +373,22 @@ def print_summary(
     elapsed: float,
     deselected: int = 0,
     warnings: int = 0,
+    skipped: int = 0,
 ) -> None:
-    """The closing line, pytest style: '3 passed, 1 failed, 1 warning, 2 deselected in 0.42s'."""
-    style = "red" if failed or errors or not passed else ("yellow" if warnings else "green")
-    console.print(Text(summary_line(passed, failed, errors, elapsed, deselected, warnings), style=style))
+    """The closing line, pytest style: '3 passed, 1 failed, 1 skipped, 1 warning, 2 deselected in 0.42s'."""
+    style = "red" if failed or errors or not passed else ("yellow" if warnings or skipped else "green")
+    line = summary_line(passed, failed, errors, elapsed, deselected, warnings, skipped)
+    console.print(Text(line, style=style))
 
 
 def summary_line(
-    passed: int, failed: int, errors: int, elapsed: float, deselected: int = 0, warnings: int = 0
+    passed: int,
+    failed: int,
+    errors: int,
+    elapsed: float,
+    deselected: int = 0,
+    warnings: int = 0,
+    skipped: int = 0,
 ) -> str:
     parts = []
     if passed:
@@ -380,6 +397,8 @@ def summary_line(
         parts.append(f"{failed} failed")
     if errors:
         parts.append(plural(errors, "error"))
+    if skipped:
+        parts.append(f"{skipped} skipped")
     if warnings:
         parts.append(plural(warnings, "warning"))
     if deselected:
@@ -395,6 +414,7 @@ def summary_line(
 def json_document(
     results: list[CaseResult],
     errors: list[LoadError],
+    skipped: list[LoadError] = (),
     *,
     settings: Settings,
     device: str,
@@ -419,18 +439,22 @@ def json_document(
             "errors": len(errors),
             "total": len(results),
             "deselected": deselected,
+            "skipped": len(skipped),
             "elapsed": elapsed,
         },
         "settings": {**as_json(settings), "device": device, "seed": seed, "pattern": pattern},
-        "errors": [
-            {"file": e.file, "line": e.line, "message": e.message, "source": e.source_line} for e in errors
-        ],
+        "errors": [_load_error(e) for e in errors],
+        "skipped": [_load_error(e) for e in skipped],
         "cases": [as_json(r, leave_out=CASE_JSON_LEAVES_OUT) for r in results],
     }
     return json.dumps(document, indent=2)  # the records' nan/inf already made finite by as_json
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _load_error(error: LoadError) -> dict[str, Any]:
+    return {"file": error.file, "line": error.line, "message": error.message, "source": error.source_line}
 
 
 def _verdict(verdict: str) -> Text:
