@@ -210,7 +210,7 @@ def test_a_function_class_is_the_users_by_the_engines_rule(tmp_path, monkeypatch
     import importlib.util
 
     import engine
-    from gradcli.checking import _defined_by_user
+    from gradcli.failure_replay import _defined_by_user
 
     path = tmp_path / "mine.py"
     path.write_text("from engine.autograd import Function\n\nclass Mine(Function):\n    pass\n")
