@@ -24,7 +24,7 @@ from .report import (
     record,
 )
 from .second_order import gradgrad_problem
-from .state import Abort, Options
+from .state import Abort, Options, Reference
 from .tensors import ENGINE, Tensors
 from .util import as_tuple, stacklevel_outside
 
@@ -115,6 +115,7 @@ def check_gradients(
     tensors: Tensors = ENGINE,
     max_mismatches: int = MAX_MISMATCHES,
     progress: Callable[[int, int], None] | None = None,
+    reference: Reference | None = None,
 ) -> GradcheckReport:
     """Run gradcheck (and with order=2 gradgradcheck) and report everything it finds.
 
@@ -125,21 +126,34 @@ def check_gradients(
     Each pair lists its `max_mismatches` largest errors (and counts them all). `progress(done,
     total)` is called after each input element the numerical Jacobians perturb (full mode, or a
     fast-mode pair localised), counting the elements of every input of the check (per order).
+    `reference` (state.Reference) computes the first order's numerical Jacobians elsewhere, say
+    in float64 for a float32 function: the inputs are then checked as they are (no upcast,
+    no warning); the second order's numerical side stays the function's own.
     """
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
     start = time.perf_counter()
     tupled = as_tuple(inputs)
-    upcasting = upcast and _needs_upcast(tensors, tupled)
+    upcasting = upcast and reference is None and _needs_upcast(tensors, tupled)
     if upcasting:
         tupled = _float64_copies(tensors, tupled)
-    else:
+    elif reference is None:
         _warn_non_double(tensors, tupled)
     opts = Options(
         eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, max_mismatches=max_mismatches
     )
     report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
-    first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors, progress=progress)
+    first = Check(
+        func,
+        tupled,
+        opts,
+        report,
+        order=1,
+        strict=False,
+        tensors=tensors,
+        progress=progress,
+        reference=reference,
+    )
     _run_collecting(first)
     if order == 2 and first.forward_ran:
         report.order = 2

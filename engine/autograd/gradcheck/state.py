@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 
@@ -28,6 +28,19 @@ class Options:
     max_mismatches: int = MAX_MISMATCHES  # entries a PairReport lists, largest error first
 
 
+class Reference(NamedTuple):
+    """Where the numerical side of a check is computed, when not where the analytical one is.
+
+    `func` at `inputs` (one per input of the check, in the same order: float64 copies, say)
+    gives the outputs whose finite differences are the numerical Jacobians; the inputs
+    perturbed are these copies, each standing for the check's input at the same position.
+    The analytical Jacobians stay those of the check's own function and inputs.
+    """
+
+    func: Callable
+    inputs: tuple
+
+
 class Abort(Exception):
     """Ends the current check: a failure that makes the rest of it meaningless was recorded."""
 
@@ -42,6 +55,7 @@ class CheckState:
     Outputs and inputs are addressed by rank (torch's numbering: among differentiable
     outputs / inputs requiring grad); `outputs` and `diff_inputs` pair each with its
     position in the output / input tuple. `tensors` is the tensor library (tensors.py).
+    `reference` moves the numerical side to another function and inputs (see Reference).
     """
 
     def __init__(
@@ -55,9 +69,13 @@ class CheckState:
         strict: bool,
         tensors: Tensors = ENGINE,
         progress: Callable[[int, int], None] | None = None,
+        reference: Reference | None = None,
     ):
         self.func = func
         self.inputs = inputs
+        # the numerical side (numerical.py, batched.py): the reference's function and inputs, if any
+        self.numerical_func, self.numerical_inputs = (func, inputs) if reference is None else reference
+        self._twins = {} if reference is None else {id(a): b for a, b in zip(inputs, reference.inputs)}
         self.opts = opts
         self.report = report
         self.order = order
@@ -74,6 +92,10 @@ class CheckState:
         self.kink_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # by (input rank, element)
         self.progress = progress
         self.columns_done = 0
+
+    def numerical_twin(self, t: Any) -> Any:
+        """The tensor the numerical side perturbs for input `t` (t itself without a reference)."""
+        return self._twins.get(id(t), t)
 
     def column_done(self) -> None:
         """One input element perturbed: `progress(done, total)` over the elements of every input."""
