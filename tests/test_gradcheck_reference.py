@@ -95,3 +95,18 @@ def test_without_a_reference_non_double_inputs_still_warn():
     x32, _ = pair()
     with pytest.warns(UserWarning, match="is not a double precision"):
         check_gradients(cube, (x32,), eps=1e-3, atol=1e-2, rtol=1e-2, upcast=False)
+
+
+def test_a_wrong_backward_is_not_mistaken_for_a_kink_of_the_float32_outputs():
+    """Kinks are told from the reference's own values at x, not from the float32 forward's, whose
+    rounding (about 1e-7 |f|) over eps=1e-6 would look like one-sided slopes that disagree."""
+    Cube.wrong = True
+    x32 = engine.linspace(0.5, 3.0, 16, dtype=engine.float32).requires_grad_()
+    x64 = engine.tensor(x32.detach().numpy().astype("float64"), requires_grad=True)
+
+    def big(x):
+        return Cube.apply(x) * 100.0
+
+    report = check_gradients(big, (x32,), eps=1e-6, atol=1e-5, rtol=1e-3, reference=Reference(big, (x64,)))
+    (pair,) = report.pairs
+    assert not pair.passed and pair.nondifferentiable == [] and pair.mismatch_count == 16

@@ -31,7 +31,7 @@ def numerics_need_grad(state: CheckState, reference: list[tuple[int, Any]]) -> b
     tensors = state.tensors
     func, inputs = state.numerical_func, state.numerical_inputs
     try:
-        if func is not state.func:
+        if state.reference is not None:
             with tensors.enable_grad():
                 outs = as_tuple(func(*inputs))
             reference = [(k, outs[k]) for k, _ in reference]
@@ -165,6 +165,25 @@ def values_along(
     finally:
         array[...] = saved
     return [b.reshape(len(steps), numel(o)) for b, (_, o) in zip(buffers, outputs)]
+
+
+def centre_values(state: CheckState) -> list[numpy.ndarray]:
+    """Each differentiable output's values (1, numel) at the unperturbed inputs, as the numerical
+    side computes them: the reference forward's, or with a `Reference` its function's (run once)."""
+    cached = state.centre_cache
+    if cached is None:
+        numel = state.tensors.numel
+        if state.reference is None:
+            outs = [o for _, o in state.outputs]
+        else:
+            with _forward_mode(state):
+                computed = as_tuple(state.numerical_func(*state.numerical_inputs))
+            outs = [computed[k] for k, _ in state.outputs]
+        cached = [
+            numpy.asarray(state.tensors.values(o), dtype=numpy.float64).reshape(1, numel(o)) for o in outs
+        ]
+        state.centre_cache = cached
+    return cached
 
 
 def check_numerical_is_zero(state: CheckState, float_outputs: list[tuple[int, Any]]) -> None:

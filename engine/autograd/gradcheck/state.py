@@ -34,11 +34,27 @@ class Reference(NamedTuple):
     `func` at `inputs` (one per input of the check, in the same order: float64 copies, say)
     gives the outputs whose finite differences are the numerical Jacobians; the inputs
     perturbed are these copies, each standing for the check's input at the same position.
-    The analytical Jacobians stay those of the check's own function and inputs.
+    `scope()`, if given, is a context manager entered around each of its calls (at order 2,
+    around the whole first-order gradient, backward included): where the caller makes what
+    `func` reads match `inputs` (float64 parameters, say). The analytical Jacobians stay
+    those of the check's own function and inputs.
     """
 
     func: Callable
     inputs: tuple
+    scope: Callable[[], Any] | None = None
+
+    def scoped(self) -> Callable:
+        """`func`, each call inside `scope()`."""
+        if self.scope is None:
+            return self.func
+        func, scope = self.func, self.scope
+
+        def within(*args: Any) -> Any:
+            with scope():
+                return func(*args)
+
+        return within
 
 
 class Abort(Exception):
@@ -74,7 +90,9 @@ class CheckState:
         self.func = func
         self.inputs = inputs
         # the numerical side (numerical.py, batched.py): the reference's function and inputs, if any
-        self.numerical_func, self.numerical_inputs = (func, inputs) if reference is None else reference
+        self.reference = reference
+        self.numerical_func = func if reference is None else reference.scoped()
+        self.numerical_inputs = inputs if reference is None else reference.inputs
         self._twins = {} if reference is None else {id(a): b for a, b in zip(inputs, reference.inputs)}
         self.opts = opts
         self.report = report
@@ -88,6 +106,7 @@ class CheckState:
         self.backward_failed = False
         self.numerics_need_grad = False
         self.numerical_cache: dict[int, list[numpy.ndarray]] = {}  # by input rank
+        self.centre_cache: list[numpy.ndarray] | None = None  # numerical.centre_values
         self.analytical_cache: dict[int, list[numpy.ndarray | None]] = {}  # by output rank
         self.kink_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # by (input rank, element)
         self.progress = progress
