@@ -14,14 +14,18 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
       "summary": {"passed": int, "failed": int, "errors": int, "total": int,
                   "deselected": int,       # cases -k left out
                   "elapsed": float},
-      "settings": {"order": 1 | 2, "fast": bool | null, "eps": float, "atol": float, "rtol": float,
-                   "nondet_tol": float, "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
+      "settings": {"order": 1 | 2, "fast": bool | null,
+                   "eps": float | null, "atol": float | null, "rtol": float | null,   # null: from each case's dtype
+                   "nondet_tol": float, "dtype": "float64" | "native", "reference": "float64" | "native",
+                   "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
       "errors": [{"file": str | null, "line": int | null, "message": str, "source": str | null}],
       "cases": [{
         "file": str, "name": str, "line": int | null, "passed": bool,
-        "order": int, "mode": "fast" | "full", "localized": bool, "device": str, "dtype": str,
+        "order": int, "mode": "fast" | "full", "localized": bool, "device": str,
+        "dtype": str,                      # of the analytical gradient ("float64", native "float32", ...)
         "upcast": bool, "elapsed": float, "differentiable_elements": int,
-        "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol"},   # after the case's own options
+        "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol", "dtype", "reference"},
+                                           # after the case's own options, eps and tolerances resolved
         "problems": [{"message": str, "file": str | null, "line": int | null,
                       "kind": str | null}],   # failures besides mismatches; kind: the class it decides
         "backwards": [{"function": str, "file": str, "line": int}],         # only for failed cases
@@ -38,7 +42,8 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                                             # the worst --show N of them (default 10), largest abs err first
           "nondifferentiable": [same entries as mismatches]   # NONDIFF: kinks within eps, not failures
         }],
-        "warnings": [str]        # why entries were set apart as kinks, and the fix; exit 0 if nothing else failed
+        "warnings": [str],       # why entries were set apart as kinks, and the fix; exit 0 if nothing else failed
+        "reference": str         # the numerical Jacobian's dtype: "float64", or the native one (reference native)
       }]
     }
 """
@@ -58,6 +63,7 @@ from rich.text import Text
 from ..checking import MISMATCH_ROWS, CaseResult, PairResult, Settings
 from ..plurals import plural
 from ..running import LoadError
+from .dtype_label import dtype_label
 from .fit import Name, fitted, number
 from .jsonable import as_json
 
@@ -170,7 +176,7 @@ def print_failures(
         if result.localized:
             details += ", localized"
         if result.dtype:
-            details += f", {result.dtype}" + (" (upcast)" if result.upcast else "")
+            details += f", {dtype_label(result)}"
         details += f", {result.device}"
         console.print(Text(title, style="bold red") + Text(f" ({details})", style="dim"))
         for pair in result.pairs:
