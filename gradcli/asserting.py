@@ -22,8 +22,8 @@ def assert_gradients(fn: Callable[..., Any], inputs: Any, **options: Any) -> Cas
     `inputs`: a tuple of arguments, one tensor, or a zero-argument callable returning a tuple
     (called with the seed set to 0, as gradcli check does). `fn` may be a module (callable, with
     `.parameters()`): its parameters are checked too, named `model.<attr>`. Options (eps, atol,
-    rtol, order, fast, nondet_tol) override `[tool.gradcli]` of the pyproject.toml nearest the
-    calling file, which overrides the defaults. Entries set apart as kinks (KINK) issue a
+    rtol, order, fast, nondet_tol, dtype, reference) override `[tool.gradcli]` of the
+    pyproject.toml nearest the calling file, which overrides the defaults. Entries set apart as kinks (KINK) issue a
     `gradcli.NondifferentiableWarning` at the calling line. The AssertionError carries the failure report of
     `gradcli check` (worst entries side by side, the backward's source). Returns the CaseResult
     of a passing check, for tests that look further (`result.pairs`, `result.mode`).

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Per-case options a case may set; each overrides the matching CLI option for that case.
-OPTION_NAMES = ("eps", "atol", "rtol", "order", "fast", "nondet_tol")
+OPTION_NAMES = ("eps", "atol", "rtol", "order", "fast", "nondet_tol", "dtype", "reference")
+#: What `dtype` and `reference` take: the check in float64, or in the case's own dtype.
+DTYPE_CHOICES = ("float64", "native")
 
 
 @dataclass
@@ -66,6 +68,8 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
             )
         if key == "order" and value not in (1, 2):
             raise ValueError(f"gradcli.case(order=...) must be 1 or 2, not {value!r}")
+        if key in ("dtype", "reference") and (not isinstance(value, str) or value not in DTYPE_CHOICES):
+            raise ValueError(f'gradcli.case({key}=...) must be "float64" or "native", not {value!r}')
         if key == "fast" and value not in (True, False, None):
             raise ValueError(f"gradcli.case(fast=...) must be True, False or None, not {value!r}")
         if key in ("eps", "atol", "rtol", "nondet_tol"):
@@ -100,8 +104,8 @@ def case(
     `inputs` are the positional arguments (tensors and plain values), or a single zero-argument
     callable returning a fresh tuple of them. `modules` (a module or a tuple of them) adds
     their parameters to what is checked, named after the modules' variables (`m1.fc.weight`).
-    `options` (eps, atol, rtol, order, fast, nondet_tol) override the command-line settings
-    for this case only. Decorators stack: each one declares its own case. The function itself
+    `options` (eps, atol, rtol, order, fast, nondet_tol, dtype, reference) override the
+    command-line settings for this case only. Decorators stack: each one declares its own case. The function itself
     is returned unchanged.
     """
     if name is not None and not isinstance(name, str):

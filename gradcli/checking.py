@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .case_modules import float64_storage, is_module, module_tensors, modules_used_by
+from .check_dtype import DtypePlan
+from .dtype_errors import DtypeWatch
 from .exception_text import USER_ERRORS, exception_text
 from .frameworks import is_engine_tensor, is_torch_tensor
 from .graph_cuts import GraphCut
@@ -40,18 +41,46 @@ MISMATCH_ROWS = 5
 
 @dataclass
 class Settings:
-    """Tolerances and mode for a check; `fast=None` means automatic (see FULL_MODE_BELOW)."""
+    """Tolerances and mode for a check; `fast=None` means automatic (see FULL_MODE_BELOW).
+
+    `dtype`: "float64" (inputs and everything the case reaches checked as float64) or "native"
+    (the case's own dtype; `reference`: its numerical side in "float64", the default, or
+    "native" too). eps, atol, rtol None: not given, chosen from the dtype (`resolved`)."""
 
     order: int = 1
     fast: bool | None = None
-    eps: float = 1e-6
-    atol: float = 1e-5
-    rtol: float = 1e-3
+    eps: float | None = None
+    atol: float | None = None
+    rtol: float | None = None
     nondet_tol: float = 0.0
+    dtype: str = "float64"
+    reference: str | None = None
 
     def with_options(self, options: dict[str, Any]) -> Settings:
         """These settings overridden by a case's own options."""
         return dataclasses.replace(self, **options)
+
+    def resolved(self, dtype: str = "float64") -> Settings:
+        """Every choice made, for a check whose least precise dtype is `dtype` (tolerances.py)."""
+        from .tolerances import native_defaults
+
+        native = self.dtype == "native"
+        reference = (self.reference or "float64") if native else "float64"
+        eps, atol, rtol = native_defaults(dtype if native else "float64", reference)
+        return dataclasses.replace(
+            self,
+            eps=eps if self.eps is None else self.eps,
+            atol=atol if self.atol is None else self.atol,
+            rtol=rtol if self.rtol is None else self.rtol,
+            reference=reference,
+        )
+
+    def for_run(self) -> Settings:
+        """The run's settings as reported: float64's defaults filled in; with --dtype native the
+        tolerances not given stay None, each case's coming from its own dtype."""
+        if self.dtype == "native":
+            return dataclasses.replace(self, reference=self.reference or "float64")
+        return self.resolved()
 
 
 @dataclass
@@ -202,6 +231,8 @@ class CaseResult:
     warnings: list[str] = field(default_factory=list)  # kinks: why the numerical side was set aside
     notes: list[str] = field(default_factory=list)  # noise: which other estimate agreed
     traceback: str | None = None
+    #: the dtype of the numerical Jacobian: "float64", or the native dtype (--reference native)
+    reference: str = "float64"
 
 
 def differentiable_elements(prepared: PreparedCase) -> int:
@@ -229,18 +260,21 @@ def run_case(
     from .time_limit import TimedOut, time_limit
 
     case = prepared.case
-    chosen = settings.with_options(case.options)
     elements = differentiable_elements(prepared)
-    fast = chosen.fast if chosen.fast is not None else elements >= FULL_MODE_BELOW
     func, inputs = _callable_and_inputs(prepared)
+    plan = DtypePlan(
+        prepared, settings.with_options(case.options), _library(prepared).get("tensors", _engine())
+    )
+    chosen = plan.settings
+    fast = chosen.fast if chosen.fast is not None else elements >= FULL_MODE_BELOW
+    watch = DtypeWatch(plan.dtype if plan.native else "float64", plan.native, plan.reference64)
+    func = watch.wrap(func)
     names = prepared.input_names + [name for name, _ in prepared.params]
     started = time.perf_counter()
     report, failure, timed_out, causes = None, None, None, []
-    upcast_parameters = _float64_storage(prepared)
     try:
-        with upcast_parameters, time_limit(timeout):
-            if upcast_parameters.upcast:
-                inputs = _float64_inputs(prepared, inputs)
+        with plan.storage, time_limit(timeout), plan.quiet():
+            inputs = plan.inputs(inputs)
             report = check_gradients(
                 func,
                 inputs,
@@ -252,6 +286,7 @@ def run_case(
                 nondet_tol=chosen.nondet_tol,
                 max_mismatches=show,
                 progress=progress,
+                **plan.arguments(func, inputs),
                 **_library(prepared),
             )
             if report.forward_drift is not None:  # traced once more, with the same upcasts
@@ -290,10 +325,11 @@ def run_case(
         result.order = report.order
         result.device = str(report.device)
         result.dtype = str(report.dtype)
-        result.upcast = bool(report.upcast) or upcast_parameters.upcast
+        result.upcast = bool(report.upcast) or plan.upcast
+        result.reference = "float64" if plan.reference64 else result.dtype
         result.localized = bool(getattr(report, "localized", False))
         result.problems = causes + [
-            _problem(str(p), kind) for p, kind in zip(report.problems, report.problem_kinds)
+            watch.problem(_problem(str(p), kind)) for p, kind in zip(report.problems, report.problem_kinds)
         ]
         result.pairs = _pair_results(report.pairs, names, inputs)
         if not keep_jacobians:
@@ -382,18 +418,10 @@ def _interrupted_in(prepared: PreparedCase, exc: KeyboardInterrupt) -> BaseExcep
     return interrupted(f"while running {prepared.file.path}::{prepared.case.name}", exc)
 
 
-def _float64_inputs(prepared: PreparedCase, inputs: tuple) -> tuple:
-    """Float inputs as float64 copies when the parameters were widened, those not requiring grad too:
-    check_gradients widens only inputs that require grad, and a float32 `x` would meet float64 weights."""
-    tensors = _library(prepared).get("tensors")
-    if tensors is None:
-        from engine.autograd.gradcheck.tensors import ENGINE as tensors
+def _engine() -> Any:
+    from engine.autograd.gradcheck.tensors import ENGINE
 
-    def lower(x: Any) -> bool:
-        tensor = is_engine_tensor(x) or is_torch_tensor(x)
-        return tensor and x.dtype.is_floating_point and x.dtype.itemsize < 8
-
-    return tuple(tensors.float64_leaf(x) if lower(x) else x for x in inputs)
+    return ENGINE
 
 
 def _library(prepared: PreparedCase) -> dict[str, Any]:
@@ -403,13 +431,6 @@ def _library(prepared: PreparedCase) -> dict[str, Any]:
     from .checking_torch import TorchTensors
 
     return {"tensors": TorchTensors()}
-
-
-def _float64_storage(prepared: PreparedCase) -> float64_storage:
-    """float64 storage, for the check, for the checked parameters and every module the case uses."""
-    case = prepared.case
-    modules = [m for m in (case.model, *case.modules) if is_module(m)] + modules_used_by(case.func)
-    return float64_storage([p for _, p in prepared.params] + module_tensors(modules))
 
 
 _AT_LINE = re.compile(r"\(at (?P<file>.+):(?P<line>\d+)\)")

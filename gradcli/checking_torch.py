@@ -3,8 +3,8 @@
 Imported only for a case whose tensors are torch's, so only after the user's file imported
 torch (gradcli never imports it on its own). Inputs are perturbed through a view of their
 memory that torch's version counters do not see, as torch's own gradcheck does with
-`x.data`: a numpy view on the CPU, a CuPy view on CUDA when CuPy is installed, else
-`x.data` itself behind a numpy-like surface (`TorchArray`).
+`x.data`: a numpy view on the CPU, a CuPy view on CUDA when CuPy is installed, else (and
+for bfloat16, which numpy lacks) `x.data` itself behind a numpy-like surface (`TorchArray`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class TorchTensors(Tensors):
         return isinstance(value, torch.Tensor)
 
     def storage(self, t: torch.Tensor) -> Any:
-        if self.storage_kind == "torch":
+        if self.storage_kind == "torch" or t.dtype == torch.bfloat16:  # numpy has no bfloat16
             return TorchArray(t.data)
         if t.device.type == "cpu":
             return t.detach().numpy()

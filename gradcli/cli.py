@@ -19,6 +19,7 @@ import click
 from click.exceptions import Exit
 
 from . import checking
+from .cases import DTYPE_CHOICES
 from .completion import completion_options
 from .exits import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
 from .options import (
@@ -36,6 +37,7 @@ from .options import (
     started_in,
 )
 from .stdout_guard import command_stdout
+from .tolerances import FLOAT64
 
 if TYPE_CHECKING:  # imported by the command that runs: --version, -h and schema stay light
     from typing import TextIO
@@ -92,9 +94,9 @@ CHECK_HELP = f"""Compare analytical gradients (backward) with finite differences
 
 PATH is a check file, a directory (searched recursively for check_*.py and *_check.py, or the patterns of [tool.gradcli] files = [...] in pyproject.toml; no other file is executed; a file found there that imports torch where torch is not installed is skipped, with a note), or a node id FILE::CASE (several allowed). -k selects by pytest's expression grammar over case and file names: -k "not swish", -k "mlp and not (slow or big)".
 
-A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., modules=(m1, m2), **options)`, which also checks the parameters of the modules given. Every nn.Module a case uses is checked on float64 copies of its parameters and buffers.
+A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., modules=(m1, m2), **options)`, which also checks the parameters of the modules given. Float inputs, and every tensor and nn.Module the case function reaches (globals, closures, default arguments, attributes, helpers in other files), are checked on float64 copies, restored afterwards; --dtype native checks in the case's own dtype instead, against a float64 numerical reference (--reference float64, the default) or a native one (--reference native).
 
-Options (eps, atol, rtol, order, fast, nondet_tol) come from the case, then from the command line, then from [tool.gradcli] in the nearest pyproject.toml, then the defaults.
+Options (eps, atol, rtol, order, fast, nondet_tol, dtype, reference) come from the case, then from the command line, then from [tool.gradcli] in the nearest pyproject.toml, then the defaults.
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
@@ -109,6 +111,7 @@ CHECK_EXAMPLES = examples(
     "gradcli check examples/ -k 'not swish' -x",
     "gradcli check examples/model.py::swish --order 2",
     "gradcli check examples/buggy.py --full --atol 1e-6",
+    "gradcli check examples/model.py --dtype native",
     "gradcli check examples/buggy.py --show 20 --dump jacobians.npz --plot plots/",
     "gradcli check examples/model.py --format json -o report.json",
     "gradcli check examples/model.py --junitxml gradcli.xml",
@@ -138,13 +141,31 @@ def _given(**options: object) -> dict[str, object]:
 @click.option(
     "--eps",
     type=click.FloatRange(min=0.0),
-    help=f"Finite-difference step (default: {checking.Settings.eps}).",
+    help=f"Finite-difference step (default: {FLOAT64[0]:g}; with --dtype native, from the dtype).",
 )
 @click.option(
-    "--atol", type=click.FloatRange(min=0.0), help=f"Absolute tolerance (default: {checking.Settings.atol})."
+    "--atol",
+    type=click.FloatRange(min=0.0),
+    help=f"Absolute tolerance (default: {FLOAT64[1]:g}; with --dtype native, from the dtype).",
 )
 @click.option(
-    "--rtol", type=click.FloatRange(min=0.0), help=f"Relative tolerance (default: {checking.Settings.rtol})."
+    "--rtol",
+    type=click.FloatRange(min=0.0),
+    help=f"Relative tolerance (default: {FLOAT64[2]:g}; with --dtype native, from the dtype).",
+)
+@click.option(
+    "--dtype",
+    "dtype",
+    type=click.Choice(DTYPE_CHOICES),
+    help="float64: check float inputs, and the tensors and modules the case reaches, as float64 copies "
+    "(the default); native: check in the case's own dtype (float32, float16, bfloat16), with eps and "
+    "tolerances chosen from it.",
+)
+@click.option(
+    "--reference",
+    type=click.Choice(DTYPE_CHOICES),
+    help="With --dtype native, the dtype of the numerical Jacobian the analytical one is compared with: "
+    "float64 (the default: the function run on float64 copies) or native.",
 )
 @click.option(
     "--nondet-tol",
@@ -202,6 +223,8 @@ def check(
     atol: float | None,
     rtol: float | None,
     nondet_tol: float | None,
+    dtype: str | None,
+    reference: str | None,
     pattern: str | None,
     exitfirst: bool,
     device: str,
@@ -234,7 +257,16 @@ def check(
             matcher = compile_expression(pattern)
         except ExpressionError as exc:
             raise UsageError(f"-k {pattern!r}: {exc}") from None
-        given = _given(order=order, fast=fast, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
+        given = _given(
+            order=order,
+            fast=fast,
+            eps=eps,
+            atol=atol,
+            rtol=rtol,
+            nondet_tol=nondet_tol,
+            dtype=dtype,
+            reference=reference,
+        )
         if plot is not None:
             from .jacobians import require_matplotlib
 
@@ -345,7 +377,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
             results,
             errors,
             skipped,
-            settings=checking.Settings().with_options(run.given),
+            settings=checking.Settings().with_options(run.given).for_run(),
             device=run.device,
             seed=run.seed,
             pattern=run.pattern,

@@ -2,8 +2,9 @@
 
 Options are taken from the case first, then from the command line (or `assert_gradients`'s
 keywords), then from `[tool.gradcli]`, then gradcli's defaults. The table holds the check
-options a case may set (`eps`, `atol`, `rtol`, `order`, `fast`, `nondet_tol`) and `files`: the
-glob patterns a directory is searched with (default `check_*.py`, `*_check.py`).
+options a case may set (`eps`, `atol`, `rtol`, `order`, `fast`, `nondet_tol`, `dtype`,
+`reference`) and `files`: the glob patterns a directory is searched with (default
+`check_*.py`, `*_check.py`).
 """
 
 from __future__ import annotations

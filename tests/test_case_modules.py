@@ -96,14 +96,16 @@ def test_float32_models_in_decorated_cases_pass_and_modules_parameters_are_check
 
 def test_without_the_float64_copies_the_same_file_fails_as_the_issue_reports(tmp_path, monkeypatch):
     """The failure the float64 storage prevents (guards the test above against passing vacuously)."""
-    import gradcli.checking as checking
+    import gradcli.check_dtype as check_dtype
+    from gradcli.reach import Reached
 
-    monkeypatch.setattr(checking, "modules_used_by", lambda func: [])
-    monkeypatch.setattr(checking, "module_tensors", lambda modules: [])
+    monkeypatch.setattr(check_dtype, "reached", lambda func, roots: Reached())
+    monkeypatch.setattr(check_dtype, "module_tensors", lambda modules: [])
     code, doc = check_json(write(tmp_path, TWO_MODELS), "-k", "implicit")
     assert code == 1
     (problem,) = doc["cases"][0]["problems"]
-    assert "expected m1 and m2 to have the same dtype" in problem["message"]
+    assert "mat1 and mat2 must have the same dtype, but got Double and Float" in problem["message"]
+    assert problem["kind"] == "DTYPE"
 
 
 def test_modules_and_their_buffers_are_restored_exactly(tmp_path):

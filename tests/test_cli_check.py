@@ -374,16 +374,24 @@ def test_json_schema(tmp_path):
         "atol",
         "rtol",
         "nondet_tol",
+        "dtype",
+        "reference",
         "device",
         "seed",
         "pattern",
     }
+    assert (doc["settings"]["eps"], doc["settings"]["dtype"], doc["settings"]["reference"]) == (
+        1e-6,
+        "float64",
+        "float64",
+    )
     (case,) = doc["cases"]
     assert set(case) == {
         "file", "name", "line", "passed", "order", "mode", "localized", "device", "dtype", "upcast",
         "elapsed", "differentiable_elements", "settings", "verdict", "reason", "problems", "backwards",
-        "graph_cuts", "no_gradient", "pairs", "warnings", "notes",
+        "graph_cuts", "no_gradient", "pairs", "warnings", "notes", "reference",
     }  # fmt: skip
+    assert (case["dtype"], case["reference"], case["settings"]["dtype"]) == ("float64", "float64", "float64")
     assert case["backwards"][0]["function"] == "Linear.backward"
     pair = next(p for p in case["pairs"] if not p["passed"])
     assert set(pair) == {

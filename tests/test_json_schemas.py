@@ -92,6 +92,9 @@ CHECK_RUNS = [
     ("tests/corpus/model_form.py",),
     ("examples/no_such_file.py",),  # a loading error
     ("examples/model.py", "-k", "no_case_has_this_name"),
+    ("examples/model.py", "--dtype", "native"),  # float32 against a float64 reference; null run tolerances
+    ("examples/model.py", "--dtype", "native", "--reference", "native"),
+    ("tests/corpus/dtype_error.py",),  # a DTYPE problem
 ]
 TORCH_CHECK_RUNS = [("examples/torch/check_model.py",), ("examples/torch/check_function.py",)]
 

@@ -17,7 +17,7 @@ import numpy
 from .. import backend
 from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
-from . import arg_errors, creation, promotion
+from . import arg_errors, creation, product_dtypes, promotion
 from . import derivatives as D
 from . import kernels as K
 from .api import IN_PLACE, exported, public
@@ -242,11 +242,15 @@ def matmul(input, other):
         if input._data.__class__ is not other._data.__class__:
             check_same_device(input, other)
         _check_mm(sa, sb)
+        if input._data.dtype is not other._data.dtype and input.dtype is not other.dtype:
+            raise product_dtypes.mm_error(input, other)
         return apply_op(D.MM, (input, other))
     check_same_device(input, other)
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
     if na == 1 and nb == 1:
+        if product_dtypes.differ(input, other):
+            raise product_dtypes.dot_error(input, other)
         if input.shape != other.shape:
             n, k = input.shape[0], other.shape[0]
             raise RuntimeError(
@@ -261,6 +265,8 @@ def matmul(input, other):
             (other.shape[0], 1),
             f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({other.shape[0]})",
         )
+        if product_dtypes.differ(input, other):
+            raise product_dtypes.mv_error(input, other)
         return apply_op(D.MV, (input, other))
     if na == 1 and nb == 2:
         return squeeze(mm(unsqueeze(input, 0), other), 0, _name="SqueezeBackward4")
@@ -271,6 +277,8 @@ def matmul(input, other):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{right.shape[0]}, {left.shape[-1]}] but got: [{right.shape[0]}, {right.shape[-2]}]."
         )
+    if product_dtypes.differ(input, other):
+        raise product_dtypes.batched_matmul_error(input, other)
     out = apply_op(D.BMM, (left, right))
     if na == 1:
         out = squeeze(out, -2, _name="SqueezeBackward4")

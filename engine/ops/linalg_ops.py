@@ -218,10 +218,14 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 def _check_baddbmm(input, batch1, batch2, beta, alpha) -> None:
     _check_batches(batch1, batch2)
-    if not input.dtype is batch1.dtype is batch2.dtype:
+    if input.dtype is not batch1.dtype:  # torch's check here compares only these two
         raise RuntimeError(
             f"Input dtypes must be the same, got: input {input.dtype.cpp_name}, batch1: {batch1.dtype.cpp_name}, "
             f"batch2: {batch2.dtype.cpp_name}"
+        )
+    if batch2.dtype is not input.dtype:  # the kernel's
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_type} but found {batch2.dtype.scalar_type}"
         )
     _expand_to(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
 

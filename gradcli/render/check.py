@@ -15,15 +15,19 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                   "deselected": int,       # cases -k left out
                   "skipped": int,          # files a directory search found that import torch, not installed
                   "elapsed": float},
-      "settings": {"order": 1 | 2, "fast": bool | null, "eps": float, "atol": float, "rtol": float,
-                   "nondet_tol": float, "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
+      "settings": {"order": 1 | 2, "fast": bool | null,
+                   "eps": float | null, "atol": float | null, "rtol": float | null,   # null: from each case's dtype
+                   "nondet_tol": float, "dtype": "float64" | "native", "reference": "float64" | "native",
+                   "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
       "errors": [{"file": str | null, "line": int | null, "message": str, "source": str | null}],
       "skipped": [same entries as errors],   # the files summary.skipped counts, and why
       "cases": [{
         "file": str, "name": str, "line": int | null, "passed": bool,
-        "order": int, "mode": "fast" | "full", "localized": bool, "device": str, "dtype": str,
+        "order": int, "mode": "fast" | "full", "localized": bool, "device": str,
+        "dtype": str,                      # of the analytical gradient ("float64", native "float32", ...)
         "upcast": bool, "elapsed": float, "differentiable_elements": int,
-        "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol"},   # after the case's own options
+        "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol", "dtype", "reference"},
+                                           # after the case's own options, eps and tolerances resolved
         "verdict": "PASS" | "NOISE" | "KINK" | "BUG" | "RANDOM FORWARD" | "NONDETERMINISTIC FORWARD"
                    | "NONDETERMINISTIC BACKWARD" | "DTYPE" | "ERROR",   # the case's class (verdicts.py)
         "reason": str,                                                # why, in one sentence
@@ -54,7 +58,8 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
           "verdict": "PASS" | "NOISE" | "KINK" | "BUG"
         }],
         "warnings": [str],       # why entries were set apart as kinks, and the fix; exit 0 if nothing else failed
-        "notes": [str]           # why entries were set apart as noise; never a failure
+        "notes": [str],          # why entries were set apart as noise; never a failure
+        "reference": str         # the numerical Jacobian's dtype: "float64", or the native one (reference native)
       }]
     }
 """
@@ -75,6 +80,7 @@ from ..checking import MISMATCH_ROWS, CaseResult, PairResult, Settings
 from ..plurals import plural
 from ..running import LoadError
 from ..verdicts import PASS, PASSING, SHORT
+from .dtype_label import dtype_label
 from .fit import Name, fitted, number
 from .jsonable import as_json
 from .lost_gradients import print_lost_gradients
@@ -188,7 +194,7 @@ def print_failures(
         if result.localized:
             details += ", localized"
         if result.dtype:
-            details += f", {result.dtype}" + (" (upcast)" if result.upcast else "")
+            details += f", {dtype_label(result)}"
         details += f", {result.device}"
         console.print(Text(title, style="bold red") + Text(f" ({details})", style="dim"))
         _print(console, _Indented(Text(f"why: {result.reason}"), by=2))

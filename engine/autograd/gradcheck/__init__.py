@@ -34,7 +34,8 @@ and inputs as torch does (among differentiable outputs / inputs requiring grad),
 
 Modules, from the entry points down:
 
-- api.py: gradcheck, gradgradcheck, check_gradients (input checks, upcasting).
+- api.py: gradcheck, gradgradcheck, check_gradients (input checks, upcasting; a `Reference`
+  moves the numerical side to another function and inputs, e.g. float64 copies).
 - second_order.py: the function of (inputs, grad_outputs) that gradgradcheck checks.
 - check.py: `Check`, the order of one check's steps.
 - state.py: what a check knows (`CheckState`, `Options`) and how it records failures.
@@ -52,11 +53,13 @@ Modules, from the entry points down:
 
 from .api import check_gradients, gradcheck, gradgradcheck
 from .report import GradcheckError, GradcheckReport, PairReport
+from .state import Reference
 
 __all__ = [
     "GradcheckError",
     "GradcheckReport",
     "PairReport",
+    "Reference",
     "check_gradients",
     "gradcheck",
     "gradgradcheck",

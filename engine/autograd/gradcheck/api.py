@@ -25,7 +25,7 @@ from .report import (
     record,
 )
 from .second_order import gradgrad_problem
-from .state import Abort, Options
+from .state import Abort, Options, Reference
 from .tensors import ENGINE, Tensors
 from .util import as_tuple, stacklevel_outside
 
@@ -116,6 +116,7 @@ def check_gradients(
     tensors: Tensors = ENGINE,
     max_mismatches: int = MAX_MISMATCHES,
     progress: Callable[[int, int], None] | None = None,
+    reference: Reference | None = None,
 ) -> GradcheckReport:
     """Run gradcheck (and with order=2 gradgradcheck) and report everything it finds.
 
@@ -126,36 +127,67 @@ def check_gradients(
     Each pair lists its `max_mismatches` largest errors (and counts them all). `progress(done,
     total)` is called after each input element the numerical Jacobians perturb (full mode, or a
     fast-mode pair localised), counting the elements of every input of the check (per order).
+    `reference` (state.Reference) computes the numerical Jacobians elsewhere, say in float64 for
+    a float32 function: the inputs are then checked as they are (no upcast, no warning); at
+    order 2 the reference's second-order problem gets float64 copies of the grad_outputs.
     """
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
     start = time.perf_counter()
     tupled = as_tuple(inputs)
-    upcasting = upcast and _needs_upcast(tensors, tupled)
+    upcasting = upcast and reference is None and _needs_upcast(tensors, tupled)
     if upcasting:
         tupled = _float64_copies(tensors, tupled)
-    else:
+    elif reference is None:
         _warn_non_double(tensors, tupled)
     opts = Options(
         eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, max_mismatches=max_mismatches
     )
     report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
-    first = Check(func, tupled, opts, report, order=1, strict=False, tensors=tensors, progress=progress)
+    first = Check(
+        func,
+        tupled,
+        opts,
+        report,
+        order=1,
+        strict=False,
+        tensors=tensors,
+        progress=progress,
+        reference=reference,
+    )
     _run_collecting(first)
     if order == 2 and first.forward_ran and report.forward_drift is None:
         report.order = 2
         try:
             new_func, new_inputs = gradgrad_problem(func, tupled, None, False, tensors)
+            second_reference = _second_order(reference, new_inputs[len(tupled) :], tensors)
         except USER_ERRORS as exc:
             record(report, describe_exception("second order: forward (making grad_outputs)", exc), ERROR)
         else:
             second = Check(
-                new_func, new_inputs, opts, report, order=2, strict=False, tensors=tensors, progress=progress
+                new_func,
+                new_inputs,
+                opts,
+                report,
+                order=2,
+                strict=False,
+                tensors=tensors,
+                progress=progress,
+                reference=second_reference,
             )
             _run_collecting(second)
     report.pairs.sort(key=lambda p: (p.order, p.output_index, p.input_index))
     report.elapsed = time.perf_counter() - start
     return report
+
+
+def _second_order(reference: Reference | None, grad_outputs: tuple, tensors: Tensors) -> Reference | None:
+    """The reference's own second-order problem, its grad_outputs float64 copies of the check's."""
+    if reference is None:
+        return None
+    twins = tuple(tensors.float64_leaf(g) for g in grad_outputs)
+    ref_func, ref_inputs = gradgrad_problem(reference.func, reference.inputs, twins, False, tensors)
+    return Reference(ref_func, ref_inputs, reference.scope)
 
 
 def _run_collecting(check: Check) -> None:

@@ -130,7 +130,7 @@ def _record(state, array: numpy.ndarray, target: Tensor, point: numpy.ndarray, k
     array[...] = point
     try:
         with anomaly.record_sites(), state.tensors.enable_grad():
-            outs = as_tuple(state.func(*state.inputs))
+            outs = as_tuple(state.numerical_func(*state.numerical_inputs))
     finally:
         anomaly.observer = previous
     if recorder.spoiled:

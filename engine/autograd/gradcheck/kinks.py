@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy
 
-from .numerical import values_along
+from .numerical import centre_values, values_along
 from .report import MAX_MISMATCHES
 from .state import CheckState
 
@@ -101,14 +101,10 @@ def one_sided_differences(
         _, tensor = state.diff_inputs[in_rank]
         try:
             moved = values_along(state, tensor, element, STEPS, state.outputs)
+            centre = centre_values(state)
         except Exception:
             cache[key] = None
         else:
-            values = state.tensors.values
-            numel = state.tensors.numel
-            centre = [
-                numpy.asarray(values(o), dtype=numpy.float64).reshape(1, numel(o)) for _, o in state.outputs
-            ]
             cache[key] = [
                 numpy.diff(numpy.concatenate([m[:2], c, m[2:]]), axis=0) / state.opts.eps
                 for m, c in zip(moved, centre)

@@ -25,12 +25,18 @@ def numerics_need_grad(state: CheckState, reference: list[tuple[int, Any]]) -> b
 
     no_grad forwards are cheaper, but a function that differentiates internally (as
     gradgradcheck's does) needs grad mode for its values: if a no_grad forward fails or
-    gives other values than the reference forward, grad mode is used.
+    gives other values than the reference forward, grad mode is used. With a `Reference`,
+    its own grad-mode forward is what the no_grad one must match.
     """
     tensors = state.tensors
+    func, inputs = state.numerical_func, state.numerical_inputs
     try:
+        if state.reference is not None:
+            with tensors.enable_grad():
+                outs = as_tuple(func(*inputs))
+            reference = [(k, outs[k]) for k, _ in reference]
         with tensors.no_grad():
-            outs = as_tuple(state.func(*state.inputs))
+            outs = as_tuple(func(*inputs))
         for k, ref in reference:
             other = outs[k]
             if not tensors.is_tensor(other) or not numpy.array_equal(
@@ -61,6 +67,7 @@ def central_differences(
     can be replayed on a batch of perturbations (batched.py), that runs instead, same values.
     """
     numel = state.tensors.numel
+    tensor = state.numerical_twin(tensor)
     batched = batched_differences(state, tensor, outputs)
     if batched is not None:
         n = numel(tensor)
@@ -106,7 +113,7 @@ def numerical_jvps(
 ) -> list[numpy.ndarray]:
     """J u per output by central differences along u (fast mode: two forwards)."""
     shape = state.tensors.shape
-    array = state.tensors.storage(tensor)
+    array = state.tensors.storage(state.numerical_twin(tensor))
     step = state.tensors.array_like((state.opts.eps * u).reshape(array.shape), array)
     minus = [numpy.empty((1, *shape(o))) for _, o in outputs]
     plus = [numpy.empty((1, *shape(o))) for _, o in outputs]
@@ -139,7 +146,7 @@ def values_along(
     saved bits after each forward, and the whole array restored at the end. For reports only
     (kinks.py): an exception here propagates to the caller, which keeps the entry as it was.
     """
-    array = state.tensors.storage(tensor)
+    array = state.tensors.storage(state.numerical_twin(tensor))
     saved = array.copy()
     x0 = saved.reshape(-1)[element]
     idx = element if array.flags.c_contiguous else _position(element, array.shape)
@@ -158,6 +165,25 @@ def values_along(
     finally:
         array[...] = saved
     return [b.reshape(len(steps), numel(o)) for b, (_, o) in zip(buffers, outputs)]
+
+
+def centre_values(state: CheckState) -> list[numpy.ndarray]:
+    """Each differentiable output's values (1, numel) at the unperturbed inputs, as the numerical
+    side computes them: the reference forward's, or with a `Reference` its function's (run once)."""
+    cached = state.centre_cache
+    if cached is None:
+        numel = state.tensors.numel
+        if state.reference is None:
+            outs = [o for _, o in state.outputs]
+        else:
+            with _forward_mode(state):
+                computed = as_tuple(state.numerical_func(*state.numerical_inputs))
+            outs = [computed[k] for k, _ in state.outputs]
+        cached = [
+            numpy.asarray(state.tensors.values(o), dtype=numpy.float64).reshape(1, numel(o)) for o in outs
+        ]
+        state.centre_cache = cached
+    return cached
 
 
 def check_numerical_is_zero(state: CheckState, float_outputs: list[tuple[int, Any]]) -> None:
@@ -187,7 +213,7 @@ def _evaluator(state: CheckState, outputs: list[tuple[int, Any]]) -> tuple[Calla
     This runs once per perturbation, so it does no more than it must: buffers are
     shaped (rows, *output shape) to take the values without a reshape.
     """
-    func, inputs = state.func, state.inputs
+    func, inputs = state.numerical_func, state.numerical_inputs
     is_tensor, shape_of, values = state.tensors.is_tensor, state.tensors.shape, state.tensors.values
     specs = [(k, shape_of(o)) for k, o in outputs]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 
@@ -36,6 +36,35 @@ class Options:
     max_mismatches: int = MAX_MISMATCHES  # entries a PairReport lists, largest error first
 
 
+class Reference(NamedTuple):
+    """Where the numerical side of a check is computed, when not where the analytical one is.
+
+    `func` at `inputs` (one per input of the check, in the same order: float64 copies, say)
+    gives the outputs whose finite differences are the numerical Jacobians; the inputs
+    perturbed are these copies, each standing for the check's input at the same position.
+    `scope()`, if given, is a context manager entered around each of its calls (at order 2,
+    around the whole first-order gradient, backward included): where the caller makes what
+    `func` reads match `inputs` (float64 parameters, say). The analytical Jacobians stay
+    those of the check's own function and inputs.
+    """
+
+    func: Callable
+    inputs: tuple
+    scope: Callable[[], Any] | None = None
+
+    def scoped(self) -> Callable:
+        """`func`, each call inside `scope()`."""
+        if self.scope is None:
+            return self.func
+        func, scope = self.func, self.scope
+
+        def within(*args: Any) -> Any:
+            with scope():
+                return func(*args)
+
+        return within
+
+
 class Abort(Exception):
     """Ends the current check: a failure that makes the rest of it meaningless was recorded."""
 
@@ -50,6 +79,7 @@ class CheckState:
     Outputs and inputs are addressed by rank (torch's numbering: among differentiable
     outputs / inputs requiring grad); `outputs` and `diff_inputs` pair each with its
     position in the output / input tuple. `tensors` is the tensor library (tensors.py).
+    `reference` moves the numerical side to another function and inputs (see Reference).
     """
 
     def __init__(
@@ -63,9 +93,15 @@ class CheckState:
         strict: bool,
         tensors: Tensors = ENGINE,
         progress: Callable[[int, int], None] | None = None,
+        reference: Reference | None = None,
     ):
         self.func = func
         self.inputs = inputs
+        # the numerical side (numerical.py, batched.py): the reference's function and inputs, if any
+        self.reference = reference
+        self.numerical_func = func if reference is None else reference.scoped()
+        self.numerical_inputs = inputs if reference is None else reference.inputs
+        self._twins = {} if reference is None else {id(a): b for a, b in zip(inputs, reference.inputs)}
         self.opts = opts
         self.report = report
         self.order = order
@@ -78,11 +114,16 @@ class CheckState:
         self.backward_failed = False
         self.numerics_need_grad = False
         self.numerical_cache: dict[int, list[numpy.ndarray]] = {}  # by input rank
+        self.centre_cache: list[numpy.ndarray] | None = None  # numerical.centre_values
         self.analytical_cache: dict[int, list[numpy.ndarray | None]] = {}  # by output rank
         self.kink_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # by (input rank, element)
         self.noise_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # likewise
         self.progress = progress
         self.columns_done = 0
+
+    def numerical_twin(self, t: Any) -> Any:
+        """The tensor the numerical side perturbs for input `t` (t itself without a reference)."""
+        return self._twins.get(id(t), t)
 
     def column_done(self) -> None:
         """One input element perturbed: `progress(done, total)` over the elements of every input."""

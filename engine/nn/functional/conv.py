@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import warnings
 
-from ...backend import tensor_type_name
 from ...ops import derivatives as D
 from ...ops import functions
 from ...ops import kernels as K
 from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
 from ._utils import ntuple
+from .conv_dtypes import check_dtypes
 from .padding import pad as _pad
 
 
@@ -32,11 +32,6 @@ def _same_padding(kernel, dilation, stride) -> tuple[tuple, list]:
 
 
 def _check(input: Tensor, weight: Tensor, groups: int, nd: int) -> None:
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(
-            f"Input type ({tensor_type_name(input._data)}) and weight type ({tensor_type_name(weight._data)}) "
-            "should be the same or input should be a MKLDNN tensor and weight is a dense tensor"
-        )
     if weight.dim() != nd + 2:
         raise RuntimeError(
             f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input {list(input.shape)}, "
@@ -90,6 +85,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, name:
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
             f"({' x '.join(map(str, span))}). Kernel size can't be greater than actual input size"
         )
+    check_dtypes(x, weight, bias, groups, transposed=False)
     # The forward's im2col columns, kept for the weight gradient when there will be one.
     columns = kept_box(weight)
     out = apply_op(D.CONVOLUTION, (x, weight, bias), (stride, padding, dilation, groups, columns))
@@ -158,8 +154,7 @@ def _check_transposed(x: Tensor, weight: Tensor, bias, groups: int, nd: int) -> 
             f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
             f"{c_out} elements, but got bias of size {list(bias.shape)} instead"
         )
-    if x.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {x.dtype.scalar_type} but found {weight.dtype.scalar_type}")
+    check_dtypes(x, weight, bias, groups, transposed=True)
 
 
 def _conv_transpose(

@@ -17,20 +17,23 @@ def _check(input: Tensor, weight: Tensor) -> None:
 
 
 def _addmm(bias: Tensor, x2d: Tensor, wt: Tensor) -> Tensor:
-    if bias.dtype is not wt.dtype:
-        raise RuntimeError(
-            f"self and mat2 must have the same dtype, but got {bias.dtype.scalar_type} and {wt.dtype.scalar_type}"
-        )
+    for first, name in ((bias, "self"), (x2d, "mat1")):
+        if first.dtype is not wt.dtype:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got {first.dtype.scalar_type} and "
+                f"{wt.dtype.scalar_type}"
+            )
     functions._check_mm(x2d.shape, wt.shape)
     return apply_op(D.ADDMM, (bias, x2d, wt))
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """y = x W^T + b. Node names follow PyTorch (AddmmBackward0 for 2-D input with a bias)."""
-    _check(input, weight)
+    """y = x W^T + b. Node names follow PyTorch (AddmmBackward0 for 2-D input with a bias); with a
+    bias, dtypes are addmm's to check, as in torch (its messages differ)."""
     wt = functions.t(weight)
     ndim = input.dim()
     if bias is None:
+        _check(input, weight)
         if ndim <= 2:
             return functions.matmul(input, wt)
         flat = functions.reshape(input, -1, input.shape[-1])

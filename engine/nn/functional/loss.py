@@ -165,6 +165,10 @@ def nll_loss(
             f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
             f"tensor of shape: {list(weight.shape)}"
         )
+    if weight is not None and weight.dtype is not input.dtype:  # torch's kernel never promotes the weight
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_type} but found {weight.dtype.scalar_type}"
+        )
     coef, safe, total = _nll_weights(t, weight, ignore_index, classes, input._data.dtype)
     if x.dim() == 1:
         key = (safe,)
@@ -272,6 +276,8 @@ def binary_cross_entropy(
             f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is "
             "deprecated. Please ensure they have the same size."
         )
+    if target.dtype is not input.dtype:  # torch's TensorIterator refuses before the kernel looks at values
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_type} but expected {input.dtype.scalar_type}")
     x = input._data
     if ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")

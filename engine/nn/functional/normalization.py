@@ -14,6 +14,7 @@ from ...ops import functions
 from ...ops import kernels as K
 from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
+from .mixed_dtype import check_parameters
 from .padding import pad
 from .pooling import avg_pool2d, avg_pool3d
 
@@ -56,6 +57,7 @@ def batch_norm(
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):  # fmt: skip
         _check_channels(name, t, channels)
+    check_parameters(input, weight, bias, running_mean, running_var)
     dims = (0,) + tuple(range(2, x.ndim))
     if training:
         mean = x.mean(axis=dims)
@@ -95,6 +97,7 @@ def layer_norm(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}"
             )
+    check_parameters(input, weight, bias)
     mean, rstd = K.layer_norm_stats(backend.xp_of(input._data), input._data, k, eps)
     xhat = kept_box(input, weight, bias)  # for the raw backward (not one of torch's saved values)
     return apply_op(D.NATIVE_LAYER_NORM, (input, weight, bias), (normalized_shape, eps, mean, rstd, xhat))
@@ -130,6 +133,7 @@ def aten_group_norm(
                 f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
                 f"{name} of shape {weight_shape} and input of shape {shape}"
             )
+    check_parameters(input, weight, bias)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for '{input.dtype.scalar_type}'")
     x = input._data.reshape(n, num_groups, -1)
@@ -179,6 +183,7 @@ def instance_norm(
     ):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {b * c} elements not {t.numel() * b}")  # fmt: skip
+    check_parameters(input, weight, bias)  # not the running statistics, as in torch
     data = x._data
     if use_input_stats:
         dims = (0,) + tuple(range(2, data.ndim))
