@@ -78,6 +78,13 @@ def running_mean(x):
     return centre(x).tanh()
 
 
+@gradcli.case(lambda: (engine.randn(4, 3, requires_grad=True),))
+def projection(x):
+    """float32 code, checked in float64: the weight made inside the forward stays float32."""
+    weight = engine.ones(3, 2) / 3
+    return x @ weight
+
+
 class Dithered(engine.autograd.Function):
     """A backward whose rounding depends on the order of a parallel sum: right to 1e-9, but two
     backwards of one graph differ."""

@@ -19,8 +19,9 @@ from typing import Any
 
 from engine.autograd.gradcheck.random_calls import RandomCall
 
-from .case_modules import is_module, modules_used_by
+from .case_modules import is_module
 from .loading import PreparedCase
+from .reach import reached
 from .state_changes import changes_during
 
 #: What the user's code calls that draws a dropout mask (engine's and torch's names).
@@ -149,25 +150,23 @@ def module_path(prepared: PreparedCase, module_id: int | None) -> str | None:
     """The module's name as the report names parameters: `model.1`, `encoder.drop`."""
     if module_id is None:
         return None
-    roots: list[tuple[str, Any]] = []
     case = prepared.case
-    if is_module(case.model):
-        roots.append(("model", case.model))
     top = prepared.file.module.__dict__
-    for module in [*case.modules, *modules_used_by(case.func)]:
+    roots = {"model": case.model} if is_module(case.model) else {}
+    for module in case.modules:
         name = next(
             (k for k, v in top.items() if v is module and not k.startswith("_")), type(module).__name__
         )
-        roots.append((name, module))
-    roots += [(k, v) for k, v in top.items() if not k.startswith("_") and is_module(v)]
-    for name, root in roots:
+        roots[name] = module
+    for name, root in roots.items():
         try:
             for sub_name, sub in root.named_modules():
                 if id(sub) == module_id:
                     return f"{name}.{sub_name}" if sub_name else name
-        except Exception:  # a module whose traversal raises is not one to name
+        except Exception:  # a module whose traversal raises is named another way
             continue
-    return None
+    found = reached(case.func)
+    return next((name for name, module in found.modules if id(module) == module_id), None)
 
 
 def _shown(path: str | None) -> str:

@@ -171,6 +171,7 @@ def test_a_dropout_model_in_training_mode_is_random_forward_naming_the_module(tm
     assert code == 1 and case["verdict"] == "RANDOM FORWARD" and case["pairs"] == []
     assert case["reason"].startswith("model.1 (Dropout(p=0.1, inplace=False)) is in training mode")
     assert "model.eval()" in case["reason"] and not case["warnings"]
+    assert "called at" not in case["reason"]  # the model form has no line of the user's inside the forward
 
 
 def test_the_same_model_in_eval_mode_passes(tmp_path):

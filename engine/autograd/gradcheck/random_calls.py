@@ -6,6 +6,7 @@ record is plain data (no frames, no module objects kept), so a report stays chea
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ import numpy
 
 from .. import anomaly
 
+_CHECKER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 #: Characters of a module's repr kept in a record.
 REPR_LIMIT = 80
 
@@ -41,6 +43,8 @@ def random_call(frame: Any, function: str | None) -> RandomCall:
     called, user, module = None, None, None
     while frame is not None:
         code = frame.f_code
+        if code.co_filename.startswith(_CHECKER):  # the check called the forward: no user line inside it
+            break
         if anomaly.is_internal_file(code.co_filename):
             called = code.co_name
             if module is None:
