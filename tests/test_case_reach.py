@@ -351,7 +351,7 @@ def test_other_errors_are_not_dtype_problems(tmp_path, lib):
     )
     code, doc = check_json(path)
     (problem,) = doc["cases"][0]["problems"]
-    assert code == 1 and problem["kind"] is None and "--dtype native" not in problem["message"]
+    assert code == 1 and problem["kind"] == "ERROR" and "--dtype native" not in problem["message"]
 
 
 def test_the_walk_is_bounded_and_skips_objects_it_should_not_look_into(tmp_path, lib):

@@ -1,4 +1,4 @@
-"""Float32 kernels checked in their own dtype: `gradcli check examples/check_native.py --dtype native`.
+"""Float32 kernels checked in their own dtype: `gradcli check examples/native.py --dtype native`.
 
 log(cosh(x)) written to stay finite in float32, |x| + log1p(exp(-2|x|)) - log 2, with two
 hand-written backwards: the right one, tanh(x), and a "fast" one that approximates tanh by
