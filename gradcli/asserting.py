@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .cases import Case
-from .checking import CaseResult
 from .in_process import check_case, display_path, loaded_module, project_settings
 from .kink_warnings import warn_kinks
+from .results import CaseResult
 from .running import LoadError
 
 

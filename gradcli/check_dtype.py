@@ -26,8 +26,8 @@ from .reach import Reached, reached, replaced
 from .tolerances import least_precise
 
 if TYPE_CHECKING:
-    from .checking import Settings
     from .loading import PreparedCase
+    from .results import Settings
 
 
 class DtypePlan:

@@ -9,236 +9,36 @@ value left the graph (failure_replay.py), so the renderer needs nothing else.
 
 from __future__ import annotations
 
-import dataclasses
 import linecache
-import os
 import re
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .case_calls import callable_and_inputs, interrupted_in, wants_grad
 from .check_dtype import DtypePlan
 from .dtype_errors import DtypeWatch
 from .exception_text import USER_ERRORS, exception_text
-from .frameworks import is_engine_tensor, is_torch_tensor
-from .graph_cuts import GraphCut
 from .loading import PreparedCase
-from .running import interrupted
+from .results import (
+    FULL_MODE_BELOW,
+    CaseResult,
+    PairResult,
+    Problem,
+    Settings,
+)
+from .shown_paths import display_path
 from .verdicts import FORWARD_CLASSES, case_class, pair_class
 
 if TYPE_CHECKING:
     from engine.autograd.gradcheck.report import PairReport
 
-#: Below this many differentiable input elements a case is checked in full mode by default:
-#: the full Jacobian is cheap there, and its report points at every wrong entry.
-FULL_MODE_BELOW = 1000
-#: Failing entries shown per input in a failure's side-by-side table (--show N); here, not in
-#: render.check, so that the CLI's help reads it without importing rich.
-MISMATCH_ROWS = 5
-
-
-@dataclass
-class Settings:
-    """Tolerances and mode for a check; `fast=None` means automatic (see FULL_MODE_BELOW).
-
-    `dtype`: "float64" (inputs and everything the case reaches checked as float64) or "native"
-    (the case's own dtype; `reference`: its numerical side in "float64", the default, or
-    "native" too). eps, atol, rtol None: not given, chosen from the dtype (`resolved`)."""
-
-    order: int = 1
-    fast: bool | None = None
-    eps: float | None = None
-    atol: float | None = None
-    rtol: float | None = None
-    nondet_tol: float = 0.0
-    dtype: str = "float64"
-    reference: str | None = None
-
-    def with_options(self, options: dict[str, Any]) -> Settings:
-        """These settings overridden by a case's own options."""
-        return dataclasses.replace(self, **options)
-
-    def resolved(self, dtype: str = "float64") -> Settings:
-        """Every choice made, for a check whose least precise dtype is `dtype` (tolerances.py)."""
-        from .tolerances import native_defaults
-
-        native = self.dtype == "native"
-        reference = (self.reference or "float64") if native else "float64"
-        eps, atol, rtol = native_defaults(dtype if native else "float64", reference)
-        return dataclasses.replace(
-            self,
-            eps=eps if self.eps is None else self.eps,
-            atol=atol if self.atol is None else self.atol,
-            rtol=rtol if self.rtol is None else self.rtol,
-            reference=reference,
-        )
-
-    def for_run(self) -> Settings:
-        """The run's settings as reported: float64's defaults filled in; with --dtype native the
-        tolerances not given stay None, each case's coming from its own dtype."""
-        if self.dtype == "native":
-            return dataclasses.replace(self, reference=self.reference or "float64")
-        return self.resolved()
-
-
-@dataclass
-class Mismatch:
-    """One failing Jacobian entry: d output[output_index] / d input[input_index]."""
-
-    output_index: tuple
-    input_index: tuple
-    numerical: float
-    analytical: float
-
-
-@dataclass
-class NoisyEntry:
-    """An entry that disagreed at eps but agrees with `estimate`, found `how` (noise.py)."""
-
-    output_index: tuple
-    input_index: tuple
-    numerical: float
-    analytical: float
-    estimate: float
-    how: str
-
-
-@dataclass
-class PairResult:
-    """The engine's `PairReport` of one (output, input) Jacobian block, with names for people.
-
-    `input` and `output` are names: the argument's (`x`, `model.fc1.weight`), `out` or
-    `out<k>`; at order 2 the outputs are first-order gradients (`grad(x)`) and the extra
-    inputs the random grad_outputs that gradgradcheck adds (`grad_out`). The other fields are
-    the report's (see `named`), in the order of the JSON schema.
-    """
-
-    input: str
-    output: str
-    input_index: int
-    output_index: int
-    order: int
-    passed: bool
-    input_shape: tuple
-    output_shape: tuple
-    jacobian_shape: tuple
-    max_abs_err: float
-    max_rel_err: float
-    worst_input_index: tuple | None
-    worst_output_index: tuple | None
-    numerical: float | None
-    analytical: float | None
-    mismatch_count: int = 0
-    mismatch_count_exact: bool = True  # False: located by bisection, the count is a lower bound
-    mismatches: list[Mismatch] = field(default_factory=list)
-    nondifferentiable: list[Mismatch] = field(default_factory=list)  # kinks: not failures
-    noise: list[NoisyEntry] = field(default_factory=list)  # agree at another step: not failures
-    estimates_tried: list[str] = field(default_factory=list)  # what a BUG's entries also disagree with
-    verdict: str = "PASS"  # the pair's class: PASS, NOISE, KINK or BUG (verdicts.py)
-    # A failing pair's full Jacobians (--dump, --plot, heatmaps), or once trimmed (`keep_jacobians=False`)
-    # only the heatmap's block grid; never in the JSON (CASE_JSON_LEAVES_OUT).
-    numerical_jacobian: Any = field(default=None, repr=False, compare=False)
-    analytical_jacobian: Any = field(default=None, repr=False, compare=False)
-    blocks: Any = field(default=None, repr=False, compare=False)
-
-    def heatmap_grid(self, *, rtol: float, atol: float):
-        """The terminal heatmap's `BlockGrid`, or None for a pair that kept no Jacobians."""
-        if self.blocks is not None:
-            return self.blocks
-        num, ana = self.numerical_jacobian, self.analytical_jacobian
-        if num is None or ana is None or num.size == 0:
-            return None
-        from .jacobian_blocks import block_grid
-
-        return block_grid(num, ana, rtol=rtol, atol=atol)
-
-    def trim_jacobians(self, *, rtol: float, atol: float) -> None:
-        """Keep only the heatmap's grid of a Jacobian too big to draw cell by cell, so a run's
-        memory per failing pair is bounded by the grid, not by the Jacobian."""
-        from .jacobian_blocks import fits
-
-        if self.numerical_jacobian is None or fits(self.jacobian_shape):
-            return
-        self.blocks = self.heatmap_grid(rtol=rtol, atol=atol)
-        self.numerical_jacobian = self.analytical_jacobian = None
-
-    @classmethod
-    def named(cls, report: PairReport, input: str, output: str) -> PairResult:
-        """Every field of `report`, its mismatch tuples as `Mismatch` records, and the two names.
-
-        Not a subclass of PairReport: that would import the engine (numpy) whenever the CLI
-        starts, `--help` included. A field the engine adds fails here, loudly.
-        """
-        values = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
-        values["mismatches"] = [Mismatch(*entry) for entry in report.mismatches]
-        values["nondifferentiable"] = [Mismatch(*entry) for entry in report.nondifferentiable]
-        values["noise"] = [NoisyEntry(*entry) for entry in report.noise]
-        pair = cls(input=input, output=output, **values)
-        pair.verdict = pair_class(pair)
-        return pair
-
-
-@dataclass
-class SourceLocation:
-    """Where a custom Function's backward is written, with its source for display."""
-
-    function: str
-    file: str
-    line: int
-    source: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Problem:
-    """A failure other than a Jacobian mismatch; file/line when the text names the user's line.
-
-    `kind` is the failure's verdict class when the problem decides it (render/verdicts: "DTYPE",
-    "NONDETERMINISTIC BACKWARD", ...); None leaves the class to the case's other findings."""
-
-    message: str
-    file: str | None = None
-    line: int | None = None
-    source: str | None = None
-    kind: str | None = None
-
-
-@dataclass
-class CaseResult:
-    """Everything reported about one case (fields in the order of the JSON schema)."""
-
-    file: str
-    name: str
-    line: int | None
-    passed: bool
-    order: int
-    mode: str
-    localized: bool
-    device: str
-    dtype: str
-    upcast: bool
-    elapsed: float
-    differentiable_elements: int
-    settings: Settings  # after the case's own options
-    verdict: str = "ERROR"  # the case's class (verdicts.py): PASS, BUG, NOISE, KINK, RANDOM FORWARD, ...
-    reason: str = ""  # why, in one sentence
-    problems: list[Problem] = field(default_factory=list)
-    backwards: list[SourceLocation] = field(default_factory=list)
-    graph_cuts: list[GraphCut] = field(default_factory=list)  # where a failing input's value left the graph
-    no_gradient: list[str] = field(default_factory=list)  # failing inputs that get no gradient at all
-    pairs: list[PairResult] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # kinks: why the numerical side was set aside
-    notes: list[str] = field(default_factory=list)  # noise: which other estimate agreed
-    traceback: str | None = None
-    #: the dtype of the numerical Jacobian: "float64", or the native dtype (--reference native)
-    reference: str = "float64"
-
 
 def differentiable_elements(prepared: PreparedCase) -> int:
     """Total elements of the float inputs and parameters that require grad (what decides fast/full)."""
     tensors = list(prepared.inputs) + [p for _, p in prepared.params]
-    return sum(x.numel() for x in tensors if _wants_grad(x))
+    return sum(x.numel() for x in tensors if wants_grad(x))
 
 
 def run_case(
@@ -261,7 +61,7 @@ def run_case(
 
     case = prepared.case
     elements = differentiable_elements(prepared)
-    func, inputs = _callable_and_inputs(prepared)
+    func, inputs = callable_and_inputs(prepared)
     plan = DtypePlan(
         prepared, settings.with_options(case.options), _library(prepared).get("tensors", _engine())
     )
@@ -294,7 +94,7 @@ def run_case(
     except TimedOut as exc:
         timed_out = exc
     except KeyboardInterrupt as exc:
-        raise _interrupted_in(prepared, exc) from None
+        raise interrupted_in(prepared, exc) from None
     except USER_ERRORS as exc:  # check_gradients should not raise: a failure
         failure = exc
     elapsed = time.perf_counter() - started
@@ -358,7 +158,7 @@ def _drift_causes(
     kind = next(k for k in report.problem_kinds if k in FORWARD_CLASSES)
     problems = []
     for cause in forward_causes(report.forward_drift, prepared, func, inputs, names):
-        shown = _display_path(cause.file) if cause.file else None
+        shown = display_path(cause.file) if cause.file else None
         source = linecache.getline(cause.file, cause.line).strip() or None if cause.file else None
         problems.append(Problem(cause.text, shown, cause.line, source, kind))
     return problems
@@ -404,20 +204,6 @@ def _entry(name: str, index: tuple) -> str:
     return f"{name}[{', '.join(str(i) for i in index)}]" if index else name
 
 
-def _callable_and_inputs(prepared: PreparedCase) -> tuple[Callable, tuple]:
-    """Checked parameters (model, modules=) become extra inputs of a wrapper that ignores them."""
-    case = prepared.case
-    if not prepared.params:
-        return case.func, prepared.inputs
-    func, count = case.func, len(prepared.inputs)
-    params = tuple(p for _, p in prepared.params)
-    return (lambda *xs: func(*xs[:count])), prepared.inputs + params
-
-
-def _interrupted_in(prepared: PreparedCase, exc: KeyboardInterrupt) -> BaseException:
-    return interrupted(f"while running {prepared.file.path}::{prepared.case.name}", exc)
-
-
 def _engine() -> Any:
     from engine.autograd.gradcheck.tensors import ENGINE
 
@@ -443,7 +229,7 @@ def _problem(text: str, kind: str | None = None) -> Problem:
         return Problem(text, kind=kind)
     found = matches[-1]
     path, line = found.group("file"), int(found.group("line"))
-    shown = _display_path(path)
+    shown = display_path(path)
     text = text[: found.start()] + f"(at {shown}:{line})" + text[found.end() :]
     source = linecache.getline(path, line).strip() or None
     return Problem(text, shown, line, source, kind)
@@ -454,7 +240,7 @@ def _pair_results(pairs: list[PairReport], names: list[str], inputs: tuple) -> l
     count = len(inputs)
     multiple_outputs = len({p.output_index for p in pairs if p.order == 1}) > 1
     extra = {p.input_index - count for p in pairs if p.input_index >= count}
-    differentiable = [name for name, x in zip(names, inputs) if _wants_grad(x)]
+    differentiable = [name for name, x in zip(names, inputs) if wants_grad(x)]
     results = []
     for pair in pairs:
         order, index, out = pair.order, pair.input_index, pair.output_index
@@ -468,35 +254,14 @@ def _pair_results(pairs: list[PairReport], names: list[str], inputs: tuple) -> l
             output = f"grad({differentiable[out]})" if out < len(differentiable) else f"grad{out}"
         else:
             output = f"out{out}" if multiple_outputs else "out"
-        results.append(PairResult.named(pair, name, output))
+        result = PairResult.named(pair, name, output)
+        result.verdict = pair_class(result)
+        results.append(result)
     return results
-
-
-def _grad_enabled(prepared: PreparedCase) -> Any:
-    if prepared.framework == "torch":
-        import torch  # the user's file imported it
-
-        return torch.enable_grad()
-    import engine
-
-    return engine.enable_grad()
-
-
-def _display_path(path: str) -> str:
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
 
 
 def _device_name(inputs: tuple) -> str:
     for x in inputs:
-        if _wants_grad(x):
+        if wants_grad(x):
             return str(x.device)
     return "cpu"
-
-
-def _wants_grad(value: Any) -> bool:
-    is_tensor = is_engine_tensor(value) or is_torch_tensor(value)
-    return is_tensor and value.dtype.is_floating_point and value.requires_grad

@@ -36,6 +36,7 @@ from .options import (
     seed_option,
     started_in,
 )
+from .results import FULL_MODE_BELOW, MISMATCH_ROWS, CaseResult, Settings
 from .stdout_guard import command_stdout
 from .tolerances import FLOAT64
 
@@ -98,7 +99,7 @@ A check file is plain Python using engine or torch (its tensors all of one libra
 
 Options (eps, atol, rtol, order, fast, nondet_tol, dtype, reference) come from the case, then from the command line, then from [tool.gradcli] in the nearest pyproject.toml, then the defaults.
 
-Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {checking.FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
+Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
 --format json (or --json) prints one document: schema "gradcli.check/1" (`gradcli schema check` prints it). -o FILE writes the report or document to FILE; --junitxml FILE also writes a JUnit XML report.
 
@@ -135,7 +136,7 @@ def _given(**options: object) -> dict[str, object]:
 @click.option(
     "--fast/--full",
     default=None,
-    help=f"Force fast or full mode (default: full below {checking.FULL_MODE_BELOW} differentiable input elements, else fast).",
+    help=f"Force fast or full mode (default: full below {FULL_MODE_BELOW} differentiable input elements, else fast).",
     show_default=False,
 )
 @click.option(
@@ -191,7 +192,7 @@ def _given(**options: object) -> dict[str, object]:
     type=click.IntRange(min=1),
     metavar="N",
     help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
-    f"{checking.MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
+    f"{MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
 )
 @click.option(
     "--dump",
@@ -315,7 +316,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
     from .render import check as render
     from .render.progress import check_progress
 
-    results: list[checking.CaseResult] = []
+    results: list[CaseResult] = []
     show = run.show or SHOW_DEFAULT
     keep = run.dump is not None or run.plot is not None  # the full Jacobians of failing pairs
     try:
@@ -330,9 +331,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                     collected.add(part)
                     bar.add(0 if stopped else len(part.prepared))
                     for case in [] if stopped else part.prepared:
-                        settings = checking.Settings().with_options(
-                            {**case.file.project_options, **run.given}
-                        )
+                        settings = Settings().with_options({**case.file.project_options, **run.given})
                         with bar.case(f"{case.file.path}::{case.case.name}") as step:
                             results.append(
                                 checking.run_case(
@@ -377,7 +376,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
             results,
             errors,
             skipped,
-            settings=checking.Settings().with_options(run.given).for_run(),
+            settings=Settings().with_options(run.given).for_run(),
             device=run.device,
             seed=run.seed,
             pattern=run.pattern,
@@ -387,12 +386,12 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
         )
         out.file.write(document + "\n")
         return code
-    by_file: dict[str, list[checking.CaseResult]] = {}
+    by_file: dict[str, list[CaseResult]] = {}
     for result in results:
         by_file.setdefault(result.file, []).append(result)
     for path, file_results in by_file.items():
         render.print_file_results(out, path, file_results)
-    render.print_failures(out, results, run.debug, rows=run.show or checking.MISMATCH_ROWS)
+    render.print_failures(out, results, run.debug, rows=run.show or MISMATCH_ROWS)
     render.print_warnings(out, results)
     if len(results) < len(prepared):
         out.print(f"stopped after the first failure (-x); {len(prepared) - len(results)} not run")
@@ -404,7 +403,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
 
 
 def _write_junit_xml(
-    path: str, results: list[checking.CaseResult], errors: list, skipped: list, elapsed: float
+    path: str, results: list[CaseResult], errors: list, skipped: list, elapsed: float
 ) -> None:
     from .junit import write_junit_xml
 

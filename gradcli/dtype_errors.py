@@ -25,7 +25,7 @@ from .frameworks import is_engine_tensor, is_torch_tensor
 from .probing import attribute
 
 if TYPE_CHECKING:
-    from .checking import Problem
+    from .results import Problem
 
 #: torch's (and so the engine's) refusals of operands of different dtypes.
 _MIXED_DTYPES = re.compile(

@@ -18,19 +18,13 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from . import graph_cuts, rng_snapshot
-from .checking import (
-    CaseResult,
-    SourceLocation,
-    _callable_and_inputs,
-    _display_path,
-    _grad_enabled,
-    _interrupted_in,
-    _wants_grad,
-)
+from .case_calls import callable_and_inputs, grad_enabled, interrupted_in, wants_grad
 from .cut_recording import Recorder, TensorOps
 from .exception_text import USER_ERRORS
 from .loading import PreparedCase
 from .probing import attribute
+from .results import CaseResult, SourceLocation
+from .shown_paths import display_path
 
 #: Replays that nudge a cut, per failed case: distinct cut lines beyond these are not tested.
 MAX_NUDGED = 8
@@ -52,7 +46,7 @@ def examine_failure(
 
 
 def _examine(prepared: PreparedCase, result: CaseResult) -> None:
-    func, inputs = _callable_and_inputs(prepared)
+    func, inputs = callable_and_inputs(prepared)
     ops, observing = _library(prepared)
     names = prepared.input_names + [name for name, _ in prepared.params]
     before = rng_snapshot.take()
@@ -70,7 +64,7 @@ def _examine(prepared: PreparedCase, result: CaseResult) -> None:
         if ops.is_tensor(output):
             reached |= recorder.inputs_behind(output)
     needs_grad = any(ops.is_tensor(o) and attribute(o, "requires_grad", False) for o in outputs)
-    differentiable = [k for k, x in enumerate(inputs) if _wants_grad(x)]
+    differentiable = [k for k, x in enumerate(inputs) if wants_grad(x)]
     wanted = graph_cuts.failing_inputs(result.pairs, differentiable, needs_grad)
     result.no_gradient = [names[k] for k in graph_cuts.no_gradient(result.pairs, wanted, reached)]
     baseline = _host(outputs, ops)
@@ -86,10 +80,10 @@ def _examine(prepared: PreparedCase, result: CaseResult) -> None:
 
 def _run(prepared: PreparedCase, func: Callable, inputs: tuple, observed: AbstractContextManager) -> tuple:
     try:
-        with _grad_enabled(prepared), observed:
+        with grad_enabled(prepared), observed:
             outputs = func(*inputs)
     except KeyboardInterrupt as exc:
-        raise _interrupted_in(prepared, exc) from None
+        raise interrupted_in(prepared, exc) from None
     return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
 
 
@@ -130,7 +124,7 @@ def _host(outputs: tuple, ops: TensorOps) -> list:
 
 def _graph_cut(name: str, event: Any) -> graph_cuts.GraphCut:
     source = linecache.getline(event.file, event.line).strip() or None
-    return graph_cuts.GraphCut(name, event.how, _display_path(event.file), event.line, source)
+    return graph_cuts.GraphCut(name, event.how, display_path(event.file), event.line, source)
 
 
 def _library(prepared: PreparedCase) -> tuple[TensorOps, Callable[[Recorder], AbstractContextManager]]:
@@ -186,7 +180,7 @@ def _backward_location(cls: type) -> SourceLocation | None:
         return None
     return SourceLocation(
         function=f"{cls.__qualname__}.backward",
-        file=_display_path(path),
+        file=display_path(path),
         line=start,
         source=[line.rstrip("\n") for line in lines],
     )

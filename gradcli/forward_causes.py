@@ -13,7 +13,6 @@ user can act on, with the fix:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,7 @@ from engine.autograd.gradcheck.random_calls import RandomCall
 from .case_modules import is_module
 from .loading import PreparedCase
 from .reach import reached
+from .shown_paths import display_path
 from .state_changes import changes_during
 
 #: What the user's code calls that draws a dropout mask (engine's and torch's names).
@@ -80,7 +80,7 @@ _INPUT_FIX = (
 
 
 def _change_cause(change: Any) -> Cause:
-    where = f"{_shown(change.file)}:{change.line}"
+    where = f"{display_path(change.file)}:{change.line}"
     if change.what.startswith("input"):
         return Cause(
             f"the forward writes to its {change.what} in place at {where}; " + _INPUT_FIX,
@@ -112,7 +112,7 @@ def _random_causes(calls: list, prepared: PreparedCase) -> list[Cause]:
         if key in seen:
             continue
         seen.add(key)
-        where = f"{_shown(call.file)}:{call.line}" if call.file else "the forward"
+        where = f"{display_path(call.file)}:{call.line}" if call.file else "the forward"
         if user_called_dropout or call.function in DROPOUT_CALLS:
             name = call.called if user_called_dropout else call.function
             text = (
@@ -134,7 +134,7 @@ def _dropout_modules(calls: list, prepared: PreparedCase) -> Cause:
     """One cause naming every module in training mode whose dropout drew a mask."""
     named = [f"{module_path(prepared, c.module_id) or c.module_type} ({c.module_repr})" for c in calls]
     first = calls[0]
-    called = f" (called at {_shown(first.file)}:{first.line})" if first.file else ""
+    called = f" (called at {display_path(first.file)}:{first.line})" if first.file else ""
     if len(named) == 1:
         subject = f"{named[0]} is in training mode: its dropout draws"
     else:
@@ -167,16 +167,6 @@ def module_path(prepared: PreparedCase, module_id: int | None) -> str | None:
             continue
     found = reached(case.func)
     return next((name for name, module in found.modules if id(module) == module_id), None)
-
-
-def _shown(path: str | None) -> str:
-    if path is None:
-        return "?"
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
 
 
 def _is_tensor(value: Any) -> bool:

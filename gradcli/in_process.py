@@ -15,10 +15,11 @@ from types import ModuleType
 from typing import Any
 
 from .cases import Case, validate_options
-from .checking import CaseResult, Settings, run_case
+from .checking import run_case
 from .config import load_config
 from .frameworks import library_of
 from .loading import LoadedFile, prepare
+from .results import CaseResult, Settings
 
 
 def loaded_module(module: ModuleType, path: str, abspath: str) -> LoadedFile:

@@ -12,8 +12,8 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from .checking import CaseResult, PairResult
 from .exits import UsageError
+from .results import CaseResult, PairResult
 
 PLOT_MISSING = "--plot needs matplotlib: pip install 'gradcli[plot]'"
 

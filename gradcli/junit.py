@@ -15,9 +15,9 @@ import socket
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
-from .checking import CaseResult
 from .render import check as render
 from .render.console import make_console
+from .results import CaseResult
 from .running import LoadError
 
 

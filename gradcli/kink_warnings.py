@@ -12,7 +12,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .checking import CaseResult
+    from .results import CaseResult
 
 
 class GradcliWarning(UserWarning):

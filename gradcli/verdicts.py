@@ -20,7 +20,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .checking import CaseResult, PairResult
+    from .results import CaseResult, PairResult
 
 PASS, BUG, NOISE, KINK, ERROR, DTYPE = "PASS", "BUG", "NOISE", "KINK", "ERROR", "DTYPE"
 RANDOM_FORWARD = "RANDOM FORWARD"

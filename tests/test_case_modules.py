@@ -13,9 +13,10 @@ import numpy
 import pytest
 from click.testing import CliRunner
 
-from gradcli.checking import Settings, run_case
+from gradcli.checking import run_case
 from gradcli.cli import app
 from gradcli.collection import Target, collect
+from gradcli.results import Settings
 from gradcli.selection import compile_expression
 
 TWO_MODELS = """

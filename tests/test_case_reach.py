@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 from json_contract import validated
 
-from gradcli.checking import Settings, run_case
+from gradcli.checking import run_case
 from gradcli.cli import app
 from gradcli.collection import Target, collect
+from gradcli.results import Settings
 from gradcli.selection import compile_expression
 
 HELPERS = """

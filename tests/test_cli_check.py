@@ -162,13 +162,13 @@ def test_model_form_checks_every_parameter_by_name():
 
 
 def test_model_parameters_are_restored_exactly():
-    from gradcli import checking, loading
+    from gradcli import checking, loading, results
 
     loaded = loading.load_file(str(CORPUS / "model_form.py"))
     prepared = loading.prepare(loaded, loaded.cases[0])
     params = [p for _, p in prepared.params]
     before = [(p._data, p.dtype, p._data.copy()) for p in params]
-    result = checking.run_case(prepared, checking.Settings())
+    result = checking.run_case(prepared, results.Settings())
     assert result.passed
     for p, (data, dtype, values) in zip(params, before):
         assert p._data is data and p.dtype is dtype and (p._data == values).all() and p.grad is None

@@ -112,8 +112,9 @@ def test_the_failure_headline_names_dtype_and_reference(tmp_path, lib):
 
 def test_a_native_check_leaves_no_trace(tmp_path, lib):
     """BatchNorm's running statistics and the weights, read and perturbed in float32, are put back."""
-    from gradcli.checking import Settings, run_case
+    from gradcli.checking import run_case
     from gradcli.collection import Target, collect
+    from gradcli.results import Settings
     from gradcli.selection import compile_expression
 
     collected = collect([Target(str(write(tmp_path, lib)))], compile_expression(None))

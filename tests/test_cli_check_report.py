@@ -252,12 +252,12 @@ def test_a_large_jacobian_is_drawn_in_blocks_and_a_transposed_gradient_shows_its
 
 
 def _run_first_case(path, keep_jacobians):
-    from gradcli import checking, collection
+    from gradcli import checking, collection, results
     from gradcli.selection import compile_expression
 
     chosen, _ = collection.targets([str(path)])
     collected = collection.collect(chosen, compile_expression(None), seed=0)
-    return checking.run_case(collected.prepared[0], checking.Settings(), keep_jacobians=keep_jacobians)
+    return checking.run_case(collected.prepared[0], results.Settings(), keep_jacobians=keep_jacobians)
 
 
 def test_a_run_without_dump_keeps_only_the_heatmap_grid_of_a_large_jacobian(tmp_path):
@@ -289,13 +289,13 @@ def test_a_small_jacobian_is_kept_whole_and_dump_keeps_a_large_one(tmp_path):
 
 @pytest.mark.parametrize("width", [60, 80, 120, 200])
 def test_the_failure_text_fits_the_width(width):
-    from gradcli import checking, collection
+    from gradcli import checking, collection, results
     from gradcli.render.failure_text import failure_report
     from gradcli.selection import compile_expression
 
     chosen, _ = collection.targets([str(BUGGY)])
     collected = collection.collect(chosen, compile_expression(None), seed=0)
-    result = checking.run_case(collected.prepared[0], checking.Settings())
+    result = checking.run_case(collected.prepared[0], results.Settings())
     text = failure_report(result, width=width)
     grid = [line for line in text.splitlines() if line.strip().startswith("out[")]
     assert len(grid) >= 15 and all(len(line) <= width for line in grid)

@@ -22,7 +22,7 @@ def test_pair_result_carries_every_field_of_the_engines_pair_report():
     import dataclasses
 
     from engine.autograd.gradcheck.report import PairReport
-    from gradcli.checking import Mismatch, PairResult
+    from gradcli.results import Mismatch, PairResult
 
     report = PairReport(
         output_index=1,

@@ -15,10 +15,11 @@ from click.testing import CliRunner  # noqa: E402
 from json_contract import validated  # noqa: E402
 
 from engine.autograd import check_gradients  # noqa: E402
-from gradcli.checking import Settings, run_case  # noqa: E402
+from gradcli.checking import run_case  # noqa: E402
 from gradcli.checking_torch import TorchTensors  # noqa: E402
 from gradcli.cli import app  # noqa: E402
 from gradcli.collection import Target, collect  # noqa: E402
+from gradcli.results import Settings  # noqa: E402
 from gradcli.selection import compile_expression  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

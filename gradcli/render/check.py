@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from typing import Any
 
 from rich import box
@@ -76,14 +75,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..checking import MISMATCH_ROWS, CaseResult, PairResult, Settings
 from ..plurals import plural
+from ..results import MISMATCH_ROWS, CaseResult, PairResult, Settings
 from ..running import LoadError
 from ..verdicts import PASS, PASSING, SHORT
 from .dtype_label import dtype_label
 from .fit import Name, fitted, number
 from .jsonable import as_json
 from .lost_gradients import print_lost_gradients
+from .text_blocks import Indented, numbered_source, print_block
 
 SCHEMA = "gradcli.check/1"
 #: Lines of a custom backward's source shown under a failure.
@@ -124,7 +124,7 @@ def print_file_results(console: Console, path: str, results: list[CaseResult]) -
             table.add_row(*(row[name] for name in keep))
         return table
 
-    _print(console, fitted(console, build, FILE_DROP_ORDER))
+    print_block(console, fitted(console, build, FILE_DROP_ORDER))
     console.print()
 
 
@@ -171,16 +171,6 @@ def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
     return out
 
 
-def _print(console: Console, renderable: Any) -> None:
-    """Print; off a terminal without the trailing blanks rich pads table rows with."""
-    if console.is_terminal:
-        console.print(renderable)
-        return
-    with console.capture() as captured:
-        console.print(renderable)
-    console.file.write("\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n")
-
-
 def print_failures(
     console: Console, results: list[CaseResult], debug: bool = False, rows: int = MISMATCH_ROWS
 ) -> None:
@@ -197,21 +187,21 @@ def print_failures(
             details += f", {dtype_label(result)}"
         details += f", {result.device}"
         console.print(Text(title, style="bold red") + Text(f" ({details})", style="dim"))
-        _print(console, _Indented(Text(f"why: {result.reason}"), by=2))
+        print_block(console, Indented(Text(f"why: {result.reason}"), by=2))
         problems = list(result.problems)
         if problems and problems[0].message.splitlines()[0] == result.reason:
             reason = problems.pop(0)  # the reason is this problem: its line goes under it
             if reason.source:
-                _print(console, _Indented(_numbered_source([reason.source], reason.line), by=6))
+                print_block(console, Indented(numbered_source([reason.source], reason.line), by=6))
         for pair in result.pairs:
             if not pair.passed:
                 _print_pair_failure(console, pair, result, rows)
         if problems:
             console.print("  problems:")
             for problem in problems:
-                _print(console, _Indented(Text("- " + problem.message), by=4))
+                print_block(console, Indented(Text("- " + problem.message), by=4))
                 if problem.source:
-                    _print(console, _Indented(_numbered_source([problem.source], problem.line), by=8))
+                    print_block(console, Indented(numbered_source([problem.source], problem.line), by=8))
         print_lost_gradients(console, result)
         for location in result.backwards:
             console.print(
@@ -230,9 +220,9 @@ def print_failures(
                     word_wrap=True,
                     background_color="default",
                 )
-                console.print(_Indented(code))
+                console.print(Indented(code))
             else:
-                _print(console, _Indented(_numbered_source(source, location.line)))
+                print_block(console, Indented(numbered_source(source, location.line)))
             if len(location.source) > SOURCE_LINES:
                 console.print("    ...")
         if debug and result.traceback:
@@ -256,7 +246,7 @@ def print_warnings(console: Console, results: list[CaseResult]) -> None:
             items.add_column(ratio=1)
             for text in texts:
                 items.add_row("-", Text(text))
-            _print(console, _Indented(items, by=2))
+            print_block(console, Indented(items, by=2))
             console.print()
 
 
@@ -301,7 +291,7 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
         return table
 
     table = fitted(console, build, MISMATCH_DROP_ORDER, indent=4)
-    _print(console, _Indented(table))
+    print_block(console, Indented(table))
     shown = min(rows, len(pair.mismatches))
     if pair.mismatch_count > shown:
         console.print(f"    ... {pair.mismatch_count - shown} more (see --show N, --json)")
@@ -322,32 +312,8 @@ def _print_heatmap(console: Console, pair: PairResult, settings: Settings) -> No
     ]
     terminal = console.is_terminal
     legend = Text(heatmap.legend(pair.input, pair.max_abs_err, terminal=terminal, block=block), style="dim")
-    _print(console, _Indented(legend))  # wraps under its own indent
-    _print(console, _Indented(heatmap.heatmap(grid.difference, grid.failing, rows, terminal=terminal)))
-
-
-def _numbered_source(source: list[str], first: int) -> Table:
-    """Dedented source lines after `N |` gutters; a long line wraps under its code, never its number."""
-    width = len(str(first + len(source)))
-    indent = min((len(s) - len(s.lstrip()) for s in source if s.strip()), default=0)
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column(overflow="fold")
-    for offset, text in enumerate(source):
-        grid.add_row(f"{first + offset:>{width}} |", text[indent:])
-    return grid
-
-
-class _Indented:
-    """Render a renderable shifted right, so failure tables sit under their heading."""
-
-    def __init__(self, renderable: Any, by: int = 4):
-        self.renderable, self.by = renderable, by
-
-    def __rich_console__(self, console: Console, options: Any) -> Iterator[Any]:
-        from rich.padding import Padding
-
-        yield Padding(self.renderable, (0, 0, 0, self.by), expand=False)
+    print_block(console, Indented(legend))  # wraps under its own indent
+    print_block(console, Indented(heatmap.heatmap(grid.difference, grid.failing, rows, terminal=terminal)))
 
 
 def print_errors(console: Console, errors: list[LoadError], debug: bool = False) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..checking import CaseResult
+    from ..results import CaseResult
 
 
 def dtype_label(result: CaseResult) -> str:

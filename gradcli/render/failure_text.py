@@ -10,7 +10,7 @@ import io
 
 from rich.console import Console
 
-from ..checking import CaseResult
+from ..results import CaseResult
 from .check import print_failures
 from .console import PLAIN_WIDTH
 

@@ -14,14 +14,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..checking import CaseResult
 from ..graph_cuts import no_gradient_text
+from ..results import CaseResult
+from .text_blocks import Indented, numbered_source, print_block
 
 
 def print_lost_gradients(console: Console, result: CaseResult) -> None:
     """The `gradient lost:` block of a failed case, if it has anything to say."""
-    from .check import _Indented, _numbered_source, _print
-
     if not result.no_gradient and not result.graph_cuts:
         return
     console.print("  gradient lost:")
@@ -33,5 +32,5 @@ def print_lost_gradients(console: Console, result: CaseResult) -> None:
     for cut in result.graph_cuts:
         items.add_row("-", Text(cut.describe()))
         if cut.source:
-            items.add_row("", _Indented(_numbered_source([cut.source], cut.line), by=2))
-    _print(console, _Indented(items, by=4))
+            items.add_row("", Indented(numbered_source([cut.source], cut.line), by=2))
+    print_block(console, Indented(items, by=4))
