@@ -166,38 +166,44 @@ def _drift_causes(
 
 def kink_warnings(pairs: list[PairResult], eps: float) -> list[str]:
     """One warning per pair with kinks: where, why the numerical derivative means nothing, the fix."""
-    warnings = []
-    for pair in pairs:
-        if not pair.nondifferentiable:
-            continue
-        first = pair.nondifferentiable[0]
-        entries = ", ".join(_entry(pair.input, k.input_index) for k in pair.nondifferentiable)
-        of = "" if pair.order == 1 and pair.output == "out" else f" (of {pair.output})"
-        warnings.append(
-            f"{entries}{of}: not differentiable within eps={eps:g} of the input (one-sided differences "
-            f"disagree), so the numerical derivative there means nothing (numerical {first.numerical:.4g}, "
-            f"analytical {first.analytical:.4g} at {_entry(pair.input, first.input_index)}); not counted "
-            f"as a failure. Move the input more than eps away from the kink, or draw others with --seed."
-        )
-    return warnings
+    return _set_apart(
+        pairs,
+        lambda pair: pair.nondifferentiable,
+        lambda pair, first: (
+            f"not differentiable within eps={eps:g} of the input (one-sided differences disagree), so the "
+            f"numerical derivative there means nothing (numerical {first.numerical:.4g}, analytical "
+            f"{first.analytical:.4g} at {_entry(pair.input, first.input_index)}); not counted as a failure. "
+            "Move the input more than eps away from the kink, or draw others with --seed."
+        ),
+    )
 
 
 def noise_notes(pairs: list[PairResult], eps: float) -> list[str]:
     """One note per pair with noise: which entries, and the estimate they agree with."""
-    notes = []
+    return _set_apart(
+        pairs,
+        lambda pair: pair.noise,
+        lambda pair, first: (
+            f"disagreed at eps={eps:g} but agree with {first.how} (numerical {first.numerical:.6g} at eps, "
+            f"{first.estimate:.6g} with {first.how}, analytical {first.analytical:.6g} at "
+            f"{_entry(pair.input, first.input_index)}): the finite difference's rounding or truncation "
+            "error, not the gradient's; not counted as a failure."
+        ),
+    )
+
+
+def _set_apart(pairs: list[PairResult], entries_of: Callable, explain: Callable) -> list[str]:
+    """A line per pair with entries set apart: the entries, the pair's output if it needs naming,
+    then `explain(pair, first entry)`."""
+    lines = []
     for pair in pairs:
-        if not pair.noise:
+        entries = entries_of(pair)
+        if not entries:
             continue
-        first = pair.noise[0]
-        entries = ", ".join(_entry(pair.input, k.input_index) for k in pair.noise)
+        where = ", ".join(_entry(pair.input, k.input_index) for k in entries)
         of = "" if pair.order == 1 and pair.output == "out" else f" (of {pair.output})"
-        notes.append(
-            f"{entries}{of}: disagreed at eps={eps:g} but agree with {first.how} (numerical "
-            f"{first.numerical:.6g} at eps, {first.estimate:.6g} with {first.how}, analytical "
-            f"{first.analytical:.6g} at {_entry(pair.input, first.input_index)}): the finite difference's "
-            "rounding or truncation error, not the gradient's; not counted as a failure."
-        )
-    return notes
+        lines.append(f"{where}{of}: {explain(pair, entries[0])}")
+    return lines
 
 
 def _entry(name: str, index: tuple) -> str:
