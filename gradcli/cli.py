@@ -309,6 +309,20 @@ class _Run:
     timeout: float | None = None  # --timeout SECONDS, per case
 
 
+def _starting_settings(project_options: dict[str, object], given: dict[str, object]) -> Settings:
+    """A file's cases start from the command line, over its [tool.gradcli], over the defaults (a
+    case's own options come on top, in run_case)."""
+    return Settings().with_options({**project_options, **given})
+
+
+def _run_settings(prepared: list, given: dict[str, object]) -> Settings:
+    """The JSON's top-level settings: what the files' cases started from. Files of one project share
+    them; files under pyproject.tomls with different [tool.gradcli] tables have none in common, and
+    the top level then shows the command line over the defaults (each case shows its own)."""
+    tables = {tuple(sorted(case.file.project_options.items())) for case in prepared}
+    return _starting_settings(dict(next(iter(tables))) if len(tables) == 1 else {}, given)
+
+
 def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
     from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
@@ -331,7 +345,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
                     collected.add(part)
                     bar.add(0 if stopped else len(part.prepared))
                     for case in [] if stopped else part.prepared:
-                        settings = Settings().with_options({**case.file.project_options, **run.given})
+                        settings = _starting_settings(case.file.project_options, run.given)
                         with bar.case(f"{case.file.path}::{case.case.name}") as step:
                             results.append(
                                 checking.run_case(
@@ -376,7 +390,7 @@ def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Conso
             results,
             errors,
             skipped,
-            settings=Settings().with_options(run.given).for_run(),
+            settings=_run_settings(prepared, run.given).for_run(),
             device=run.device,
             seed=run.seed,
             pattern=run.pattern,

@@ -249,6 +249,17 @@ def test_options_come_from_case_then_command_line_then_pyproject(project):
     }
     doc = ran(project / "check_tol.py")[2]
     assert all(c["settings"]["eps"] == 1e-5 for c in doc["cases"])
+    # the top level reports what the cases started from: [tool.gradcli] under the command line
+    assert (doc["settings"]["atol"], doc["settings"]["eps"]) == (10.0, 1e-5)
+    assert ran(project / "check_tol.py", "--atol", "1")[2]["settings"]["atol"] == 1.0
+
+
+def test_files_of_projects_with_different_tables_share_no_top_level_settings(project):
+    write(project / "sub" / "pyproject.toml", "[tool.gradcli]\natol = 0.5\n")
+    write(project / "pyproject.toml", "[tool.gradcli]\natol = 0.25\n")
+    doc = ran(project / "check_a.py", project / "sub" / "b_check.py")[2]
+    assert {c["settings"]["atol"] for c in doc["cases"]} == {0.25, 0.5}
+    assert doc["settings"]["atol"] == 1e-5  # the command line over the defaults
 
 
 # ------------------------------------------------------------------- real command

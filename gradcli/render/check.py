@@ -19,6 +19,8 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                    "eps": float | null, "atol": float | null, "rtol": float | null,   # null: from each case's dtype
                    "nondet_tol": float, "dtype": "float64" | "native", "reference": "float64" | "native",
                    "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
+                                           # what the cases started from: the command line over the
+                                           # files' [tool.gradcli] (when they share one) over the defaults
       "errors": [{"file": str | null, "line": int | null, "message": str, "source": str | null}],
       "skipped": [same entries as errors],   # the files summary.skipped counts, and why
       "cases": [{
