@@ -125,10 +125,10 @@ def test_readme_shows_the_real_seed_tree():
     assert "$ gradcli graph examples/expr.py\n" + SEED_TREE in readme
 
 
-def test_readme_documents_the_same_json_schema_as_the_module():
+def test_the_docs_document_the_same_json_schema_as_the_module():
     doc = graph_render.__doc__
     schema = textwrap.dedent(doc[doc.index("::") + 2 :]).strip("\n")
-    assert "```text\n" + schema + "\n```" in (ROOT / "README.md").read_text()
+    assert "```text\n" + schema + "\n```" in (ROOT / "docs" / "graph.md").read_text()
 
 
 def test_engine_builds_the_same_graph_as_torch_when_torch_is_here():
@@ -704,7 +704,7 @@ def test_bad_option_values_are_usage_errors():
 
 
 def test_a_10000_node_graph_renders_in_every_format(tmp_path):
-    """No timing asserted here; README's `gradcli graph` section has the measured times."""
+    """No timing asserted here; docs/performance.md has the measured times."""
     path = write(
         tmp_path,
         """

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 MAX_MISMATCHES = 10  # entries listed in PairReport.mismatches, worst first
 
-# Verdict classes: what a finding means, whichever form it takes (README "Verdicts").
+# Verdict classes: what a finding means, whichever form it takes (docs/verdicts.md).
 PASS = "PASS"
 BUG = "BUG"  # analytical and numerical disagree beyond noise, at several step sizes; or backward misbehaves
 NOISE = "NOISE"  # disagreed at eps, agree with another step or by Richardson extrapolation: a pass

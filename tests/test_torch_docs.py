@@ -1,4 +1,4 @@
-"""The README's PyTorch section: every `$ gradcli ...` example prints what the README shows."""
+"""docs/pytorch.md: every `$ gradcli ...` example prints what the page shows."""
 
 from __future__ import annotations
 
@@ -22,8 +22,7 @@ import doc_examples  # noqa: E402  (elapsed times and round-off differ between r
 
 
 def torch_examples() -> list[tuple[str, str]]:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## PyTorch files\n", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "pytorch.md").read_text()
     examples = []
     for block in re.findall(r"```text\n(.*?)```", section, flags=re.S):
         if block.startswith("$ gradcli "):
@@ -32,13 +31,13 @@ def torch_examples() -> list[tuple[str, str]]:
     return examples
 
 
-def test_the_section_has_an_example_of_each_command():
+def test_the_page_has_an_example_of_each_command():
     commands = {shlex.split(c)[1] for c, _ in torch_examples()}
     assert commands == {"check", "graph", "anomaly"}
 
 
 @pytest.mark.parametrize("command, shown", torch_examples(), ids=[c for c, _ in torch_examples()])
-def test_readme_example_runs_as_shown(command: str, shown: str, monkeypatch):
+def test_the_example_runs_as_shown(command: str, shown: str, monkeypatch):
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(app, shlex.split(command)[1:])
     assert "internal error" not in result.output
