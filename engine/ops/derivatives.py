@@ -43,13 +43,15 @@ backward. Formulas longer than a line live in formulas.py; forwards in kernels.p
 
 Adding an op
 ------------
-1. A row here.
-2. Its function in functions.py (or nn/functional/), calling `apply_op(ROW, inputs, attrs)`,
-   decorated `@method` when torch has it as a Tensor method too, `@method(inplace=True)` to
-   also get the in-place variant `name_`. Public functions of functions.py are exported as
-   `engine.<name>` by themselves (`__all__`); nn functions go in nn/functional/__init__.py.
-3. Tests: tests/test_op_grads.py (finite differences, first and second order) and, with
-   torch installed, the comparison against torch.
+1. A row here (a long formula in formulas.py, a long forward in kernels.py).
+2. Its function, with torch's argument handling, calling `apply_op(ROW, inputs, attrs)` and
+   decorated `@public` (api.py): that one decorator makes it `engine.<name>` and
+   `Tensor.<name>` (`function=False` / `method=False` for one of them). A unary row is one line
+   in functions.py, `name = _unary(ROW, "name")`, which also gives `Tensor.name_`; other
+   in-place variants are `@public(function=False)` in inplace.py; nn functions go in
+   nn/functional/.
+3. Tests: tests/test_op_grads.py (values, finite differences first and second order; the same
+   file runs on torch with `ENGINE_MODULE=torch`).
 """
 
 from __future__ import annotations
@@ -932,7 +934,7 @@ EIGH = row("LinalgEighBackward0", lambda xp, A, UPLO, compute_v: K.eigh(xp, A, U
                F.eigh_backward(m, g, eigenvalues, eigenvectors, UPLO))
 # einsum's repeated labels take a DIAGONAL; matrix_norm's orders 1, 2 and inf an AMAX or AMIN (rows above)
 # =================================================================================================
-# --- nn: activations, distances, losses, norms, pooling, upsampling, attention (issue 14) ------
+# --- nn: activations, distances, losses, norms, pooling, upsampling, attention ------------------
 # Rows behind the rest of engine.nn.functional, in the same way: PyTorch's node where it has a
 # dedicated one; compositions (softsign, softmin, normalize, kl_div, ...) stay in nn/functional.
 # =================================================================================================

@@ -950,7 +950,7 @@ def cross(a, b, dim):
 
 
 # =============================================================================================
-# -- nn: activations, distances, losses, norms, pooling, upsampling, attention (issue 14) ----
+# -- nn: activations, distances, losses, norms, pooling, upsampling, attention -----------------
 # =============================================================================================
 
 

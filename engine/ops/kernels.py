@@ -1289,7 +1289,7 @@ def scaled_addmm(xp, bias, mat1, mat2, beta, alpha):
     return out.astype(product.dtype, copy=False) if integral else out
 
 
-# ----------------------------------------- nn: activations and the rest of issue 14's nn rows
+# ------------------------------------------------------------- nn: activations and the other nn rows
 
 
 def silu(xp, x):

@@ -1,8 +1,8 @@
 """What engine.nn's rows need from the ops layer: ops PyTorch has as torch.<name> / Tensor.<name>
 (clamp_min), and the Tensor methods TensorMath calls to record an nn backward as one op.
 
-Kept apart from functions.py so issue 14's nn work stays in one place; tensor_methods.py imports
-it, so its methods are installed with the rest.
+Kept apart from functions.py, with the nn rows' own needs only; tensor_methods.py imports it,
+so its methods are installed with the rest.
 """
 
 from __future__ import annotations

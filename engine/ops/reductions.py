@@ -1,7 +1,7 @@
 """Reductions and scans (`engine.prod`, `Tensor.cumsum`, `engine.median`, ...): torch's arguments, then a row.
 
-The reductions whose torch names predate this module (sum, mean, var, std, max, min, amax,
-argmax, argmin, all, any, norm) live in functions.py, with the helpers these share (dims,
+The core reductions (sum, mean, var, std, max, min, amax, argmax, argmin, all, any, norm)
+live in functions.py, with the helpers these share (dims,
 dtypes, empty-dim errors). Elements that a reduction picks (cummax, median, mode) are found
 on the raw arrays here and handed to the row as an indexing key, as `max(dim)` does.
 

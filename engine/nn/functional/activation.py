@@ -64,7 +64,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return functions.log_softmax(input, dim, dtype)
 
 
-# --------------------------------------------------------------------------- issue 14's activations
+# ----------------------------------------------------- activations as rows of the table
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946

@@ -311,7 +311,7 @@ def binary_cross_entropy_with_logits(
     return apply_op(D.BCE_WITH_LOGITS, (input, target), attrs)
 
 
-# ------------------------------------------------------------------------ issue 14's losses
+# -------------------------------------------------------------- losses composed as ATen composes them
 
 
 def _reduction_arg(size_average, reduce, reduction: str) -> str:

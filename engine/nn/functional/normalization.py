@@ -103,7 +103,7 @@ def layer_norm(
     return apply_op(D.NATIVE_LAYER_NORM, (input, weight, bias), (normalized_shape, eps, mean, rstd, xhat))
 
 
-# -------------------------------------------------------------------------- issue 14's norms
+# -------------------------------------------------------------- group, instance and local norms
 
 
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:

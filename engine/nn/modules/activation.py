@@ -79,7 +79,7 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-# --------------------------------------------------------------------------- issue 14's activations
+# ---------------------------------------------------- activations that can run in place
 
 
 class _Inplace(Module):

@@ -100,7 +100,7 @@ class BCEWithLogitsLoss(_Loss):
         )
 
 
-# ------------------------------------------------------------------------ issue 14's losses
+# ------------------------------------------------------ divergence, Huber, Poisson and margin losses
 
 
 class KLDivLoss(_Loss):

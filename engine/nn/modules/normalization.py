@@ -168,7 +168,7 @@ class LayerNorm(Module):
         )
 
 
-# -------------------------------------------------------------------------- issue 14's norms
+# ------------------------------------------------------------- group, instance and local norms
 
 
 class GroupNorm(Module):

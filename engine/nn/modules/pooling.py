@@ -110,7 +110,7 @@ class AvgPool2d(_AvgPoolNd):
         )
 
 
-# ---------------------------------------------------------------- issue 14's pools
+# ------------------------------------------------------ 3d, adaptive, unpooling and power pools
 
 
 class AvgPool3d(AvgPool2d):
