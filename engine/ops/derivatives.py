@@ -52,6 +52,7 @@ Adding an op
    nn/functional/.
 3. Tests: tests/test_op_grads.py (values, finite differences first and second order; the same
    file runs on torch with `ENGINE_MODULE=torch`).
+4. `python scripts/make_stubs.py`, so the type stubs name it (tests/test_stubs.py checks).
 """
 
 from __future__ import annotations
