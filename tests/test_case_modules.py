@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy
 import pytest
+from cli_runner import run_gradcli_json
 from click.testing import CliRunner
 
 from gradcli.checking import run_case
@@ -68,9 +69,7 @@ def write(tmp_path: Path, text: str, name: str = "check_models.py") -> Path:
 
 
 def check_json(path: Path, *flags: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(app, ["check", str(path), "--json", *flags])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, json.loads(result.stdout)
+    return run_gradcli_json("check", path, "--json", *flags)
 
 
 def test_float32_models_in_decorated_cases_pass_and_modules_parameters_are_checked(tmp_path):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy
 import pytest
+from cli_runner import run_gradcli_json
 from click.testing import CliRunner
-from json_contract import validated
 
 from gradcli.checking import run_case
 from gradcli.cli import app
@@ -179,9 +179,7 @@ def write(tmp_path: Path, text: str, name: str) -> Path:
 
 
 def check_json(path: Path, *flags: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(app, ["check", str(path), "--json", *flags])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, validated(result.stdout)
+    return run_gradcli_json("check", path, "--json", *flags)
 
 
 @pytest.fixture

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
+from cli_runner import run_gradcli
 from json_contract import validated
 
 import engine
 import gradcli
 from engine.autograd import anomaly as engine_anomaly
-from gradcli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).resolve().parent / "anomaly_scripts"
@@ -42,10 +41,7 @@ def line_of(path: Path, marker: str) -> int:
 
 
 def run(*args: str):
-    result = CliRunner().invoke(app, ["anomaly", *map(str, args)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert "internal error" not in result.output, result.output
-    return result
+    return run_gradcli("anomaly", *args, traceback=True)  # a script's own traceback is its output
 
 
 def run_json(script: Path | str, *args: str):

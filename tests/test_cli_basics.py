@@ -16,10 +16,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import run_gradcli
 from json_contract import validated
-
-from gradcli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).resolve().parent / "anomaly_scripts"
@@ -27,8 +25,7 @@ COMMANDS = ("check", "graph", "anomaly", "schema")
 
 
 def run(*args: str):
-    result = CliRunner().invoke(app, [*map(str, args)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    result = run_gradcli(*args, traceback=True, internal=True)  # help texts name both
     assert result.exit_code != 3, result.output  # not a bug of gradcli
     return result
 

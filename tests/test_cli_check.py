@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cli_runner import run_gradcli
 from click.testing import CliRunner
 from json_contract import validated
 
@@ -31,10 +32,7 @@ BAD_CASES = case_names(BAD, "bug_")
 
 
 def run(*args: str):
-    result = CliRunner().invoke(app, ["check", *map(str, args)])
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return run_gradcli("check", *args)
 
 
 def run_json(*args: str):

@@ -10,10 +10,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import run_gradcli
 from json_contract import validated
-
-from gradcli.cli import app
 
 HEADER = """
 import numpy as np
@@ -56,10 +54,7 @@ def line_of(path: Path, text: str) -> int:
 
 
 def check(path: Path, *args: str):
-    result = CliRunner().invoke(app, ["check", str(path), *args])
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return run_gradcli("check", path, *args)
 
 
 def cases(path: Path) -> dict:

@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cli_runner import run_gradcli_json
 from click.testing import CliRunner
-from json_contract import validated
 
 from gradcli.cli import app
 from gradcli.tolerances import NATIVE
@@ -55,9 +55,7 @@ def write(tmp_path: Path, lib, *, factor: float = 1.0, dtype: str = "float32", o
 
 
 def check(path: Path, *flags: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(app, ["check", str(path), "--json", *flags])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, validated(result.stdout)
+    return run_gradcli_json("check", path, "--json", *flags)
 
 
 @pytest.mark.parametrize("reference", ["float64", "native"])

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import numpy
 import pytest
-from click.testing import CliRunner
+from cli_runner import run_gradcli
 from json_contract import validated
 
 import engine
 from engine.autograd import check_gradients
-from gradcli.cli import app
 from gradcli.render.heatmap import RAMP
 
 BUGGY = Path(__file__).resolve().parent.parent / "examples" / "buggy.py"
@@ -49,9 +48,7 @@ def linear(x, weight, bias):
 
 
 def run(*args: str):
-    result = CliRunner().invoke(app, ["check", *map(str, args)])
-    assert "Traceback" not in result.output, result.output
-    return result
+    return run_gradcli("check", *args)
 
 
 def write(tmp_path: Path, source: str) -> Path:

@@ -13,10 +13,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import run_gradcli
 from json_contract import validated
 
-from gradcli.cli import app
 from gradcli.render import graph as graph_render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,9 +59,7 @@ MeanBackward0  loss  () float32 cpu
 
 
 def run(*args: str):
-    result = CliRunner().invoke(app, ["graph", *map(str, args)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return run_gradcli("graph", *args)
 
 
 def run_json(*args: str) -> dict:
@@ -681,7 +678,7 @@ def test_file_that_raises_names_its_line_and_shows_a_traceback_only_with_debug(t
     message = assert_usage_error(run(path), f"{path}:4: exception while loading: RuntimeError")
     assert "--debug shows the traceback" in message
     assert len([line for line in message.splitlines() if line.strip()]) == 2  # the paragraph and the line
-    debug = run(path, "--debug")
+    debug = run_gradcli("graph", path, "--debug", traceback=True)
     assert debug.exit_code == 2 and "Traceback" in debug.stderr
 
 

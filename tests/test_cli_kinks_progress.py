@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_runner import run_gradcli
 from click.testing import CliRunner
 from json_contract import validated
 from rich.console import Console
@@ -51,9 +52,7 @@ def write(tmp_path: Path, source: str) -> Path:
 
 
 def check(*args: str):
-    result = CliRunner().invoke(app, ["check", *map(str, args)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return run_gradcli("check", *args)
 
 
 def test_kinks_are_nondiff_with_a_warning_and_exit_0(tmp_path, monkeypatch):

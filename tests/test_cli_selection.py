@@ -12,9 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from gradcli.cli import app
+from cli_runner import run_gradcli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,12 +60,9 @@ def run(*args, cwd: Path | None = None):
     if cwd is not None:
         os.chdir(cwd)
     try:
-        result = CliRunner().invoke(app, ["check", *map(str, args)])
+        return run_gradcli("check", *args)
     finally:
         os.chdir(previous)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def ran(*args, cwd: Path | None = None) -> tuple[int, list[str], dict]:

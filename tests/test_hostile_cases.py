@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cli_runner import run_gradcli
 from click.testing import CliRunner
 from json_contract import validated
 
@@ -20,10 +21,7 @@ X64 = "engine.randn(3, dtype=engine.float64, requires_grad=True)"
 
 
 def run(*args: str):
-    result = CliRunner().invoke(app, ["check", *map(str, args)])
-    assert "Traceback" not in result.output and "internal error" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return run_gradcli("check", *args)
 
 
 def write(folder: Path, source: str, name: str = "check_me.py") -> Path:

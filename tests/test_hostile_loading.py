@@ -15,10 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import run_gradcli
 from json_contract import validated
-
-from gradcli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["check", "graph", "anomaly"]
@@ -37,10 +35,7 @@ def write(tmp_path: Path, source: str, name: str = "hostile.py") -> Path:
 
 
 def run(command: str, path: Path, *extra: str):
-    result = CliRunner().invoke(app, [command, str(path), *extra])
-    assert "Traceback (most recent call last)" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return run_gradcli(command, path, *extra)
 
 
 def run_all(command: str, path: Path, code: int, *messages: str) -> None:

@@ -11,9 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from gradcli.cli import app
+from cli_runner import run_gradcli
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).resolve().parent / "anomaly_scripts"
@@ -32,10 +30,7 @@ LONG_LINES = """
 
 
 def run(width: int, *args: str) -> str:
-    result = CliRunner().invoke(app, [*map(str, args)], env={"COLUMNS": str(width)})
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert "internal error" not in result.output, result.output
-    return result.stdout
+    return run_gradcli(*args, traceback=True, env={"COLUMNS": str(width)}).stdout
 
 
 def assert_fits(output: str, width: int) -> None:

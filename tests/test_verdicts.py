@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import run_gradcli_json
 from click.testing import CliRunner
-from json_contract import validated
 
 import engine
 from engine.autograd import check_gradients, gradcheck
@@ -143,8 +143,7 @@ def write(tmp_path: Path, source: str, name: str = "check_me.py") -> Path:
 
 
 def check(path: Path, *args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(app, ["check", str(path), "--json", *args])
-    return result.exit_code, validated(result.stdout)
+    return run_gradcli_json("check", path, "--json", *args)
 
 
 def line_of(path: Path, text: str) -> int:
