@@ -113,17 +113,31 @@ class _Watch:
         self.lines[id(frame)] = frame.f_lineno
 
 
-def fingerprint(value: Any) -> Any:
+#: Items of a list, tuple or dict looked into (a counter kept as `calls[0]`, a cache dict).
+CONTAINER_ITEMS = 64
+
+
+def fingerprint(value: Any, depth: int = 0) -> Any:
     """A comparable digest of a value a forward may change: numbers and strings as they are, arrays
-    and tensors by their bytes, containers by type and length; anything else is not watched."""
+    and tensors by their bytes, small lists, tuples and dicts by their items (the first
+    CONTAINER_ITEMS, two levels deep), sets by size; anything else is not watched."""
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return repr(value) if isinstance(value, float) else value
-    if isinstance(value, (list, dict, set, tuple)):
+    if isinstance(value, (list, tuple, dict)) and depth < 2:
+        items = list(value.items() if isinstance(value, dict) else value)[:CONTAINER_ITEMS]
+        inner = [fingerprint(item, depth + 1) for item in items]
+        return (type(value).__name__, len(value), tuple(map(_comparable, inner)))
+    if isinstance(value, (list, dict, set, tuple, frozenset)):
         return (type(value).__name__, len(value))
     array = _host_array(value)
     if array is None:
         return _UNWATCHED
     return array.shape, str(array.dtype), hashlib.blake2b(array.tobytes(), digest_size=16).digest()
+
+
+def _comparable(digest: Any) -> Any:
+    """An item that is not watched still counts as present (its position keeps the others')."""
+    return "<unwatched>" if digest is _UNWATCHED else digest
 
 
 def _host_array(value: Any) -> Any:

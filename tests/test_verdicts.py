@@ -401,3 +401,25 @@ def test_a_bug_from_a_cut_graph_says_where_the_gradient_was_lost(tmp_path):
     at = f"{path}:{line_of(path, '.numpy()')}"
     assert code == 1 and case["verdict"] == "BUG"
     assert case["reason"].startswith(f"x's gradient is cut at {at}: `.detach().numpy()`")
+
+
+def test_a_counter_kept_in_a_list_is_named_at_its_line(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        import engine
+
+        calls = [0]
+
+        def f(x):
+            calls[0] += 1
+            return x * calls[0]
+
+        inputs = (engine.randn(3, dtype=engine.float64, requires_grad=True),)
+        """,
+    )
+    code, doc = check(path)
+    case = doc["cases"][0]
+    at = f"at {path}:{line_of(path, 'calls[0] += 1')}"
+    assert code == 1 and case["verdict"] == "NONDETERMINISTIC FORWARD"
+    assert case["reason"].startswith(f"global `calls` changes on every call, {at}")
