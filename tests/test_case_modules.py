@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from gradcli.checking import run_case
 from gradcli.cli import app

@@ -1,6 +1,6 @@
 """`gradcli check`: the corpus of right and wrong custom Functions, exit codes, output formats.
 
-In-process through click's CliRunner (fast); two subprocess smoke tests run the real entry point.
+In-process through typer's CliRunner (fast); two subprocess smoke tests run the real entry point.
 """
 
 import os
@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

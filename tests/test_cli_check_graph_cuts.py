@@ -10,8 +10,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
 from rich.console import Console
 from rich.text import Text
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 from gradcli.render import progress

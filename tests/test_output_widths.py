@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 
