@@ -5,8 +5,6 @@ Running user files lives in `gradcli.running` and `gradcli.loading`, checking in
 how a command's ending becomes an exit code in `gradcli.exits`.
 """
 
-from __future__ import annotations
-
 import math
 import sys
 import time
@@ -92,7 +90,7 @@ def _app(
 @contextmanager
 def _command_streams(
     debug: bool, *, document: bool, json_output: bool, usage: tuple[type[Exception], ...] = ()
-) -> Iterator[tuple[TextIO, Console]]:
+) -> Iterator[tuple["TextIO", "Console"]]:
     """(stdout, stderr's console) for a command: stdout guarded when it carries a `document`
     (json, dot, svg, ...), and how the command ends turned into an exit code (with the error
     document when it is JSON)."""
@@ -345,7 +343,9 @@ def _run_settings(prepared: list, given: dict[str, object]) -> Settings:
     return _starting_settings(dict(next(iter(tables))) if len(tables) == 1 else {}, given)
 
 
-def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
+def _run(
+    files: list[str], matcher: "Matcher", run: "_Run", out: "Console", err: "Console", started: float
+) -> int:
     from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
     from . import collection, running
