@@ -1,7 +1,7 @@
 """gradcli: a gradient checker and autograd graph debugger for PyTorch code and for `engine`.
 
 Only the pieces a check file needs live here (`gradcli.case`), so that
-`import gradcli` in a user's file stays cheap: the CLI, click and rich are
+`import gradcli` in a user's file stays cheap: the CLI, typer and rich are
 imported by `gradcli.cli` alone, and `assert_gradients` (which needs the
 engine and rich) is imported on first use.
 """

@@ -1,6 +1,6 @@
 """Check cases: the `@gradcli.case` decorator and the `Case` record the loader collects.
 
-Kept free of click/rich (and of engine) so a check file can `import gradcli` for free.
+Kept free of typer/rich (and of engine) so a check file can `import gradcli` for free.
 """
 
 from __future__ import annotations

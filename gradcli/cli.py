@@ -5,35 +5,34 @@ Running user files lives in `gradcli.running` and `gradcli.loading`, checking in
 how a command's ending becomes an exit code in `gradcli.exits`.
 """
 
-from __future__ import annotations
-
 import math
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
 
-import click
-from click.exceptions import Exit
+import typer
+from typer import Exit
 
 from . import checking
 from .cases import DTYPE_CHOICES
-from .completion import completion_options
+from .completion import InstallCompletion, ShowCompletion
 from .exits import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError, exit_codes
 from .options import (
     CONTEXT_SETTINGS,
+    Debug,
+    Device,
+    Format,
+    Json,
     JsonErrorsGroup,
+    Output,
     ScriptCommand,
+    Seed,
     chosen_format,
-    debug_option,
-    device_option,
     examples,
-    json_option,
-    output_option,
-    output_options,
-    seed_option,
+    file_names,
     started_in,
 )
 from .results import FULL_MODE_BELOW, MISMATCH_ROWS, CaseResult, Settings
@@ -48,7 +47,7 @@ if TYPE_CHECKING:  # imported by the command that runs: --version, -h and schema
     from .selection import Matcher
 
 
-def _print_version(ctx: click.Context, _param: click.Parameter, asked: bool) -> None:
+def _print_version(ctx: typer.Context, asked: bool) -> None:
     if asked and not ctx.resilient_parsing:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -60,24 +59,38 @@ def _print_version(ctx: click.Context, _param: click.Parameter, asked: bool) -> 
         raise Exit(EXIT_OK)
 
 
-@click.group(cls=JsonErrorsGroup, context_settings=CONTEXT_SETTINGS, no_args_is_help=True)
-@click.option(
-    "--version",
-    is_flag=True,
-    expose_value=False,
-    is_eager=True,
-    callback=_print_version,
-    help="Print gradcli's version and exit.",
+app = typer.Typer(
+    cls=JsonErrorsGroup,
+    context_settings=CONTEXT_SETTINGS,
+    no_args_is_help=True,
+    add_completion=False,  # gradcli's own --show/--install-completion [SHELL], typer's scripts
+    rich_markup_mode=None,  # click's plain help layout, and no rich on a command line's way
+    pretty_exceptions_enable=False,
 )
-@completion_options
-def app() -> None:
+
+
+@app.callback()
+def _app(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            expose_value=False,
+            is_eager=True,
+            callback=_print_version,
+            help="Print gradcli's version and exit.",
+        ),
+    ] = False,
+    _show_completion: ShowCompletion = None,
+    _install_completion: InstallCompletion = None,
+) -> None:
     """A gradient checker and autograd graph debugger for PyTorch code and for engine, its bundled autograd."""
 
 
 @contextmanager
 def _command_streams(
     debug: bool, *, document: bool, json_output: bool, usage: tuple[type[Exception], ...] = ()
-) -> Iterator[tuple[TextIO, Console]]:
+) -> Iterator[tuple["TextIO", "Console"]]:
     """(stdout, stderr's console) for a command: stdout guarded when it carries a `document`
     (json, dot, svg, ...), and how the command ends turned into an exit code (with the error
     document when it is JSON)."""
@@ -128,117 +141,124 @@ def _given(**options: object) -> dict[str, object]:
     return {name: value for name, value in options.items() if value is not None}
 
 
+Dtype = Literal[DTYPE_CHOICES]  # float64 | native
+
+
 @app.command("check", help=CHECK_HELP, epilog=CHECK_EXAMPLES)
-@click.argument("files", metavar="PATH", nargs=-1, required=True)
-@click.option(
-    "--order", type=click.IntRange(1, 2), help="1: gradients; 2: also second derivatives (default: 1)."
-)
-@click.option(
-    "--fast/--full",
-    default=None,
-    help=f"Force fast or full mode (default: full below {FULL_MODE_BELOW} differentiable input elements, else fast).",
-    show_default=False,
-)
-@click.option(
-    "--eps",
-    type=click.FloatRange(min=0.0),
-    help=f"Finite-difference step (default: {FLOAT64[0]:g}; with --dtype native, from the dtype).",
-)
-@click.option(
-    "--atol",
-    type=click.FloatRange(min=0.0),
-    help=f"Absolute tolerance (default: {FLOAT64[1]:g}; with --dtype native, from the dtype).",
-)
-@click.option(
-    "--rtol",
-    type=click.FloatRange(min=0.0),
-    help=f"Relative tolerance (default: {FLOAT64[2]:g}; with --dtype native, from the dtype).",
-)
-@click.option(
-    "--dtype",
-    "dtype",
-    type=click.Choice(DTYPE_CHOICES),
-    help="float64: check float inputs, and the tensors and modules the case reaches, as float64 copies "
-    "(the default); native: check in the case's own dtype (float32, float16, bfloat16), with eps and "
-    "tolerances chosen from it.",
-)
-@click.option(
-    "--reference",
-    type=click.Choice(DTYPE_CHOICES),
-    help="With --dtype native, the dtype of the numerical Jacobian the analytical one is compared with: "
-    "float64 (the default: the function run on float64 copies) or native.",
-)
-@click.option(
-    "--nondet-tol",
-    type=click.FloatRange(min=0.0),
-    help="Tolerated difference between two backward runs, for nondeterminism (default: 0).",
-)
-@click.option(
-    "-k",
-    "pattern",
-    metavar="EXPRESSION",
-    help="Only cases matching EXPRESSION, as pytest's -k: names (substrings, case-insensitive; "
-    'a glob with * or ?), and, or, not, parentheses: -k "not swish".',
-)
-@click.option("--exitfirst", "-x", is_flag=True, help="Stop after the first failing case.")
-@device_option
-@seed_option
-@output_options
-@click.option(
-    "--junitxml", metavar="FILE", callback=started_in, help="Also write a JUnit XML report to FILE."
-)
-@click.option(
-    "--show",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
-    f"{MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
-)
-@click.option(
-    "--dump",
-    metavar="FILE.npz",
-    callback=started_in,
-    help="Write the numerical and analytical Jacobians of failing pairs to FILE.npz "
-    "(numpy.load; keys <case>/<output>/<input>/numerical and .../analytical).",
-)
-@click.option(
-    "--plot",
-    metavar="DIR",
-    callback=started_in,
-    help="Write a PNG heatmap of |analytical - numerical| per failing pair to DIR "
-    "(needs matplotlib: pip install 'gradcli[plot]').",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    metavar="SECONDS",
-    help='Fail a case that runs longer than SECONDS ("timed out after ...") and go on '
-    "to the next (POSIX, main thread only).",
-)
-@debug_option
 def check(
-    files: tuple[str, ...],
-    order: int | None,
-    fast: bool | None,
-    eps: float | None,
-    atol: float | None,
-    rtol: float | None,
-    nondet_tol: float | None,
-    dtype: str | None,
-    reference: str | None,
-    pattern: str | None,
-    exitfirst: bool,
-    device: str,
-    seed: int,
-    fmt: str,
-    json_flag: bool,
-    output: str | None,
-    junitxml: str | None,
-    show: int | None,
-    dump: str | None,
-    plot: str | None,
-    timeout: float | None,
-    debug: bool,
+    files: Annotated[list[str], typer.Argument(metavar="PATH", autocompletion=file_names)],
+    order: Annotated[
+        int | None,
+        typer.Option(min=1, max=2, help="1: gradients; 2: also second derivatives (default: 1)."),
+    ] = None,
+    fast: Annotated[
+        bool | None,
+        typer.Option(
+            "--fast/--full",
+            help=f"Force fast or full mode (default: full below {FULL_MODE_BELOW} differentiable input "
+            "elements, else fast).",
+            show_default=False,
+        ),
+    ] = None,
+    eps: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help=f"Finite-difference step (default: {FLOAT64[0]:g}; with --dtype native, from the dtype).",
+        ),
+    ] = None,
+    atol: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help=f"Absolute tolerance (default: {FLOAT64[1]:g}; with --dtype native, from the dtype).",
+        ),
+    ] = None,
+    rtol: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help=f"Relative tolerance (default: {FLOAT64[2]:g}; with --dtype native, from the dtype).",
+        ),
+    ] = None,
+    dtype: Annotated[
+        Dtype | None,
+        typer.Option(
+            help="float64: check float inputs, and the tensors and modules the case reaches, as float64 "
+            "copies (the default); native: check in the case's own dtype (float32, float16, bfloat16), "
+            "with eps and tolerances chosen from it.",
+        ),
+    ] = None,
+    reference: Annotated[
+        Dtype | None,
+        typer.Option(
+            help="With --dtype native, the dtype of the numerical Jacobian the analytical one is compared "
+            "with: float64 (the default: the function run on float64 copies) or native.",
+        ),
+    ] = None,
+    nondet_tol: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, help="Tolerated difference between two backward runs, for nondeterminism (default: 0)."
+        ),
+    ] = None,
+    pattern: Annotated[
+        str | None,
+        typer.Option(
+            "-k",
+            metavar="EXPRESSION",
+            help="Only cases matching EXPRESSION, as pytest's -k: names (substrings, case-insensitive; "
+            'a glob with * or ?), and, or, not, parentheses: -k "not swish".',
+        ),
+    ] = None,
+    exitfirst: Annotated[
+        bool, typer.Option("--exitfirst", "-x", help="Stop after the first failing case.")
+    ] = False,
+    device: Device = "cpu",
+    seed: Seed = 0,
+    fmt: Format = "text",
+    json_flag: Json = False,
+    output: Output = None,
+    junitxml: Annotated[
+        str | None,
+        typer.Option(metavar="FILE", callback=started_in, help="Also write a JUnit XML report to FILE."),
+    ] = None,
+    show: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help=f"List the N largest errors of a failing pair, in the report and the JSON (default: "
+            f"{MISMATCH_ROWS} in the report, {SHOW_DEFAULT} in the JSON; every one is counted).",
+        ),
+    ] = None,
+    dump: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.npz",
+            callback=started_in,
+            help="Write the numerical and analytical Jacobians of failing pairs to FILE.npz "
+            "(numpy.load; keys <case>/<output>/<input>/numerical and .../analytical).",
+        ),
+    ] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIR",
+            callback=started_in,
+            help="Write a PNG heatmap of |analytical - numerical| per failing pair to DIR "
+            "(needs matplotlib: pip install 'gradcli[plot]').",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help='Fail a case that runs longer than SECONDS ("timed out after ...") and go on '
+            "to the next (POSIX, main thread only).",
+        ),
+    ] = None,
+    debug: Debug = False,
 ) -> None:
     started = time.perf_counter()
     from .output import output_console
@@ -252,7 +272,7 @@ def check(
         if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
         for flag, value in (("--eps", eps), ("--atol", atol), ("--rtol", rtol), ("--nondet-tol", nondet_tol)):
-            if value is not None and not math.isfinite(value):  # click's min=0.0 lets nan and inf in
+            if value is not None and not math.isfinite(value):  # min=0.0 lets nan and inf in
                 raise UsageError(f"{flag} must be a finite number, not {value}")
         try:
             matcher = compile_expression(pattern)
@@ -323,7 +343,9 @@ def _run_settings(prepared: list, given: dict[str, object]) -> Settings:
     return _starting_settings(dict(next(iter(tables))) if len(tables) == 1 else {}, given)
 
 
-def _run(files: list[str], matcher: Matcher, run: _Run, out: Console, err: Console, started: float) -> int:
+def _run(
+    files: list[str], matcher: "Matcher", run: "_Run", out: "Console", err: "Console", started: float
+) -> int:
     from engine.backend import CudaUnavailable  # the engine (numpy) only once a check runs
 
     from . import collection, running
@@ -451,51 +473,46 @@ GRAPH_EXAMPLES = examples(
 
 
 @app.command("graph", help=GRAPH_HELP, epilog=GRAPH_EXAMPLES)
-@click.argument("file", metavar="FILE")
-@click.option("--target", metavar="NAME", help="Top-level tensor (or case) to draw (default: see above).")
-@device_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(GRAPH_FORMATS),
-    default="text",
-    help="text (the tree), json, dot, svg, png, pdf or html.",
-)
-@json_option
-@output_option
-@click.option(
-    "--depth",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Draw N levels, the roots being the first (tree default: 50; others: all).",
-)
-@click.option("--show-saved/--no-show-saved", help="List saved tensors and their versions.")
-@click.option(
-    "--group-modules",
-    is_flag=True,
-    help="dot/svg/png/pdf/html: a box (cluster) around each nn.Module's nodes.",
-)
-@click.option(
-    "--verbose",
-    "-v",
-    is_flag=True,
-    help="Tree: also print the defaults (retains_grad=False, ...) and the line that made each node.",
-)
-@seed_option
-@debug_option
 def graph(
-    file: str,
-    target: str | None,
-    device: str,
-    fmt: str,
-    json_flag: bool,
-    output: str | None,
-    depth: int | None,
-    show_saved: bool,
-    group_modules: bool,
-    verbose: bool,
-    seed: int,
-    debug: bool,
+    file: Annotated[str, typer.Argument(metavar="FILE", autocompletion=file_names)],
+    target: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Top-level tensor (or case) to draw (default: see above)."),
+    ] = None,
+    device: Device = "cpu",
+    fmt: Annotated[
+        Literal[GRAPH_FORMATS],
+        typer.Option("--format", help="text (the tree), json, dot, svg, png, pdf or html."),
+    ] = "text",
+    json_flag: Json = False,
+    output: Output = None,
+    depth: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Draw N levels, the roots being the first (tree default: 50; others: all).",
+        ),
+    ] = None,
+    show_saved: Annotated[
+        bool, typer.Option("--show-saved/--no-show-saved", help="List saved tensors and their versions.")
+    ] = False,
+    group_modules: Annotated[
+        bool,
+        typer.Option(
+            "--group-modules", help="dot/svg/png/pdf/html: a box (cluster) around each nn.Module's nodes."
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Tree: also print the defaults (retains_grad=False, ...) and the line that made each node.",
+        ),
+    ] = False,
+    seed: Seed = 0,
+    debug: Debug = False,
 ) -> None:
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import graphing
@@ -549,27 +566,20 @@ ANOMALY_EXAMPLES = examples(
 
 
 @app.command("anomaly", help=ANOMALY_HELP, epilog=ANOMALY_EXAMPLES, cls=ScriptCommand)
-@click.argument("script", metavar="SCRIPT")
-@click.argument("args", metavar="ARGS", nargs=-1)
-@output_options
-@click.option("--strict", is_flag=True, help="Warnings count as errors (exit 1).")
-@click.option(
-    "--check-forward", is_flag=True, help="Also stop at the first op whose forward produces NaN/Inf."
-)
-@device_option
-@seed_option
-@debug_option
 def anomaly(
-    script: str,
-    args: tuple[str, ...],
-    fmt: str,
-    json_flag: bool,
-    output: str | None,
-    strict: bool,
-    check_forward: bool,
-    device: str,
-    seed: int,
-    debug: bool,
+    script: Annotated[str, typer.Argument(metavar="SCRIPT", autocompletion=file_names)],
+    args: Annotated[list[str] | None, typer.Argument(metavar="ARGS")] = None,
+    fmt: Format = "text",
+    json_flag: Json = False,
+    output: Output = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors (exit 1).")] = False,
+    check_forward: Annotated[
+        bool,
+        typer.Option("--check-forward", help="Also stop at the first op whose forward produces NaN/Inf."),
+    ] = False,
+    device: Device = "cpu",
+    seed: Seed = 0,
+    debug: Debug = False,
 ) -> None:
     # Imported by the command that needs them, so --help and the other commands stay light.
     from . import anomaly as anomalies
@@ -583,7 +593,7 @@ def anomaly(
         output_console(output, make_console(stdout)) as out,
     ):
         report = anomalies.run_script(
-            script, list(args), device=device, seed=seed, check_forward=check_forward
+            script, list(args or ()), device=device, seed=seed, check_forward=check_forward
         )
         if json_output:
             out.file.write(show.json_document(report, strict=strict) + "\n")
@@ -596,8 +606,12 @@ def anomaly(
     "schema",
     epilog=examples("gradcli schema check", "gradcli schema graph > gradcli.graph.schema.json"),
 )
-@click.argument("name", type=click.Choice(["check", "graph", "anomaly", "error"]))
-def schema(name: str) -> None:
+def schema(
+    name: Annotated[
+        Literal["check", "graph", "anomaly", "error"],
+        typer.Argument(metavar="NAME", help="check, graph, anomaly or error.", show_default=False),
+    ],
+) -> None:
     """Print the JSON Schema (draft 2020-12) of a command's --format json document (error: the
     document of a command that stopped with an error)."""
     from .schemas import schema_text
@@ -608,7 +622,7 @@ def schema(name: str) -> None:
 
 
 def main() -> None:
-    """The click app (the console script, `gradcli.entry.main`, calls it)."""
+    """The typer app (the console script, `gradcli.entry.main`, calls it)."""
     app()
 
 

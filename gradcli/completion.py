@@ -1,88 +1,105 @@
-"""Shell completion: `--show-completion [SHELL]` prints click's script, `--install-completion
-[SHELL]` writes it where the shell reads it (bash, zsh, fish). The shell asks gradcli itself
-(`_GRADCLI_COMPLETE=bash_complete gradcli`), which click's main answers before parsing.
+"""Shell completion: `--show-completion [SHELL]` prints typer's script, `--install-completion
+[SHELL]` writes it where the shell reads it (bash, zsh, fish, PowerShell; the current shell, found
+by shellingham, when none is named). The shell asks gradcli itself
+(`_GRADCLI_COMPLETE=complete_bash gradcli`), which typer's main answers before parsing.
+
+typer's own options take no SHELL (they always detect it); these keep gradcli's `[SHELL]`, optional:
+`with_shell` gives a SHELL-less one `auto` before parsing (typer options have no optional value).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import Annotated
 
-import click
-from click.exceptions import Exit
+import typer
+from typer._click.core import Context
+from typer._click.exceptions import BadParameter
+from typer._completion_classes import completion_init
+from typer._completion_shared import Shells
+from typer._types import TyperChoice
 
-SHELLS = ("bash", "zsh", "fish")
+SHELLS = tuple(shell.value for shell in Shells)  # bash, zsh, fish, powershell, pwsh
 PROG = "gradcli"
+COMPLETE_VAR = "_GRADCLI_COMPLETE"
 
-#: Where each shell's script goes, and the line its start-up file needs to read it (fish: none).
-_INSTALL = {
-    "bash": (".bash_completions/gradcli.sh", ".bashrc"),
-    "zsh": (".zsh_completions/gradcli.zsh", ".zshrc"),
-    "fish": (".config/fish/completions/gradcli.fish", None),
-}
+completion_init()  # typer's completion classes (PowerShell among them) answer _GRADCLI_COMPLETE
 
 
 def _shell(asked: str) -> str:
-    """The shell named, or the user's login shell ($SHELL) for `auto`."""
-    shell = os.path.basename(os.environ.get("SHELL", "")) if asked == "auto" else asked
-    if shell not in SHELLS:
-        raise click.BadParameter(
-            f"{shell or 'unknown shell'}: completion is available for {', '.join(SHELLS)}"
-        )
-    return shell
+    """The shell named, or for `auto` the current one: shellingham's (the parent processes), else
+    the login shell ($SHELL) where shellingham finds none it supports."""
+    if asked == "auto":
+        from typer._completion_shared import _get_shell_name
+
+        asked = _get_shell_name() or ""
+        if asked not in SHELLS:
+            asked = os.path.basename(os.environ.get("SHELL", ""))
+    if asked not in SHELLS:
+        raise BadParameter(f"{asked or 'unknown shell'}: completion is available for {', '.join(SHELLS)}")
+    return asked
 
 
-def script(ctx: click.Context, shell: str) -> str:
-    """The completion script of `shell` for this command line."""
-    from click.shell_completion import get_completion_class
+def script(shell: str) -> str:
+    """The completion script of `shell` for gradcli."""
+    from typer._completion_shared import get_completion_script
 
-    completion = get_completion_class(shell)(ctx.find_root().command, {}, PROG, "_GRADCLI_COMPLETE")
-    return completion.source()
+    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell)
 
 
-def show(ctx: click.Context, _param: click.Parameter, asked: str | None) -> None:
+def show(ctx: Context, asked: str | None) -> None:
     if asked is None or ctx.resilient_parsing:
         return
-    click.echo(script(ctx, _shell(asked)))
-    raise Exit(0)
+    typer.echo(script(_shell(asked)))
+    raise typer.Exit(0)
 
 
-def install(ctx: click.Context, _param: click.Parameter, asked: str | None) -> None:
+def install(ctx: Context, asked: str | None) -> None:
     if asked is None or ctx.resilient_parsing:
         return
-    shell = _shell(asked)
-    target, rc_file = _INSTALL[shell]
-    home = Path.home()
-    path = home / target
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(script(ctx, shell) + "\n")
-    if rc_file is not None:
-        rc = home / rc_file
-        line = f"source {path}"
-        if line not in (rc.read_text() if rc.exists() else ""):
-            with rc.open("a") as stream:
-                stream.write(f"\n{line}\n")
-    click.echo(f"{shell} completion installed in {path}")
-    click.echo("Completion will take effect once you restart the terminal.")
-    raise Exit(0)
+    from typer._completion_shared import install as install_script
+
+    shell, path = install_script(shell=_shell(asked), prog_name=PROG, complete_var=COMPLETE_VAR)
+    typer.echo(f"{shell} completion installed in {path}")
+    typer.echo("Completion will take effect once you restart the terminal.")
+    raise typer.Exit(0)
 
 
-def completion_options(command):
-    """--install-completion and --show-completion, as typer gave them (SHELL optional: $SHELL)."""
-    for name, callback, what in (
-        ("--install-completion", install, "Install completion for SHELL (default: the current shell)."),
-        ("--show-completion", show, "Show completion for SHELL, to copy it or customize the installation."),
-    ):
-        command = click.option(
-            name,
-            metavar="[SHELL]",
-            type=click.Choice(("auto", *SHELLS)),
-            is_flag=False,
-            flag_value="auto",
-            expose_value=False,
-            is_eager=True,
-            callback=callback,
-            show_default=False,
-            help=what,
-        )(command)
-    return command
+OPTIONS = ("--show-completion", "--install-completion")
+
+
+def with_shell(args: list[str]) -> list[str]:
+    """The app's arguments, `auto` after a completion option that names no shell."""
+    args = list(args)
+    for at, arg in enumerate(args):
+        if not arg.startswith("-"):  # the command: its own arguments follow
+            break
+        if arg in OPTIONS and (at + 1 == len(args) or args[at + 1].startswith("-")):
+            args.insert(at + 1, "auto")
+            break
+    return args
+
+
+def _option(name: str, callback, what: str):
+    return typer.Option(
+        name,
+        metavar="[SHELL]",
+        click_type=TyperChoice(("auto", *SHELLS)),
+        expose_value=False,
+        is_eager=True,
+        callback=callback,
+        show_default=False,
+        help=what,
+    )
+
+
+ShowCompletion = Annotated[
+    str | None,
+    _option(
+        "--show-completion", show, "Show completion for SHELL, to copy it or customize the installation."
+    ),
+]
+InstallCompletion = Annotated[
+    str | None,
+    _option("--install-completion", install, "Install completion for SHELL (default: the current shell)."),
+]

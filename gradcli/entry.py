@@ -1,5 +1,5 @@
 """The console entry point (`gradcli`, `python -m gradcli`): Ctrl-C at any moment exits 130
-without a traceback, from gradcli's first line on (importing click, rich and the CLI takes a while).
+without a traceback, from gradcli's first line on (importing typer, rich and the CLI takes a while).
 
 Before that line the interpreter is still starting (`site`, .pth files): that is Python's own."""
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
-from click.exceptions import Exit
+from typer import Exit
 
 from .exception_text import exception_text
 from .running import Interrupted, LoadError

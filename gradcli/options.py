@@ -1,22 +1,24 @@
-"""The command-line options the commands share, declared once as click decorators.
+"""The command-line options the commands share, declared once as typer parameter types.
 
 The output options are the same on every command: `--format text|json` (graph adds dot and
 svg), `--json` as the alias of `--format json`, and `-o/--output FILE`; then `--device`,
-`--seed`, `--debug`. click directly, not typer: typer requires pydantic and runs every option
-value through it, about 60 ms of imports on each command line.
+`--seed`, `--debug`. typer 0.28 (its own copy of click, no pydantic): a command's parameters are
+`Annotated[..., typer.Option(...)]` in its signature; the group and command classes here are
+typer's, extended.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal
 
-import click
-from click.core import Context
-from click.exceptions import Exit, NoSuchOption, UsageError
+import typer
+from typer._click.core import Context
+from typer._click.exceptions import NoSuchOption, UsageError
+from typer.core import TyperCommand, TyperGroup
 
 from .exits import EXIT_INTERRUPTED
 
@@ -24,49 +26,58 @@ from .exits import EXIT_INTERRUPTED
 #: help at most 100 columns wide, and option defaults shown.
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100, "show_default": True}
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-
-def started_in(_ctx: Context | None, _param: click.Parameter | None, path: str | None) -> str | None:
+def started_in(path: str | None) -> str | None:
     """A path of the command line, resolved now: user code that calls os.chdir does not move it."""
     return None if path is None else os.path.abspath(path)
 
 
-device_option = click.option(
-    "--device",
-    type=click.Choice(["cpu", "cuda"]),
-    default="cpu",
-    help="Default device while the user's code runs.",
-)
-seed_option = click.option(
-    "--seed",
-    type=click.IntRange(-(2**63), 2**64 - 1),
-    default=0,
-    help="manual_seed of engine (and of torch, once the file imports it) before running each file and building "
-    "inputs: any seed torch.manual_seed takes, -2**63 to 2**64-1 (a negative one is read as torch reads it, "
-    "as its unsigned 64-bit pattern: -1 is 2**64-1).",
-)
-debug_option = click.option("--debug", is_flag=True, help="Show tracebacks.")
-format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    help="text: a report for people; json: one JSON document for tools.",
-)
-json_option = click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")
-output_option = click.option(
-    "--output",
-    "-o",
-    metavar="FILE",
-    callback=started_in,
-    help="Write the report or document to FILE, not stdout.",
-)
+def file_names(incomplete: str) -> list[str]:
+    """Completion of a PATH argument: the files and directories (with a trailing /) whose name
+    starts with what was typed, hidden ones only once a `.` is typed."""
+    folder, _, start = incomplete.rpartition("/")
+    where = folder + "/" if folder or incomplete.startswith("/") else ""
+    try:
+        entries = sorted(os.scandir(os.path.expanduser(where) or "."), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [
+        where + entry.name + ("/" if entry.is_dir() else "")
+        for entry in entries
+        if entry.name.startswith(start) and (start.startswith(".") or not entry.name.startswith("."))
+    ]
 
 
-def output_options(command: F) -> F:
-    """--format text|json, --json and -o/--output, in that order in the help."""
-    return format_option(json_option(output_option(command)))
+Device = Annotated[
+    Literal["cpu", "cuda"], typer.Option("--device", help="Default device while the user's code runs.")
+]
+Seed = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        min=-(2**63),
+        max=2**64 - 1,
+        help="manual_seed of engine (and of torch, once the file imports it) before running each file and "
+        "building inputs: any seed torch.manual_seed takes, -2**63 to 2**64-1 (a negative one is read as "
+        "torch reads it, as its unsigned 64-bit pattern: -1 is 2**64-1).",
+    ),
+]
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+Format = Annotated[
+    Literal["text", "json"],
+    typer.Option("--format", help="text: a report for people; json: one JSON document for tools."),
+]
+Json = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+Output = Annotated[
+    str | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        callback=started_in,
+        help="Write the report or document to FILE, not stdout.",
+    ),
+]
 
 
 def chosen_format(fmt: str, json_flag: bool) -> str:
@@ -89,10 +100,10 @@ def _interrupt_exits() -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        raise Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-class JsonErrorsGroup(click.Group):
+class JsonErrorsGroup(TyperGroup):
     """The app: a command line that asks for JSON and cannot be parsed (an unknown option, a
     missing argument, a bad value) still gives stdout one document, the error document."""
 
@@ -103,6 +114,11 @@ class JsonErrorsGroup(click.Group):
     def make_context(self, *args: Any, **kwargs: Any) -> Context:
         with _interrupt_exits():
             return super().make_context(*args, **kwargs)
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        from .completion import with_shell
+
+        return super().parse_args(ctx, with_shell(args))
 
     def invoke(self, ctx: Context) -> object:
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
@@ -123,7 +139,7 @@ def examples(*lines: str) -> str:
     return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
 
 
-class ScriptCommand(click.Command):
+class ScriptCommand(TyperCommand):
     """A command whose trailing arguments go to a script: an unknown option before `--` is a usage
     error that says how to pass it to the script instead (`gradcli anomaly SCRIPT -- --lr 3`)."""
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 from typing import TextIO
 
-from click.exceptions import Exit
+from typer import Exit
 
 #: 128 + SIGPIPE: what a shell reports for a writer whose reader closed the pipe.
 EXIT_CLOSED_PIPE = 141

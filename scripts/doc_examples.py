@@ -33,7 +33,7 @@ def output_of(command: str) -> str:
     """What `command` (a `gradcli ...` line) prints, run in-process from the repository's root."""
     import os
 
-    from click.testing import CliRunner
+    from typer.testing import CliRunner
 
     from gradcli.cli import app
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from click.testing import CliRunner, Result
 from json_contract import validated
+from typer.testing import CliRunner, Result
 
 from gradcli.cli import app
 

@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

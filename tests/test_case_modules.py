@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy
 import pytest
 from cli_runner import run_gradcli_json
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from gradcli.checking import run_case
 from gradcli.cli import app

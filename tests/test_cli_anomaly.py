@@ -15,8 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import click
 import pytest
+import typer
 from cli_runner import run_gradcli
 from json_contract import validated
 
@@ -256,11 +256,11 @@ def test_an_error_unrelated_to_autograd_exits_2_with_the_users_frames_only():
     assert where(failure["location"]) == (str(script), line_of(script, "culprit"))
     frames = [where(f) for f in failure["traceback"]]
     assert frames[0] == (str(script), line_of(script, "caller"))
-    assert {f for f, _ in frames} == {str(script)}  # no gradcli, click or runpy frames
+    assert {f for f, _ in frames} == {str(script)}  # no gradcli, typer or runpy frames
     text = run(script).stdout
     assert "SCRIPT FAILED exception" in text
-    # by the modules' own folders: the checkout's path may well contain "gradcli/" or "click"
-    for internal in (os.path.dirname(gradcli.__file__), os.path.dirname(click.__file__), runpy.__file__):
+    # by the modules' own folders: the checkout's path may well contain "gradcli/" or "typer"
+    for internal in (os.path.dirname(gradcli.__file__), os.path.dirname(typer.__file__), runpy.__file__):
         assert internal not in text
 
 

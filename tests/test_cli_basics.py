@@ -2,7 +2,7 @@
 options every command shares (--format, --json, -o), and how `gradcli anomaly` splits its own
 options from the script's (`--`).
 
-In-process through click's CliRunner; the version and completion run the real entry point.
+In-process through typer's CliRunner; the version and completion run the real entry point.
 """
 
 from __future__ import annotations
@@ -86,32 +86,71 @@ def test_the_examples_in_help_run_as_shown(command, tmp_path, monkeypatch):
                 assert Path(words[words.index(flag) + 1]).stat().st_size > 0, line
 
 
-def test_shell_completion_is_clicks_and_completes_commands_and_options(tmp_path):
-    assert "--install-completion" in run("--help").stdout
-    done = entry_point("--show-completion", "bash")
-    assert done.returncode == 0, done.stderr
-    assert "_GRADCLI_COMPLETE=bash_complete" in done.stdout
-    assert done.stdout.rstrip().endswith("_gradcli_completion_setup;")
-    asked = {"_GRADCLI_COMPLETE": "bash_complete", "COMP_WORDS": "gradcli graph --show", "COMP_CWORD": "2"}
+def _complete(shell: str, env: dict[str, str]) -> list[str]:
+    """What gradcli answers the completion script of `shell` (typer's protocol), one item a line."""
+    asked = {"_GRADCLI_COMPLETE": f"complete_{shell}", **env}
     answer = subprocess.run(
         [sys.executable, "-c", CONSOLE_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": str(ROOT), **asked},
     )  # fmt: skip
-    assert answer.stdout.split() == ["plain,--show-saved"], answer.stdout + answer.stderr
+    assert answer.returncode == 0, answer.stderr
+    return answer.stdout.splitlines()
+
+
+def _bash(line: str) -> list[str]:
+    words = line.split(" ")
+    return _complete("bash", {"COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)})
+
+
+def _powershell(line: str) -> list[str]:
+    word = line.split(" ")[-1]
+    return _complete("powershell", {"_TYPER_COMPLETE_ARGS": line, "_TYPER_COMPLETE_WORD_TO_COMPLETE": word})
+
+
+def test_shell_completion_is_typers_and_completes_commands_and_options():
+    assert "--install-completion [SHELL]" in run("--help").stdout
+    done = entry_point("--show-completion", "bash")
+    assert done.returncode == 0, done.stderr
+    assert "_GRADCLI_COMPLETE=complete_bash" in done.stdout
+    assert done.stdout.rstrip().endswith("complete -o default -F _gradcli_completion gradcli")
+    assert _bash("gradcli graph --show") == ["--show-saved"]
+    assert _bash("gradcli gr") == ["graph"]
+
+
+@pytest.mark.parametrize("shell", ["powershell", "pwsh"])
+def test_powershell_completion_script_and_answers(shell):
+    done = entry_point("--show-completion", shell)
+    assert done.returncode == 0, done.stderr
+    assert "Register-ArgumentCompleter -Native -CommandName gradcli" in done.stdout
+    assert '$Env:_GRADCLI_COMPLETE = "complete_powershell"' in done.stdout
+    # PowerShell reads "value:::help" lines
+    assert [line.split(":::")[0] for line in _powershell("gradcli graph --show")] == ["--show-saved"]
+    assert [line.split(":::")[0] for line in _powershell("gradcli sch")] == ["schema"]
+
+
+@pytest.mark.parametrize("complete", [_bash, _powershell], ids=["bash", "powershell"])
+def test_path_arguments_complete_file_names(complete):
+    names = lambda line: [item.split(":::")[0] for item in complete(line)]
+    assert names("gradcli check exa") == ["examples/"]
+    assert "examples/model.py" in names("gradcli check examples/mo")
+    assert "examples/expr.py" in names("gradcli graph examples/ex")
+    assert "examples/script.py" in names("gradcli anomaly examples/scr")
+    assert "examples/model.py" in names("gradcli check examples/buggy.py examples/mo")  # every PATH
+    assert not [name for name in names("gradcli check examples/") if "/." in name]  # hidden: asked with "."
 
 
 def test_install_completion_writes_the_script_once_and_sources_it(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "SHELL": "/bin/bash"}
-    for _ in range(2):
+    for shell in ([], ["bash"]):  # no SHELL: the current one (shellingham; $SHELL where it finds none)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "SHELL": "/bin/bash"}
         done = subprocess.run(
-            [sys.executable, "-c", CONSOLE_SCRIPT, "--install-completion"],
+            [sys.executable, "-c", CONSOLE_SCRIPT, "--install-completion", *shell],
             cwd=ROOT, capture_output=True, text=True, timeout=120, env=env,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     script = tmp_path / ".bash_completions" / "gradcli.sh"
     assert f"bash completion installed in {script}" in done.stdout
-    assert "_GRADCLI_COMPLETE=bash_complete" in script.read_text()
-    assert (tmp_path / ".bashrc").read_text().count(f"source {script}") == 1
+    assert "_GRADCLI_COMPLETE=complete_bash" in script.read_text()
+    assert (tmp_path / ".bashrc").read_text().count(f"source '{script}'") == 1
     unknown = entry_point("--show-completion", "tcsh")
     assert unknown.returncode == 2 and "'tcsh' is not one of" in unknown.stderr
 

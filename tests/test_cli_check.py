@@ -1,6 +1,6 @@
 """`gradcli check`: the corpus of right and wrong custom Functions, exit codes, output formats.
 
-In-process through click's CliRunner (fast); two subprocess smoke tests run the real entry point.
+In-process through typer's CliRunner (fast); two subprocess smoke tests run the real entry point.
 """
 
 import os
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_gradcli
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_gradcli_json
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 from gradcli.tolerances import NATIVE

@@ -2,8 +2,8 @@
 
 import textwrap
 
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

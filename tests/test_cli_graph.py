@@ -1,7 +1,7 @@
 """`gradcli graph`: the seed's graph as PyTorch builds it, shared subgraphs, the four formats,
 errors, and a 10,000-node graph.
 
-In-process through click's CliRunner. The JSON output is validated against the schema written
+In-process through typer's CliRunner. The JSON output is validated against the schema written
 in `gradcli/render/graph.py`'s docstring (parsed here), and the dot output is parsed back.
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_gradcli
-from click.testing import CliRunner
 from json_contract import validated
 from rich.console import Console
 from rich.text import Text
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 from gradcli.render import progress

@@ -1,6 +1,6 @@
 """`gradcli check` selection as pytest selects: directories, node ids, -k expressions, -x, exit 5.
 
-Runs the real command (click's CliRunner, and one subprocess) on small projects written to
+Runs the real command (typer's CliRunner, and one subprocess) on small projects written to
 tmp_path; which cases ran is read from the JSON document.
 """
 

@@ -138,8 +138,8 @@ def _ended(body, **options) -> tuple[int | None, str]:
     """(exit code, what was said on stderr) when `body` runs under exit_codes; code None: no exit."""
     import io
 
-    from click.exceptions import Exit
     from rich.console import Console
+    from typer import Exit
 
     from gradcli.exits import exit_codes
 
@@ -161,7 +161,7 @@ def _raise(exc: BaseException):
 
 
 def test_exit_codes_for_each_way_a_command_ends():
-    from click.exceptions import Exit
+    from typer import Exit
 
     from gradcli.exits import UsageError
     from gradcli.running import LoadError

@@ -18,7 +18,7 @@ import numpy
 import pytest
 import test_nn_grads
 import test_op_grads
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 import engine
 from engine import backend

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 import engine
 import engine.nn.functional as F

@@ -6,8 +6,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 import engine
 from engine.autograd import anomaly

@@ -8,7 +8,7 @@ import subprocess
 import textwrap
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 from gradcli.graphing import load_graph, walker

@@ -5,7 +5,7 @@ import re
 import textwrap
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

@@ -1,7 +1,7 @@
 """Hostile check files (issue #18, classes 8 and 11): wrong verdicts, bad case options and seeds,
 objects that raise on attribute access, and state that one file leaves for the next.
 
-Each test runs the real CLI (click's CliRunner) on files written to tmp_path and asserts on
+Each test runs the real CLI (typer's CliRunner) on files written to tmp_path and asserts on
 the exit code and the words of the report: a user's mistake is exit 2 naming file:line, a
 wrong gradient a FAIL (exit 1) with its reason, never a pass and never exit 3.
 """
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_gradcli
-from click.testing import CliRunner
 from json_contract import validated
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 

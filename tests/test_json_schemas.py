@@ -18,9 +18,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated, violations
 from jsonschema import Draft202012Validator
+from typer.testing import CliRunner
 
 from gradcli.cli import app
 from gradcli.schemas import NAMES, schema, schema_text

@@ -1,7 +1,7 @@
 """`gradcli anomaly` on torch scripts: the same findings as on engine scripts, from torch's hooks.
 
 Each script in tests/anomaly_scripts/torch_*.py marks its lines (`# mark: saved`, ...); the tests
-run the real CLI (click's CliRunner, one subprocess) and assert that the findings name them.
+run the real CLI (typer's CliRunner, one subprocess) and assert that the findings name them.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from click.testing import CliRunner  # noqa: E402
 from json_contract import validated  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
 from gradcli.cli import app  # noqa: E402
 
@@ -176,7 +176,7 @@ def test_a_line_mixing_engine_and_torch_tensors_names_both():
 def test_engine_scripts_never_import_torch_and_the_examples_run_as_documented():
     code = (
         "import sys\n"
-        "from click.testing import CliRunner\n"
+        "from typer.testing import CliRunner\n"
         "from gradcli.cli import app\n"
         "r = CliRunner().invoke(app, ['anomaly', 'examples/script.py'])\n"
         "assert r.exit_code == 1, r.output\n"

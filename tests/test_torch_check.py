@@ -11,8 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from click.testing import CliRunner  # noqa: E402
 from json_contract import validated  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
 from engine.autograd import check_gradients  # noqa: E402
 from gradcli.checking import run_case  # noqa: E402

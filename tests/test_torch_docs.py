@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from click.testing import CliRunner  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
 from gradcli.cli import app  # noqa: E402
 

@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from json_contract import validated
 from test_cli_graph import documented_schema, expand, parse_dot, validate
+from typer.testing import CliRunner
 
 from gradcli import loading
 from gradcli.cli import app

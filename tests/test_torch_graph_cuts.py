@@ -7,8 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from click.testing import CliRunner  # noqa: E402
 from json_contract import validated  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
 from gradcli.cli import app  # noqa: E402
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_runner import run_gradcli_json
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 import engine
 from engine.autograd import check_gradients, gradcheck
