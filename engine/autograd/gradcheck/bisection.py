@@ -40,7 +40,7 @@ from .noise import noise_at, tried
 from .numerical import numerical_jvps
 from .report import PairReport
 from .state import CheckState
-from .util import FAST_MODE_SEED, unit_vector
+from .util import FAST_MODE_SEED, unit_vector, unravel
 
 #: Localise by computing both Jacobians when that costs at most this many forwards and
 #: backwards (2n + m); above it, by bisection.
@@ -156,7 +156,7 @@ def bisection_report(
 
     def named(entries: list[tuple]) -> list[tuple]:
         ranked = sorted(entries, key=lambda e: -_error(e))
-        return [(_unravel(r, out_shape), _unravel(c, in_shape), *rest) for r, c, *rest in ranked]
+        return [(unravel(r, out_shape), unravel(c, in_shape), *rest) for r, c, *rest in ranked]
 
     listed = named(mismatches)
     worst = listed[0] if listed else None
@@ -189,7 +189,3 @@ def _error(entry: tuple) -> float:
     """|numerical - analytical|, NaN as infinite (ranked first, as pair_report ranks)."""
     err = abs(entry[2] - entry[3])
     return numpy.inf if numpy.isnan(err) else err
-
-
-def _unravel(flat_index: int, shape: tuple) -> tuple:
-    return tuple(int(i) for i in numpy.unravel_index(flat_index, shape)) if shape else ()

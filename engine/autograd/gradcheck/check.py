@@ -59,7 +59,8 @@ class Check(CheckState):
         if drift is not None:
             self.report.forward_drift = drift
             kind = RANDOM_FORWARD if drift.kind == RANDOM else NONDETERMINISTIC_FORWARD
-            self.fail(describe(drift), describe(drift), kind=kind)
+            text = describe(drift)
+            self.fail(text, text, kind=kind)
             raise Abort
 
     def _validate_inputs(self) -> None:

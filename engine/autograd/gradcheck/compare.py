@@ -27,6 +27,7 @@ from .noise import find_noise, noise_entries, tried
 from .numerical import numerical_jacobians
 from .report import PairReport
 from .state import Abort, CheckState, Options
+from .util import unravel
 
 
 def compare_full(
@@ -107,7 +108,7 @@ def pair_report(
     def entry(k: int) -> tuple[tuple, tuple]:
         """(output multi-index, input multi-index) of flat Jacobian entry k."""
         r, c = divmod(k, n)
-        return _unravel(r, output_shape), _unravel(c, input_shape)
+        return unravel(r, output_shape), unravel(c, input_shape)
 
     worst_out, worst_in = entry(worst)
     return PairReport(
@@ -245,7 +246,3 @@ def _fast_pair(state: CheckState, out_rank: int, in_rank: int, num: float, ana: 
         passed=True,
         order=state.order,
     )
-
-
-def _unravel(flat_index: int, shape: tuple) -> tuple:
-    return tuple(int(i) for i in numpy.unravel_index(flat_index, shape)) if shape else ()

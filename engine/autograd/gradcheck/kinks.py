@@ -35,6 +35,7 @@ import numpy
 from .numerical import centre_values, values_along
 from .report import MAX_MISMATCHES
 from .state import CheckState
+from .util import unravel
 
 #: Input elements probed per (check, input): 4 extra forwards each.
 MAX_PROBES = 64
@@ -76,7 +77,7 @@ def kink_entries(
     rows, cols = numpy.nonzero(kinks)
     order = numpy.argsort(-numpy.abs(num[rows, cols] - ana[rows, cols]), kind="stable")[:MAX_MISMATCHES]
     return [
-        (_unravel(int(r), output_shape), _unravel(int(c), input_shape), float(num[r, c]), float(ana[r, c]))
+        (unravel(int(r), output_shape), unravel(int(c), input_shape), float(num[r, c]), float(ana[r, c]))
         for r, c in zip(rows[order], cols[order])
     ]
 
@@ -123,7 +124,3 @@ def _is_kink(diffs: numpy.ndarray, analytical: float, atol: float, rtol: float) 
         return False  # differentiable here: the mismatch is the gradient's
     margin = atol + rtol * abs(analytical)
     return diffs.min() - margin <= analytical <= diffs.max() + margin
-
-
-def _unravel(flat_index: int, shape: tuple) -> tuple:
-    return tuple(int(i) for i in numpy.unravel_index(flat_index, shape)) if shape else ()

@@ -27,6 +27,7 @@ from .kinks import MAX_PROBES, one_sided_differences
 from .numerical import values_along
 from .report import MAX_MISMATCHES
 from .state import CheckState
+from .util import unravel
 
 #: The larger steps tried, as multiples of eps.
 SWEEP = (10.0, 100.0, 1000.0)
@@ -65,7 +66,7 @@ def noise_entries(
     |num - ana| first."""
     ranked = sorted(agreed.items(), key=lambda item: -abs(num[item[0]] - ana[item[0]]))[:MAX_MISMATCHES]
     return [
-        (_unravel(r, output_shape), _unravel(c, input_shape), float(num[r, c]), float(ana[r, c]), est, how)
+        (unravel(r, output_shape), unravel(c, input_shape), float(num[r, c]), float(ana[r, c]), est, how)
         for (r, c), (est, how) in ranked
     ]
 
@@ -113,7 +114,3 @@ def _sweep(state: CheckState, in_rank: int, element: int) -> list[numpy.ndarray]
         except Exception:
             cache[key] = None
     return cache[key]
-
-
-def _unravel(flat_index: int, shape: tuple) -> tuple:
-    return tuple(int(i) for i in numpy.unravel_index(flat_index, shape)) if shape else ()

@@ -25,6 +25,11 @@ def as_tuple(x) -> tuple:
     return (x,)
 
 
+def unravel(flat_index: int, shape: tuple) -> tuple:
+    """The multi-index of entry `flat_index` of a tensor of `shape`, row-major (() for a scalar)."""
+    return tuple(int(i) for i in numpy.unravel_index(flat_index, shape)) if shape else ()
+
+
 def differentiable_outputs(tensors: Tensors, x) -> tuple:
     return tuple(o for o in as_tuple(x) if tensors.is_tensor(o) and o.requires_grad)
 
