@@ -27,6 +27,7 @@ from .results import (
     PairResult,
     Problem,
     Settings,
+    entry_name,
 )
 from .shown_paths import display_path
 from .verdicts import FORWARD_CLASSES, case_class, pair_class
@@ -172,7 +173,7 @@ def kink_warnings(pairs: list[PairResult], eps: float) -> list[str]:
         lambda pair, first: (
             f"not differentiable within eps={eps:g} of the input (one-sided differences disagree), so the "
             f"numerical derivative there means nothing (numerical {first.numerical:.4g}, analytical "
-            f"{first.analytical:.4g} at {_entry(pair.input, first.input_index)}); not counted as a failure. "
+            f"{first.analytical:.4g} at {entry_name(pair.input, first.input_index)}); not counted as a failure. "
             "Move the input more than eps away from the kink, or draw others with --seed."
         ),
     )
@@ -186,7 +187,7 @@ def noise_notes(pairs: list[PairResult], eps: float) -> list[str]:
         lambda pair, first: (
             f"disagreed at eps={eps:g} but agree with {first.how} (numerical {first.numerical:.6g} at eps, "
             f"{first.estimate:.6g} with {first.how}, analytical {first.analytical:.6g} at "
-            f"{_entry(pair.input, first.input_index)}): the finite difference's rounding or truncation "
+            f"{entry_name(pair.input, first.input_index)}): the finite difference's rounding or truncation "
             "error, not the gradient's; not counted as a failure."
         ),
     )
@@ -200,14 +201,10 @@ def _set_apart(pairs: list[PairResult], entries_of: Callable, explain: Callable)
         entries = entries_of(pair)
         if not entries:
             continue
-        where = ", ".join(_entry(pair.input, k.input_index) for k in entries)
+        where = ", ".join(entry_name(pair.input, k.input_index) for k in entries)
         of = "" if pair.order == 1 and pair.output == "out" else f" (of {pair.output})"
         lines.append(f"{where}{of}: {explain(pair, entries[0])}")
     return lines
-
-
-def _entry(name: str, index: tuple) -> str:
-    return f"{name}[{', '.join(str(i) for i in index)}]" if index else name
 
 
 def _engine() -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 from engine.autograd.gradcheck.random_calls import RandomCall
 
 from .case_modules import is_module
+from .frameworks import is_engine_tensor, is_torch_tensor
 from .loading import PreparedCase
 from .reach import reached
 from .shown_paths import display_path
@@ -62,13 +63,12 @@ def forward_causes(
                 "outside the checked function"
             )
         ]
-    watched = [
-        (names[i] if i < len(names) else f"inputs[{i}]", x) for i, x in enumerate(inputs) if _is_tensor(x)
-    ]
+    named = [names[i] if i < len(names) else f"inputs[{i}]" for i in range(len(inputs))]
+    watched = [(named[i], x) for i, x in enumerate(inputs) if is_engine_tensor(x) or is_torch_tensor(x)]
     changes = changes_during(lambda: call(*inputs), watched)
     causes = [_change_cause(change) for change in changes]
     if not causes and drift.kind == "input":
-        which = ", ".join(names[i] if i < len(names) else f"inputs[{i}]" for i in drift.inputs_changed)
+        which = ", ".join(named[i] for i in drift.inputs_changed)
         causes.append(Cause(f"the forward writes to its input {which} in place; " + _INPUT_FIX))
     return causes
 
@@ -167,8 +167,3 @@ def module_path(prepared: PreparedCase, module_id: int | None) -> str | None:
             continue
     found = reached(case.func)
     return next((name for name, module in found.modules if id(module) == module_id), None)
-
-
-def _is_tensor(value: Any) -> bool:
-    kind = type(value)
-    return hasattr(kind, "detach") and hasattr(kind, "requires_grad")

@@ -24,6 +24,11 @@ FULL_MODE_BELOW = 1000
 MISMATCH_ROWS = 5
 
 
+def entry_name(name: str, index: tuple | None) -> str:
+    """`x[1, 2]`: an entry of a named tensor, as every report writes it (`x` alone for a scalar)."""
+    return f"{name}[{', '.join(str(i) for i in index)}]" if index else name
+
+
 @dataclass
 class Settings:
     """Tolerances and mode for a check; `fast=None` means automatic (see FULL_MODE_BELOW).

@@ -19,6 +19,7 @@ from typing import Any
 from engine.autograd import anomaly
 
 from .exception_text import USER_ERRORS
+from .frameworks import is_engine_tensor, is_torch_tensor
 
 #: Changes reported per run (the first ones: later lines usually repeat them).
 MAX_CHANGES = 5
@@ -145,7 +146,7 @@ def _host_array(value: Any) -> Any:
     kind = type(value)
     if kind.__module__ == "numpy" and kind.__name__ == "ndarray":
         return value
-    if not (hasattr(kind, "detach") and hasattr(kind, "requires_grad")):
+    if not (is_engine_tensor(value) or is_torch_tensor(value)):
         return None
     try:
         tensor = value.detach().cpu()

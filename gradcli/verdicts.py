@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .results import entry_name
+
 if TYPE_CHECKING:
     from .results import CaseResult, PairResult
 
@@ -87,7 +89,7 @@ def case_class(result: CaseResult) -> tuple[str, str]:
 def bug_reason(wrong: list[PairResult], eps: float) -> str:
     """The worst wrong entry and the estimates it was also compared with."""
     worst = max(wrong, key=lambda p: p.max_abs_err if p.max_abs_err == p.max_abs_err else float("inf"))
-    at = _entry(worst.input, worst.worst_input_index)
+    at = entry_name(worst.input, worst.worst_input_index)
     tried = worst.estimates_tried
     beyond = (
         f"; it also disagrees with {', '.join(tried[1:])} and {tried[0]}, so it is not the finite "
@@ -100,7 +102,7 @@ def bug_reason(wrong: list[PairResult], eps: float) -> str:
         if worst.numerical is not None and worst.analytical is not None
         else f"max abs err {worst.max_abs_err:.3g}"
     )
-    return f"the gradient of {worst.output} w.r.t. {worst.input} is wrong at {_entry(worst.output, worst.worst_output_index)} w.r.t. {at} ({what}, at eps={eps:g}){beyond}"
+    return f"the gradient of {worst.output} w.r.t. {worst.input} is wrong at {entry_name(worst.output, worst.worst_output_index)} w.r.t. {at} ({what}, at eps={eps:g}){beyond}"
 
 
 _REENTRANCY = re.compile(r"\(output (\d+) with respect to input (\d+): two runs differ by up to ([^)]+)\)")
@@ -142,7 +144,7 @@ def _passed(result: CaseResult) -> tuple[str, str]:
         count = sum(len(p.noise) for p in noisy)
         return NOISE, (
             f"{count} {'entry' if count == 1 else 'entries'} disagreed at eps={result.settings.eps:g} "
-            f"but agree with {first.how} (e.g. {_entry(noisy[0].input, first.input_index)}: "
+            f"but agree with {first.how} (e.g. {entry_name(noisy[0].input, first.input_index)}: "
             f"{first.estimate:.6g} against analytical {first.analytical:.6g}): the finite difference's "
             "error, not the gradient's"
         )
@@ -150,7 +152,3 @@ def _passed(result: CaseResult) -> tuple[str, str]:
         f"analytical and numerical gradients agree within atol={result.settings.atol:g}, "
         f"rtol={result.settings.rtol:g}"
     )
-
-
-def _entry(name: str, index: tuple | None) -> str:
-    return f"{name}[{', '.join(str(i) for i in index)}]" if index else name

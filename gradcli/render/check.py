@@ -78,7 +78,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plurals import plural
-from ..results import MISMATCH_ROWS, CaseResult, PairResult, Settings
+from ..results import MISMATCH_ROWS, CaseResult, PairResult, Settings, entry_name
 from ..running import LoadError
 from ..verdicts import PASS, PASSING, SHORT
 from .dtype_label import dtype_label
@@ -256,9 +256,9 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
     label = _pair_label(pair, result)
     where = ""
     if pair.worst_input_index is not None:
-        where = f" at {_entry(pair.input, pair.worst_input_index)}"
+        where = f" at {entry_name(pair.input, pair.worst_input_index)}"
         if pair.worst_output_index is not None:
-            where += f" of {_entry(pair.output, pair.worst_output_index)}"
+            where += f" of {entry_name(pair.output, pair.worst_output_index)}"
     errors = f"max abs err {_num(pair.max_abs_err)}"
     relative = _rel_err(pair)
     if relative != "-":
@@ -279,8 +279,8 @@ def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, 
             box=box.SIMPLE_HEAD if console.is_terminal else PLAIN_BOX, show_edge=False, padding=(0, 1)
         )
         columns = {
-            "output": ({}, lambda m: Name(_entry(pair.output, m.output_index), "dim")),
-            "input": ({}, lambda m: Name(_entry(pair.input, m.input_index))),
+            "output": ({}, lambda m: Name(entry_name(pair.output, m.output_index), "dim")),
+            "input": ({}, lambda m: Name(entry_name(pair.input, m.input_index))),
             "numerical": (dict(justify="right"), lambda m: number(_num(m.numerical, 6))),
             "analytical": (dict(justify="right"), lambda m: number(_num(m.analytical, 6))),
             "difference": (dict(justify="right"), lambda m: number(_num(m.analytical - m.numerical))),
@@ -309,7 +309,7 @@ def _print_heatmap(console: Console, pair: PairResult, settings: Settings) -> No
         return
     block = grid.block
     rows = [
-        _entry(pair.output, _unravel(r * block[0], pair.output_shape))
+        entry_name(pair.output, _unravel(r * block[0], pair.output_shape))
         for r in range(grid.difference.shape[0])
     ]
     terminal = console.is_terminal
@@ -446,14 +446,6 @@ def _pair_label(pair: PairResult, result: CaseResult) -> str:
 def _names_outputs(result: CaseResult) -> bool:
     """Whether a case's pairs need their output named: several outputs, or order 2."""
     return any(p.order != 1 for p in result.pairs) or len({p.output for p in result.pairs}) > 1
-
-
-def _entry(name: str, index: tuple | None) -> str:
-    if index is None:
-        return name
-    if not index:
-        return name
-    return f"{name}[{', '.join(str(i) for i in index)}]"
 
 
 def _unravel(flat: int, shape: tuple) -> tuple:
