@@ -63,9 +63,8 @@ def run_case(
     case = prepared.case
     elements = differentiable_elements(prepared)
     func, inputs = callable_and_inputs(prepared)
-    plan = DtypePlan(
-        prepared, settings.with_options(case.options), _library(prepared).get("tensors", _engine())
-    )
+    library = _library(prepared)
+    plan = DtypePlan(prepared, settings.with_options(case.options), library.get("tensors", _engine()))
     chosen = plan.settings
     fast = chosen.fast if chosen.fast is not None else elements >= FULL_MODE_BELOW
     watch = DtypeWatch(plan.dtype if plan.native else "float64", plan.native, plan.reference64)
@@ -88,7 +87,7 @@ def run_case(
                 max_mismatches=show,
                 progress=progress,
                 **plan.arguments(func, inputs),
-                **_library(prepared),
+                **library,
             )
             if report.forward_drift is not None:  # traced once more, with the same upcasts
                 causes = _drift_causes(report, prepared, func, inputs, names)
@@ -157,12 +156,10 @@ def _drift_causes(
     from .forward_causes import forward_causes
 
     kind = next(k for k in report.problem_kinds if k in FORWARD_CLASSES)
-    problems = []
-    for cause in forward_causes(report.forward_drift, prepared, func, inputs, names):
-        shown = display_path(cause.file) if cause.file else None
-        source = linecache.getline(cause.file, cause.line).strip() or None if cause.file else None
-        problems.append(Problem(cause.text, shown, cause.line, source, kind))
-    return problems
+    return [
+        _located(cause.text, cause.file, cause.line, kind) if cause.file else Problem(cause.text, kind=kind)
+        for cause in forward_causes(report.forward_drift, prepared, func, inputs, names)
+    ]
 
 
 def kink_warnings(pairs: list[PairResult], eps: float) -> list[str]:
@@ -232,10 +229,14 @@ def _problem(text: str, kind: str | None = None) -> Problem:
         return Problem(text, kind=kind)
     found = matches[-1]
     path, line = found.group("file"), int(found.group("line"))
-    shown = display_path(path)
-    text = text[: found.start()] + f"(at {shown}:{line})" + text[found.end() :]
+    text = text[: found.start()] + f"(at {display_path(path)}:{line})" + text[found.end() :]
+    return _located(text, path, line, kind)
+
+
+def _located(text: str, path: str, line: int, kind: str | None) -> Problem:
+    """A problem at the user's path:line, shown as the reports show paths, with that line's source."""
     source = linecache.getline(path, line).strip() or None
-    return Problem(text, shown, line, source, kind)
+    return Problem(text, display_path(path), line, source, kind)
 
 
 def _pair_results(pairs: list[PairReport], names: list[str], inputs: tuple) -> list[PairResult]:

@@ -7,14 +7,13 @@ engine's generators, torch's (CPU, and CUDA once initialised), numpy's global on
 
 from __future__ import annotations
 
-import random
 import sys
 from collections.abc import Callable
 
 
 def take() -> Callable[[], None]:
     """The generators' states now, as a function that puts them back."""
-    restores = [_python(), _numpy(), _engine(), _torch()]
+    restores = [_globals(), _engine(), _torch()]
     present = [restore for restore in restores if restore is not None]
 
     def restore() -> None:
@@ -24,22 +23,15 @@ def take() -> Callable[[], None]:
     return restore
 
 
-def _python() -> Callable[[], None]:
-    state = random.getstate()
-    return lambda: random.setstate(state)
+def _globals() -> Callable[[], None]:
+    """numpy's and Python's global generators, as the engine's checker saves them."""
+    from engine.autograd.gradcheck.random_calls import global_random_state, set_global_random_state
 
-
-def _numpy() -> Callable[[], None] | None:
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    state = numpy.random.get_state()
-    return lambda: numpy.random.set_state(state)
+    state = global_random_state()
+    return lambda: set_global_random_state(state)
 
 
 def _engine() -> Callable[[], None] | None:
-    if "engine" not in sys.modules:
-        return None
     from engine import backend
 
     try:
