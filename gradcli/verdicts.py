@@ -16,6 +16,7 @@ the engine's (engine/autograd/gradcheck/report.py), so library users see the sam
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
@@ -88,7 +89,7 @@ def case_class(result: CaseResult) -> tuple[str, str]:
 
 def bug_reason(wrong: list[PairResult], eps: float) -> str:
     """The worst wrong entry and the estimates it was also compared with."""
-    worst = max(wrong, key=lambda p: p.max_abs_err if p.max_abs_err == p.max_abs_err else float("inf"))
+    worst = max(wrong, key=lambda p: math.inf if math.isnan(p.max_abs_err) else p.max_abs_err)
     at = entry_name(worst.input, worst.worst_input_index)
     tried = worst.estimates_tried
     beyond = (
