@@ -755,7 +755,7 @@ def _view(op, a, attrs):
     return out
 
 
-def _view_of(a, view_fn):
+def view_of(a, view_fn):
     """A view of `a` given by an arbitrary view function (used by CopySlices)."""
     return _view(D.AS_STRIDED, a, (a.shape, view_fn))
 
@@ -1034,37 +1034,26 @@ def alias(a):
     return _view(D.ALIAS, a, ())
 
 
-@public(function=False, name="_index_grad")
 def index_grad(g, shape, key, basic):
     """Zeros of `shape` with g placed at `key`, as a differentiable op (double backward)."""
     return apply_op(D.INDEX_GRAD, (g,), (tuple(shape), key, basic))
 
 
-@public(function=False, name="_threshold_backward")
 def threshold_backward(g, x, threshold):
     """relu's backward as a differentiable op of (g, x) (ThresholdBackwardBackward0), as PyTorch records it."""
     return apply_op(D.THRESHOLD_BACKWARD, (g, x), (threshold,))
 
 
-@public(function=False, name="_leaky_relu_backward")
 def leaky_relu_backward(g, x, negative_slope):
     """leaky_relu's backward as a differentiable op of (g, x) (LeakyReluBackwardBackward0)."""
     return apply_op(D.LEAKY_RELU_BACKWARD, (g, x), (negative_slope,))
 
 
-@public(function=False, name="_tied_to")
-def tied_to(grad, x, op):
-    """A gradient recorded as an op of (grad, x), as PyTorch records a pool's or a pad's backward."""
-    return apply_op(op, (grad, x), (tuple(x.shape),))
-
-
-@public(function=False, name="_im2col")
 def im2col(x, kernel, stride, pads, dilation):
     """Sliding blocks as columns (Im2ColBackward0); F.unfold after its argument checks."""
     return apply_op(D.IM2COL, (x,), (tuple(x.shape), kernel, stride, pads, dilation))
 
 
-@public(function=False, name="_col2im")
 def col2im(cols, shape, kernel, stride, pads, dilation):
     """Columns added back into an image of `shape` (Col2ImBackward0), im2col's adjoint."""
     return apply_op(D.COL2IM, (cols,), (tuple(shape), kernel, stride, pads, dilation))

@@ -718,7 +718,6 @@ def linalg_inv(A):
     return apply_op(D.INV, (A,), ("linalg.inv",))
 
 
-@public(function=False, name="_linalg_solve")
 def linalg_solve(A, B, *, left=True):
     name = "linalg.solve"
     _check_floating(name, A)
@@ -803,7 +802,6 @@ def svdvals(A, *, driver=None):
     return _svd(A, False, driver, _grad_recorded(A))[1]
 
 
-@public(function=False, name="_linalg_svd")
 def reduced_svd(A):
     """U, S, Vh of a reduced SVD (formulas.det_singular_backward, under create_graph)."""
     return tuple(apply_multi(D.SVD, (A,), (False, True)))

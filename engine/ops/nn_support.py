@@ -38,19 +38,16 @@ def clamp_min_(input, min):
     return apply_inplace(input, D.CLAMP_MIN, (), (min,))
 
 
-@public(function=False, name="_add_scalar")
 def add_scalar(input, other):
     """input + other for a number `other`, recorded as ATen's add.Scalar (AddBackward1)."""
     return apply_op(D.ADD_SCALAR, (as_operand(input),), (other,))
 
 
-@public(function=False, name="_sub_scalar")
 def sub_scalar(input, other):
     """input - other for a number `other`, recorded as ATen's sub.Scalar (SubBackward1)."""
     return apply_op(D.SUB_SCALAR, (as_operand(input),), (other,))
 
 
-@public(function=False, name="_safe_softmax")
 def safe_softmax(input, dim):
     """softmax that gives 0 along a row of -inf (SafeSoftmaxBackward0), as attention uses it."""
     return apply_op(D.SAFE_SOFTMAX, (input,), (norm_dim(dim, input.dim()),))

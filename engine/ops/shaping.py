@@ -1245,24 +1245,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return (out, *extra) if extra else out
 
 
-# -------------------------------------------------------------------- for the math namespaces
-
-
-@public(function=False, name="_cat")
-def cat_with(a, others, dim):
-    """TensorMath.cat: `a` and `others` joined along dim (split's backward under create_graph)."""
-    from .functions import cat
-
-    return cat((a, *others), dim)
-
-
-@public(function=False, name="_stack")
-def stack_with(a, others, dim):
-    from .functions import stack
-
-    return stack((a, *others), dim)
-
-
 # ------------------------------------------------------------------------------ in place
 
 

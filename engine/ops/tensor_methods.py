@@ -22,8 +22,9 @@ from . import pointwise as P
 from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
 from . import shaping as _shaping  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
-from .namespaces import TENSOR_MATH
+from .namespaces import use_tensor_math
 from .op import apply_op
+from .tensor_math import TensorMath
 
 
 def parse_to_args(args, kwargs):
@@ -210,7 +211,7 @@ def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
 def sum_to_size(self, *size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return TENSOR_MATH.sum_to(self, tuple(size))
+    return TensorMath.sum_to(self, tuple(size))
 
 
 def _max_min(name):
@@ -323,7 +324,6 @@ METHODS = {
     "min": _max_min("min"),
     "__getitem__": F.getitem,
     "__setitem__": I.setitem,
-    "_view_of": F._view_of,
     "T": property(
         lambda self: F.t(self) if self.dim() <= 2 else F.permute(self, tuple(reversed(range(self.dim()))))
     ),
@@ -365,3 +365,7 @@ for _name, _op in api.IN_PLACE.items():
     setattr(Tensor, _name, _in_place(_op))
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
+
+# The executor, below the ops, runs formulas under create_graph through TensorMath, which calls the
+# ops: this is where it is handed the namespace, once, as engine is imported.
+use_tensor_math(TensorMath())
