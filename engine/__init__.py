@@ -53,7 +53,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
-from .ops.linalg_ops import *
+from .ops.linalg.functions import *
 from .ops.nn_support import *
 from .ops.pointwise import *
 from .ops.reductions import *

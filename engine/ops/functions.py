@@ -17,7 +17,7 @@ import numpy
 from .. import backend
 from ..autograd import grad_mode
 from ..tensor import Tensor, wrap
-from . import arg_errors, creation, product_dtypes, promotion
+from . import arg_errors, creation, promotion
 from . import derivatives as D
 from . import kernels as K
 from .api import IN_PLACE, exported, public
@@ -230,87 +230,6 @@ def pow(input, exponent):
         if kind == "b" and isinstance(exponent, bool):  # bool ** bool stays bool in torch
             return wrap(K.power(input._data, exponent).astype(input._data.dtype))
     return apply_op(D.POW_SCALAR, (with_number(input, exponent, typed=False)[0],), (exponent,))
-
-
-@public
-def matmul(input, other):
-    if other.__class__ is not Tensor:
-        other = as_operand(other)
-    sa, sb = input._data.shape, other._data.shape
-    na, nb = len(sa), len(sb)
-    if na == 2 and nb == 2:  # the common case first
-        if input._data.__class__ is not other._data.__class__:
-            check_same_device(input, other)
-        _check_mm(sa, sb)
-        if input._data.dtype is not other._data.dtype and input.dtype is not other.dtype:
-            raise product_dtypes.mm_error(input, other)
-        return apply_op(D.MM, (input, other))
-    check_same_device(input, other)
-    if na == 0 or nb == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
-    if na == 1 and nb == 1:
-        if product_dtypes.differ(input, other):
-            raise product_dtypes.dot_error(input, other)
-        if input.shape != other.shape:
-            n, k = input.shape[0], other.shape[0]
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{n}] and src [{k}] to have the same "
-                f"number of elements, but got {n} and {k} elements respectively"
-            )
-        return apply_op(D.DOT, (input, other))
-    if na == 2 and nb == 1:
-        n, k = input.shape
-        _check_mm(
-            input.shape,
-            (other.shape[0], 1),
-            f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({other.shape[0]})",
-        )
-        if product_dtypes.differ(input, other):
-            raise product_dtypes.mv_error(input, other)
-        return apply_op(D.MV, (input, other))
-    if na == 1 and nb == 2:
-        return squeeze(mm(unsqueeze(input, 0), other), 0, _name="SqueezeBackward4")
-    left = unsqueeze(input, 0) if na == 1 else input
-    right = unsqueeze(other, -1) if nb == 1 else other
-    if left.shape[-1] != right.shape[-2]:
-        raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{right.shape[0]}, {left.shape[-1]}] but got: [{right.shape[0]}, {right.shape[-2]}]."
-        )
-    if product_dtypes.differ(input, other):
-        raise product_dtypes.batched_matmul_error(input, other)
-    out = apply_op(D.BMM, (left, right))
-    if na == 1:
-        out = squeeze(out, -2, _name="SqueezeBackward4")
-    if nb == 1:
-        out = squeeze(out, -1, _name="SqueezeBackward4")
-    return _view(D.UNSAFE_VIEW, out, (out.shape, out.shape))
-
-
-def _check_mm(sa, sb, message=None):
-    if sa[1] != sb[0]:
-        raise RuntimeError(
-            message or f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
-        )
-
-
-@public
-def mm(input, mat2):
-    if input.dim() != 2 or mat2.dim() != 2:
-        raise RuntimeError("self must be a matrix" if input.dim() != 2 else "mat2 must be a matrix")
-    return matmul(input, mat2)
-
-
-@public
-def dot(input, tensor):
-    if input.dim() != 1 or tensor.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
-    return matmul(input, tensor)
-
-
-@public
-def mv(input, vec):
-    return matmul(input, vec)
 
 
 # ---------------------------------------------------------------------------- pointwise

@@ -17,6 +17,7 @@ import numpy
 
 from .. import backend
 from . import kernels
+from .linalg import kernels as linalg_kernels
 
 
 def reduced_shape(shape, dims) -> tuple:
@@ -225,7 +226,7 @@ class ArrayMath:
         try:
             return self.xp.linalg.solve(a, b)
         except numpy.linalg.LinAlgError:  # singular: LAPACK's inf and nan, as torch's solvers give
-            x = kernels.lu_solve(backend.to_numpy(a), backend.to_numpy(b))
+            x = linalg_kernels.lu_solve(backend.to_numpy(a), backend.to_numpy(b))
             return backend.to_device(x, backend.device_of(a))
 
     def det(self, a):

@@ -11,7 +11,8 @@ import numpy
 from .. import backend
 from ..tensor import Tensor, wrap
 from . import functions as F
-from . import linalg_ops, nn_support
+from . import nn_support
+from .linalg import functions as linalg
 from .namespaces import array_math, overlaps, sum_to_dims, view_positions
 from .op import tied_to
 
@@ -236,7 +237,7 @@ class TensorMath:
 
     @staticmethod
     def solve(a, b):
-        return linalg_ops.linalg_solve(a, b)
+        return linalg.linalg_solve(a, b)
 
     @staticmethod
     def det(a):
@@ -244,4 +245,4 @@ class TensorMath:
 
     @staticmethod
     def svd(a):
-        return linalg_ops.reduced_svd(a)
+        return linalg.reduced_svd(a)

@@ -16,12 +16,12 @@ from . import api, arg_errors, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
-from . import linalg_ops as _linalg_ops  # noqa: F401  (installs its @public methods)
 from . import nn_support as _nn_support  # noqa: F401  (installs its @public methods)
 from . import pointwise as P
 from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
 from . import shaping as _shaping  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
+from .linalg import functions as linalg
 from .namespaces import use_tensor_math
 from .op import apply_op
 from .tensor_math import TensorMath
@@ -283,8 +283,8 @@ METHODS = {
     "__pow__": F.pow,
     "__rpow__": _reflected(F.pow),
     "__ipow__": I.pow_,
-    "__matmul__": F.matmul,
-    "__rmatmul__": _reflected(F.matmul),
+    "__matmul__": linalg.matmul,
+    "__rmatmul__": _reflected(linalg.matmul),
     "__neg__": F.neg,
     "__abs__": F.abs,
     "__pos__": lambda self: self,

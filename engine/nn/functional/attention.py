@@ -13,6 +13,7 @@ import warnings
 from ... import backend
 from ...ops import derivatives as D
 from ...ops import functions, nn_support
+from ...ops.linalg import functions as linalg_functions
 from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor, wrap
 from .activation import softmax
@@ -129,13 +130,13 @@ def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa) -> T
         key, value = (
             functions.getitem(t, (Ellipsis, shared, slice(None), slice(None))) for t in (key, value)
         )
-    attn = functions.matmul(q, apply_op(D.MUL_SCALAR, (functions.transpose(key, -2, -1),), (factor,)))
+    attn = linalg_functions.matmul(q, apply_op(D.MUL_SCALAR, (functions.transpose(key, -2, -1),), (factor,)))
     if mask is not None:
         attn = attn + mask
     attn = nn_support.safe_softmax(attn, -1)
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
-    return functions.matmul(attn, value)
+    return linalg_functions.matmul(attn, value)
 
 
 # ------------------------------------------------------------------------ multi-head attention
@@ -344,12 +345,12 @@ def multi_head_attention_forward(
         q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
         if is_causal and attn_mask is None:
             raise AssertionError("FIXME: is_causal not implemented for need_weights")
-        scores = functions.matmul(q_scaled, functions.transpose(k, -2, -1))
+        scores = linalg_functions.matmul(q_scaled, functions.transpose(k, -2, -1))
         weights_ = softmax(scores if attn_mask is None else attn_mask + scores, dim=-1)
         if dropout_p > 0.0:
             weights_ = _dropout(weights_, p=dropout_p)
         out = functions.reshape(
-            functions.transpose(functions.matmul(weights_, v), 0, 1), tgt_len * bsz, embed_dim
+            functions.transpose(linalg_functions.matmul(weights_, v), 0, 1), tgt_len * bsz, embed_dim
         )
         out = functions.view(linear(out, out_proj_weight, out_proj_bias), tgt_len, bsz, -1)
         weights_ = functions.view(weights_, bsz, num_heads, tgt_len, src_len)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ops import derivatives as D
 from ...ops import functions
+from ...ops.linalg import functions as linalg_functions
 from ...ops.op import apply_op
 from ...tensor import Tensor
 
@@ -23,7 +24,7 @@ def _addmm(bias: Tensor, x2d: Tensor, wt: Tensor) -> Tensor:
                 f"{name} and mat2 must have the same dtype, but got {first.dtype.scalar_type} and "
                 f"{wt.dtype.scalar_type}"
             )
-    functions._check_mm(x2d.shape, wt.shape)
+    linalg_functions._check_mm(x2d.shape, wt.shape)
     return apply_op(D.ADDMM, (bias, x2d, wt))
 
 
@@ -35,9 +36,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is None:
         _check(input, weight)
         if ndim <= 2:
-            return functions.matmul(input, wt)
+            return linalg_functions.matmul(input, wt)
         flat = functions.reshape(input, -1, input.shape[-1])
-        functions._check_mm(flat.shape, wt.shape)
+        linalg_functions._check_mm(flat.shape, wt.shape)
         out = apply_op(D.MM, (flat, wt))
         return apply_op(D.UNSAFE_VIEW, (out,), (out.shape, input.shape[:-1] + (wt.shape[1],)))
     if ndim == 2:

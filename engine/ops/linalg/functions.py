@@ -3,9 +3,9 @@
 The products (addmm, addmv, addr, baddbmm, addbmm, bmm) are rows of their own; outer, inner,
 kron, tensordot, einsum, multi_dot and vecdot are composed of rows the way ATen composes them,
 so their graphs read node for node like torch's. The matrix functions (det, slogdet, inv,
-solve, cholesky, qr, svd, eigh) are rows with torch's backward formulas (formulas.py,
-"linear algebra"); those of several outputs are applied with `op.apply_multi`. Functions
-named `linalg_*` here are `engine.linalg.*` (engine/linalg.py), not `engine.*`.
+solve, cholesky, qr, svd, eigh) are rows with torch's backward formulas (formulas.py);
+those of several outputs are applied with `op.apply_multi`. Functions named `linalg_*` here are `engine.linalg.*`
+(engine/linalg.py), not `engine.*`.
 """
 
 from __future__ import annotations
@@ -17,18 +17,19 @@ import math
 import string
 import warnings
 
-from .. import backend
-from ..autograd import grad_mode
-from ..tensor import Tensor, wrap
-from . import derivatives as D
-from . import functions as fn
-from . import inplace as I
-from .api import exported, public
-from .functions import as_operand, norm_dim, unique_dims
+from ... import backend
+from ...autograd import grad_mode
+from ...tensor import Tensor, wrap
+from .. import derivatives as D
+from .. import functions as fn
+from .. import inplace as I
+from .. import product_dtypes
+from ..api import exported, public
+from ..functions import _view, as_operand, norm_dim, squeeze, unique_dims, unsqueeze
+from ..op import apply_multi, apply_op, check_same_device
+from ..promotion import promote_types
+from ..shaping import where
 from .kernels import LinAlgError  # noqa: F401  (engine.linalg.LinAlgError)
-from .op import apply_multi, apply_op, check_same_device
-from .promotion import promote_types
-from .shaping import where
 
 # torch.return_types, by torch's names
 SLOGDET_LINALG = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
@@ -139,7 +140,7 @@ def _check_addmm(input, mat1, mat2, beta, alpha) -> None:
     for t, name in ((mat1, "mat1"), (mat2, "mat2")):
         if t.dim() != 2:
             raise RuntimeError(f"{name} must be a matrix, got {t.dim()}-D tensor")
-    fn._check_mm(mat1.shape, mat2.shape)
+    _check_mm(mat1.shape, mat2.shape)
     _expand_to(input, (mat1.shape[0], mat2.shape[1]))
 
 
@@ -345,10 +346,10 @@ def tensordot(a, b, dims=2):
     if not free_a and not free_b:
         t1 = t1 if t1.dim() == 1 else fn.reshape(t1, csize)
         t2 = t2 if t2.dim() == 1 else fn.reshape(t2, csize)
-        return fn.view(fn.matmul(t1, t2), sizes)
+        return fn.view(matmul(t1, t2), sizes)
     left = fn.reshape(t1, math.prod(t1.shape[d] for d in range(len(free_a))), csize)
     right = fn.reshape(t2, csize, math.prod(t2.shape[len(dims_b) :]))
-    return fn.view(fn.mm(left, right), sizes)
+    return fn.view(mm(left, right), sizes)
 
 
 def _tensordot_dims(a, b, dims) -> tuple:
@@ -910,7 +911,7 @@ def _extreme(largest: bool, x, dim, keepdim):
 
 
 def linalg_matmul(input, other):
-    return fn.matmul(input, other)
+    return matmul(input, other)
 
 
 def multi_dot(tensors):
@@ -976,7 +977,7 @@ def _chain(matrices, order, i, j):
     if i == j:
         return matrices[i]
     k = order[i][j]
-    return fn.mm(_chain(matrices, order, i, k), _chain(matrices, order, k + 1, j))
+    return mm(_chain(matrices, order, i, k), _chain(matrices, order, k + 1, j))
 
 
 def vecdot(x, y, *, dim=-1):
@@ -1015,6 +1016,87 @@ def cross(input, other, dim=None):
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     return linalg_cross(input, other, dim=dim)
+
+
+@public
+def matmul(input, other):
+    if other.__class__ is not Tensor:
+        other = as_operand(other)
+    sa, sb = input._data.shape, other._data.shape
+    na, nb = len(sa), len(sb)
+    if na == 2 and nb == 2:  # the common case first
+        if input._data.__class__ is not other._data.__class__:
+            check_same_device(input, other)
+        _check_mm(sa, sb)
+        if input._data.dtype is not other._data.dtype and input.dtype is not other.dtype:
+            raise product_dtypes.mm_error(input, other)
+        return apply_op(D.MM, (input, other))
+    check_same_device(input, other)
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
+    if na == 1 and nb == 1:
+        if product_dtypes.differ(input, other):
+            raise product_dtypes.dot_error(input, other)
+        if input.shape != other.shape:
+            n, k = input.shape[0], other.shape[0]
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{n}] and src [{k}] to have the same "
+                f"number of elements, but got {n} and {k} elements respectively"
+            )
+        return apply_op(D.DOT, (input, other))
+    if na == 2 and nb == 1:
+        n, k = input.shape
+        _check_mm(
+            input.shape,
+            (other.shape[0], 1),
+            f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({other.shape[0]})",
+        )
+        if product_dtypes.differ(input, other):
+            raise product_dtypes.mv_error(input, other)
+        return apply_op(D.MV, (input, other))
+    if na == 1 and nb == 2:
+        return squeeze(mm(unsqueeze(input, 0), other), 0, _name="SqueezeBackward4")
+    left = unsqueeze(input, 0) if na == 1 else input
+    right = unsqueeze(other, -1) if nb == 1 else other
+    if left.shape[-1] != right.shape[-2]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{right.shape[0]}, {left.shape[-1]}] but got: [{right.shape[0]}, {right.shape[-2]}]."
+        )
+    if product_dtypes.differ(input, other):
+        raise product_dtypes.batched_matmul_error(input, other)
+    out = apply_op(D.BMM, (left, right))
+    if na == 1:
+        out = squeeze(out, -2, _name="SqueezeBackward4")
+    if nb == 1:
+        out = squeeze(out, -1, _name="SqueezeBackward4")
+    return _view(D.UNSAFE_VIEW, out, (out.shape, out.shape))
+
+
+def _check_mm(sa, sb, message=None):
+    if sa[1] != sb[0]:
+        raise RuntimeError(
+            message or f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
+        )
+
+
+@public
+def mm(input, mat2):
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("self must be a matrix" if input.dim() != 2 else "mat2 must be a matrix")
+    return matmul(input, mat2)
+
+
+@public
+def dot(input, tensor):
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
+    return matmul(input, tensor)
+
+
+@public
+def mv(input, vec):
+    return matmul(input, vec)
 
 
 __all__ = exported(__name__)  # what `engine` exports from here (api.public)
