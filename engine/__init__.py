@@ -54,7 +54,7 @@ from .ops.creation import (
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
 from .ops.linalg.functions import *
-from .ops.nn_support import *
+from .ops.nn.functions import *
 from .ops.pointwise import *
 from .ops.reductions import *
 from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)

@@ -968,16 +968,6 @@ def leaky_relu_backward(g, x, negative_slope):
     return apply_op(D.LEAKY_RELU_BACKWARD, (g, x), (negative_slope,))
 
 
-def im2col(x, kernel, stride, pads, dilation):
-    """Sliding blocks as columns (Im2ColBackward0); F.unfold after its argument checks."""
-    return apply_op(D.IM2COL, (x,), (tuple(x.shape), kernel, stride, pads, dilation))
-
-
-def col2im(cols, shape, kernel, stride, pads, dilation):
-    """Columns added back into an image of `shape` (Col2ImBackward0), im2col's adjoint."""
-    return apply_op(D.COL2IM, (cols,), (tuple(shape), kernel, stride, pads, dilation))
-
-
 # ---------------------------------------------------------------------------- joining
 
 

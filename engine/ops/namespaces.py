@@ -18,6 +18,7 @@ import numpy
 from .. import backend
 from . import kernels
 from .linalg import kernels as linalg_kernels
+from .nn import kernels as nn_kernels
 
 
 def reduced_shape(shape, dims) -> tuple:
@@ -82,7 +83,7 @@ class ArrayMath:
 
     def softmax(self, x, dim):
         """A softmax that is 0 along a row of -inf (attention's fully masked rows)."""
-        return kernels.safe_softmax(self.xp, x, dim)
+        return nn_kernels.safe_softmax(self.xp, x, dim)
 
     def erfinv(self, x):
         return kernels.erfinv(self.xp, x)
@@ -109,10 +110,10 @@ class ArrayMath:
         return kernels.div_rounded(self.xp, a, b, "trunc")
 
     def unfold(self, x, kernel, stride, pads, dilation):
-        return kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
+        return nn_kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
 
     def fold(self, cols, shape, kernel, stride, pads, dilation):
-        return kernels.col2im(self.xp, cols, shape, kernel, stride, pads, dilation)
+        return nn_kernels.col2im(self.xp, cols, shape, kernel, stride, pads, dilation)
 
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)

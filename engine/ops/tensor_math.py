@@ -11,9 +11,9 @@ import numpy
 from .. import backend
 from ..tensor import Tensor, wrap
 from . import functions as F
-from . import nn_support
 from .linalg import functions as linalg
 from .namespaces import array_math, overlaps, sum_to_dims, view_positions
+from .nn import functions as nn_functions
 from .op import tied_to
 
 
@@ -60,7 +60,7 @@ class TensorMath:
 
     @staticmethod
     def softmax(x, dim):
-        return nn_support.safe_softmax(x, dim)
+        return nn_functions.safe_softmax(x, dim)
 
     @staticmethod
     def erfinv(x):
@@ -96,11 +96,11 @@ class TensorMath:
 
     @staticmethod
     def unfold(x, kernel, stride, pads, dilation):
-        return F.im2col(x, kernel, stride, pads, dilation)
+        return nn_functions.im2col(x, kernel, stride, pads, dilation)
 
     @staticmethod
     def fold(cols, shape, kernel, stride, pads, dilation):
-        return F.col2im(cols, shape, kernel, stride, pads, dilation)
+        return nn_functions.col2im(cols, shape, kernel, stride, pads, dilation)
 
     @staticmethod
     def where(cond, a, b):

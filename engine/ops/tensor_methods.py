@@ -16,13 +16,13 @@ from . import api, arg_errors, creation
 from . import derivatives as D
 from . import functions as F
 from . import inplace as I
-from . import nn_support as _nn_support  # noqa: F401  (installs its @public methods)
 from . import pointwise as P
 from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
 from . import shaping as _shaping  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
 from .linalg import functions as linalg
 from .namespaces import use_tensor_math
+from .nn import functions as _nn_support  # noqa: F401  (installs its @public methods)
 from .op import apply_op
 from .tensor_math import TensorMath
 

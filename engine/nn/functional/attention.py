@@ -12,8 +12,9 @@ import warnings
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import functions, nn_support
+from ...ops import functions
 from ...ops.linalg import functions as linalg_functions
+from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor, wrap
 from .activation import softmax
@@ -133,7 +134,7 @@ def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa) -> T
     attn = linalg_functions.matmul(q, apply_op(D.MUL_SCALAR, (functions.transpose(key, -2, -1),), (factor,)))
     if mask is not None:
         attn = attn + mask
-    attn = nn_support.safe_softmax(attn, -1)
+    attn = nn_functions.safe_softmax(attn, -1)
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
     return linalg_functions.matmul(attn, value)

@@ -11,7 +11,8 @@ import warnings
 
 from ...ops import derivatives as D
 from ...ops import functions
-from ...ops import kernels as K
+from ...ops.nn import functions as nn_functions
+from ...ops.nn import kernels as K
 from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
 from ._utils import ntuple
@@ -106,7 +107,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input.dim()}D)")
     kernel, dilation, stride = ntuple(kernel_size, 2), ntuple(dilation, 2), ntuple(stride, 2)
     pads = K.symmetric(ntuple(padding, 2))
-    return functions.im2col(input, kernel, stride, pads, dilation)
+    return nn_functions.im2col(input, kernel, stride, pads, dilation)
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -119,7 +120,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     pads = K.symmetric(ntuple(padding, 2))
     n, ck = input.shape[:2]
     shape = (n, ck // (kernel[0] * kernel[1])) + ntuple(output_size, 2)
-    return functions.col2im(input, shape, kernel, stride, pads, dilation)
+    return nn_functions.col2im(input, shape, kernel, stride, pads, dilation)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:

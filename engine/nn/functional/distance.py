@@ -13,7 +13,8 @@ import numpy
 from ... import backend
 from ...autograd import grad_mode
 from ...ops import derivatives as D
-from ...ops import functions, nn_support
+from ...ops import functions
+from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
 from ...ops.promotion import result_type
 from ...tensor import Tensor
@@ -41,7 +42,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """input / max(||input||_p, eps) along `dim` (DivBackward0, ExpandBackward0, ClampMinBackward0, norm)."""
     _check_vector_norm_input(input)
     norm = functions.norm(input, p, dim, keepdim=True)
-    denom = functions.expand_as(nn_support.clamp_min(norm, eps), input)
+    denom = functions.expand_as(nn_functions.clamp_min(norm, eps), input)
     return input / denom
 
 
@@ -82,8 +83,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     n1 = functions.clone(functions.norm(x1, 2, dim, keepdim=True))
     n2 = functions.clone(functions.norm(x2, 2, dim, keepdim=True))
     with grad_mode.no_grad():
-        nn_support.clamp_min_(n1, eps)
-        nn_support.clamp_min_(n2, eps)
+        nn_functions.clamp_min_(n1, eps)
+        nn_functions.clamp_min_(n2, eps)
     return functions.sum((x1 / n1) * (x2 / n2), dim)
 
 
@@ -94,7 +95,7 @@ def pairwise_distance(
     diff = x1 - x2
     if not diff.dtype.is_floating_point:  # ints: the default float dtype, as `int + eps` gives in torch
         diff = diff.to(backend.get_default_dtype())
-    shifted = nn_support.add_scalar(diff, eps)
+    shifted = nn_functions.add_scalar(diff, eps)
     ndim = max(x1.dim(), x2.dim())
     dims = (functions.norm_dim(ndim - 1, ndim),) if ndim else ()
     return apply_op(D.P_NORM, (shifted,), (p, dims, keepdim))

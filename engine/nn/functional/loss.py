@@ -13,8 +13,9 @@ import numpy
 
 from ... import backend
 from ...autograd import grad_mode
-from ...ops import creation, functions, nn_support, shaping
+from ...ops import creation, functions, shaping
 from ...ops import derivatives as D
+from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
 from ...tensor import Tensor, wrap
 from ._utils import REDUCTIONS, check_reduction, legacy_reduction
@@ -395,7 +396,7 @@ def poisson_nll_loss(
     if log_input:
         loss = functions.exp(input) - target * input
     else:
-        loss = input - target * functions.log(nn_support.add_scalar(input, eps))
+        loss = input - target * functions.log(nn_functions.add_scalar(input, eps))
     if full:
         two_pi_target = apply_op(D.MUL_SCALAR, (target,), (2 * math.pi,))
         stirling = target * functions.log(target) - target
@@ -414,8 +415,8 @@ def margin_ranking_loss(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
         )
-    unclamped = nn_support.add_scalar(-target * (input1 - input2), margin)
-    return _aten_reduced(nn_support.clamp_min_(unclamped, 0), reduction)
+    unclamped = nn_functions.add_scalar(-target * (input1 - input2), margin)
+    return _aten_reduced(nn_functions.clamp_min_(unclamped, 0), reduction)
 
 
 def triplet_margin_loss(
@@ -444,7 +445,7 @@ def triplet_margin_loss(
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = functions.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    loss = nn_support.clamp_min(nn_support.add_scalar(dist_pos, margin) - dist_neg, 0)
+    loss = nn_functions.clamp_min(nn_functions.add_scalar(dist_pos, margin) - dist_neg, 0)
     return _aten_reduced(loss, reduction)
 
 
@@ -489,12 +490,12 @@ def cosine_embedding_loss(
             f"{list(input1.shape)} and {list(input2.shape)}."
         )
     prod_sum = functions.sum(input1 * input2, targ_dim)
-    mag_square1 = nn_support.add_scalar(functions.sum(input1 * input1, targ_dim), _COSINE_EPSILON)
-    mag_square2 = nn_support.add_scalar(functions.sum(input2 * input2, targ_dim), _COSINE_EPSILON)
+    mag_square1 = nn_functions.add_scalar(functions.sum(input1 * input1, targ_dim), _COSINE_EPSILON)
+    mag_square2 = nn_functions.add_scalar(functions.sum(input2 * input2, targ_dim), _COSINE_EPSILON)
     cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
     zeros = creation.zeros_like(cos)
     one = creation.full((), 1, dtype=cos.dtype, device=cos.device)
     pos = one - cos  # ATen's `1 - cos`: a wrapped scalar minus a tensor, SubBackward0
-    neg = nn_support.clamp_min_(nn_support.sub_scalar(cos, margin), 0)
+    neg = nn_functions.clamp_min_(nn_functions.sub_scalar(cos, margin), 0)
     output = shaping.where(target == 1, pos, zeros) + shaping.where(target == -1, neg, zeros)
     return _aten_reduced(output, reduction)

@@ -11,7 +11,7 @@ import math
 from ... import backend
 from ...ops import derivatives as D
 from ...ops import functions
-from ...ops import kernels as K
+from ...ops.nn import kernels as K
 from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
 from .mixed_dtype import check_parameters

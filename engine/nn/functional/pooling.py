@@ -7,7 +7,7 @@ import math
 from ... import backend
 from ...ops import derivatives as D
 from ...ops import functions
-from ...ops import kernels as K
+from ...ops.nn import kernels as K
 from ...ops.op import apply_op
 from ...tensor import Tensor, wrap
 from ._utils import ntuple
