@@ -57,7 +57,8 @@ from .ops.linalg.functions import *
 from .ops.nn.functions import *
 from .ops.pointwise import *
 from .ops.reductions import *
-from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
+from .ops.shaping.core import *
+from .ops.shaping.functions import *
 from .tensor import Size, Tensor, typename
 from .typeinfo import finfo, iinfo
 

@@ -27,20 +27,19 @@ from ..autograd.node import Node, leaf_error, short_name
 from ..tensor import SavedOutput, Tensor, wrap
 from . import derivatives as D
 from .api import public
-from .functions import (
+from .namespaces import overlaps
+from .op import apply_op, check_same_device, new_node
+from .operands import as_operand, norm_dim
+from .shaping.core import (
     _array_key,
     _is_advanced,
-    as_operand,
     check_t,
     getitem,
-    norm_dim,
     squeeze_node_name,
     squeezed_shape,
     unsqueezed_shape,
     view_of,
 )
-from .namespaces import overlaps
-from .op import apply_op, check_same_device, new_node
 from .views import (
     DEFAULT,
     IN_CUSTOM_FUNCTION,

@@ -19,6 +19,7 @@ from .. import backend
 from . import kernels
 from .linalg import kernels as linalg_kernels
 from .nn import kernels as nn_kernels
+from .shaping import kernels as shaping_kernels
 
 
 def reduced_shape(shape, dims) -> tuple:
@@ -202,7 +203,7 @@ class ArrayMath:
         return self.xp.rot90(x, k, dims)
 
     def diagonal(self, x, offset, dim1, dim2):
-        return kernels.diagonal(self.xp, x, offset, dim1, dim2)
+        return shaping_kernels.diagonal(self.xp, x, offset, dim1, dim2)
 
     def cat(self, xs, dim):
         return self.xp.concatenate(xs, axis=dim)
@@ -211,7 +212,7 @@ class ArrayMath:
         return self.xp.stack(xs, axis=dim)
 
     def scatter_reduce(self, x, dim, index, src, reduce, include_self, key, src_key):
-        return kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
+        return shaping_kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
 
     # -- linear algebra: formulas of the decompositions (formulas.py, "linear algebra")
     def eye(self, n, like):

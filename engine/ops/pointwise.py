@@ -20,18 +20,9 @@ from . import derivatives as D
 from . import inplace as I
 from . import kernels as K
 from .api import IN_PLACE, METHODS, exported, public
-from .functions import (
-    NOT_GIVEN,
-    POW_SIGNATURES,
-    _unary,
-    abs,
-    as_operand,
-    check_rounding_mode,
-    number_operands,
-    pow,
-    with_number,
-)
+from .functions import NOT_GIVEN, POW_SIGNATURES, _unary, abs, check_rounding_mode, pow
 from .op import apply_op, broadcast_error, check_same_device
+from .operands import as_operand, number_operands, with_number
 from .promotion import result_type
 
 # --------------------------------------------------------------------------- helpers

@@ -24,13 +24,11 @@ from . import kernels as K
 from .api import exported, public
 from .functions import (
     _grid_key,
-    broadcast_check,
     check_reduced_sizes,
     div,
     extreme_values,
     keep_grad_dtype,
     matrix_norm_of,
-    norm_dim,
     picked_along,
     reduce_dims,
     reduction_dtype,
@@ -38,6 +36,7 @@ from .functions import (
     vector_norm_of,
 )
 from .op import apply_multi, apply_op
+from .operands import broadcast_check, norm_dim
 from .promotion import result_type
 
 

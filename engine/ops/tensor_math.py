@@ -15,6 +15,7 @@ from .linalg import functions as linalg
 from .namespaces import array_math, overlaps, sum_to_dims, view_positions
 from .nn import functions as nn_functions
 from .op import tied_to
+from .shaping import core as shaping_core
 
 
 class TensorMath:
@@ -165,9 +166,11 @@ class TensorMath:
     @staticmethod
     def embed(g, shape, view_fn):
         out = g.new_zeros(shape)
-        region = F.view_of(out, view_fn)
+        region = shaping_core.view_of(out, view_fn)
         if overlaps(region._data):
-            return F.index_grad(g, shape, view_positions(backend.xp_of(g._data), shape, view_fn), False)
+            return shaping_core.index_grad(
+                g, shape, view_positions(backend.xp_of(g._data), shape, view_fn), False
+            )
         region.copy_(g)
         return out
 
@@ -179,7 +182,7 @@ class TensorMath:
 
     @staticmethod
     def index_grad(g, shape, key, basic):
-        return F.index_grad(g, shape, key, basic)
+        return shaping_core.index_grad(g, shape, key, basic)
 
     # -- reductions and scans
     @staticmethod
@@ -212,11 +215,11 @@ class TensorMath:
 
     @staticmethod
     def cat(xs, dim):
-        return F.cat(xs, dim)
+        return shaping_core.cat(xs, dim)
 
     @staticmethod
     def stack(xs, dim):
-        return F.stack(xs, dim)
+        return shaping_core.stack(xs, dim)
 
     @staticmethod
     def scatter_reduce(x, dim, index, src, reduce, include_self, key, src_key):

@@ -18,12 +18,13 @@ from . import functions as F
 from . import inplace as I
 from . import pointwise as P
 from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
-from . import shaping as _shaping  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
 from .linalg import functions as linalg
 from .namespaces import use_tensor_math
 from .nn import functions as _nn_support  # noqa: F401  (installs its @public methods)
 from .op import apply_op
+from .shaping import core as shaping_core
+from .shaping import functions as _shaping  # noqa: F401  (installs its @public methods)
 from .tensor_math import TensorMath
 
 
@@ -92,7 +93,7 @@ def type_as(self, other):
 
 
 def contiguous(self):
-    return self if self._data.flags.c_contiguous else F.clone(self)
+    return self if self._data.flags.c_contiguous else shaping_core.clone(self)
 
 
 def _new(maker):
@@ -156,7 +157,7 @@ def _new_alias(self, other, device):
         raise TypeError(
             f"expected {_options(self.dtype, device)} (got {_options(other.dtype, other.device)})"
         )
-    return F.alias(other)
+    return shaping_core.alias(other)
 
 
 def _options(dtype, device) -> str:
@@ -322,12 +323,16 @@ METHODS = {
     "minimum": _pairwise_extreme("minimum"),
     "max": _max_min("max"),
     "min": _max_min("min"),
-    "__getitem__": F.getitem,
+    "__getitem__": shaping_core.getitem,
     "__setitem__": I.setitem,
     "T": property(
-        lambda self: F.t(self) if self.dim() <= 2 else F.permute(self, tuple(reversed(range(self.dim()))))
+        lambda self: (
+            shaping_core.t(self)
+            if self.dim() <= 2
+            else shaping_core.permute(self, tuple(reversed(range(self.dim()))))
+        )
     ),
-    "mT": property(lambda self: F.transpose(self, -2, -1)),
+    "mT": property(lambda self: shaping_core.transpose(self, -2, -1)),
     "sum_to_size": sum_to_size,
     "contiguous": contiguous,
     "clamp_": _clamp_("clamp_"),

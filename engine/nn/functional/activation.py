@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from ...ops import derivatives as D
-from ...ops import functions
+from ...ops import functions, operands
 from ...ops.inplace import apply_inplace
 from ...ops.op import apply_op, kept_box
 from ...tensor import Tensor
@@ -149,7 +149,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = functions.norm_dim(dim, input.dim())
+    d = operands.norm_dim(dim, input.dim())
     check_kernel_dtype("glu", input)
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")

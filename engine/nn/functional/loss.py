@@ -13,10 +13,12 @@ import numpy
 
 from ... import backend
 from ...autograd import grad_mode
-from ...ops import creation, functions, shaping
+from ...ops import creation, functions, operands
 from ...ops import derivatives as D
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
+from ...ops.shaping import core as shaping_core
+from ...ops.shaping import functions as shaping
 from ...tensor import Tensor, wrap
 from ._utils import REDUCTIONS, check_reduction, legacy_reduction
 from .activation import log_softmax, logsigmoid
@@ -36,11 +38,11 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
 def _broadcast(input: Tensor, target: Tensor) -> tuple:
     if input.shape == target.shape:
         return input, target
-    functions.broadcast_check(input, target)
+    operands.broadcast_check(input, target)
     shape = numpy.broadcast_shapes(input.shape, target.shape)
     return (
-        input if input.shape == shape else functions.expand(input, shape),
-        target if target.shape == shape else functions.expand(target, shape),
+        input if input.shape == shape else shaping_core.expand(input, shape),
+        target if target.shape == shape else shaping_core.expand(target, shape),
     )
 
 
@@ -126,7 +128,7 @@ def _nll_layout(input: Tensor, target: Tensor) -> tuple:
         return input, "NllLoss2DBackward0"
     if tshape[1:] != shape[2:]:
         raise RuntimeError(f"Expected target size {list(shape[:1] + shape[2:])}, got {list(tshape)}")
-    return functions.view(input.contiguous(), shape[0], shape[1], 1, -1), "NllLoss2DBackward0"
+    return shaping_core.view(input.contiguous(), shape[0], shape[1], 1, -1), "NllLoss2DBackward0"
 
 
 def _nll_weights(t, weight: Tensor | None, ignore_index: int, classes: int, dtype) -> tuple:
@@ -187,7 +189,7 @@ def nll_loss(
         )
     out = apply_op(D.NLL_LOSS[name], (x,), (tuple(x.shape), key, coef, reduction, total))
     if reduction == "none" and x is not input:
-        out = functions.view(out, target.shape)
+        out = shaping_core.view(out, target.shape)
     return out
 
 
@@ -216,7 +218,7 @@ def _soft_target_loss(logp, target, weight, reduction, label_smoothing, class_di
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
-    return functions.view(weight, shape)
+    return shaping_core.view(weight, shape)
 
 
 def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothing, class_dim, classes):

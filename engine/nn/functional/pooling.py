@@ -9,6 +9,7 @@ from ...ops import derivatives as D
 from ...ops import functions
 from ...ops.nn import kernels as K
 from ...ops.op import apply_op
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
 from ._utils import ntuple
 
@@ -96,7 +97,7 @@ def _lift_1d(name: str, input: Tensor, kernel_size, stride, padding, dilation=1)
         raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     stride = kernel_size if stride is None or stride == () or stride == [] else stride
     return (
-        functions.unsqueeze(input, -2),
+        shaping_core.unsqueeze(input, -2),
         (1, ntuple(kernel_size, 1)[0]),
         (1, ntuple(stride, 1)[0]),
         (0, ntuple(padding, 1)[0]),
@@ -119,8 +120,8 @@ def max_pool1d(
     result = max_pool2d(planes, kernel, stride, padding, dilation, ceil_mode, return_indices)
     if return_indices:
         values, indices = result
-        return functions.squeeze(values, -2), wrap(indices._data.squeeze(-2))
-    return functions.squeeze(result, -2)
+        return shaping_core.squeeze(values, -2), wrap(indices._data.squeeze(-2))
+    return shaping_core.squeeze(result, -2)
 
 
 def avg_pool2d(
@@ -172,7 +173,7 @@ def avg_pool1d(
     count_include_pad: bool = True,
 ) -> Tensor:
     planes, kernel, stride, padding, _ = _lift_1d("avg_pool1d", input, kernel_size, stride, padding)
-    return functions.squeeze(avg_pool2d(planes, kernel, stride, padding, ceil_mode, count_include_pad), -2)
+    return shaping_core.squeeze(avg_pool2d(planes, kernel, stride, padding, ceil_mode, count_include_pad), -2)
 
 
 def avg_pool3d(
@@ -301,7 +302,7 @@ def _check_1d(name: str, input: Tensor, output_size) -> int:
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     size = _check_1d("adaptive_avg_pool1d", input, output_size)
-    return functions.squeeze(adaptive_avg_pool2d(functions.unsqueeze(input, -2), (1, size)), -2)
+    return shaping_core.squeeze(adaptive_avg_pool2d(shaping_core.unsqueeze(input, -2), (1, size)), -2)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
@@ -312,8 +313,8 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
                 "adaptive_max_pool1d(): Expected input to have non-zero size for non-batch dimensions, but input "
                 f"has sizes {list(input.shape)} with dimension {i} being empty"
             )
-    values, indices = adaptive_max_pool2d(functions.unsqueeze(input, -2), (1, size), True)
-    values = functions.squeeze(values, -2)
+    values, indices = adaptive_max_pool2d(shaping_core.unsqueeze(input, -2), (1, size), True)
+    values = shaping_core.squeeze(values, -2)
     return (values, wrap(indices._data.squeeze(-2))) if return_indices else values
 
 
@@ -379,8 +380,8 @@ def max_unpool1d(
     kernel = ntuple(kernel_size, 1)
     stride = kernel if stride is None else ntuple(stride, 1)
     size = _unpool_output_size(input, kernel, stride, ntuple(padding, 1), output_size) + [1]
-    out = _max_unpool2d(functions.unsqueeze(input, -1), wrap(indices._data[..., None]), size)
-    return functions.squeeze(out, -1)
+    out = _max_unpool2d(shaping_core.unsqueeze(input, -1), wrap(indices._data[..., None]), size)
+    return shaping_core.squeeze(out, -1)
 
 
 def _lp(out: Tensor, norm_type: float, window: int) -> Tensor:

@@ -25,10 +25,13 @@ from .. import functions as fn
 from .. import inplace as I
 from .. import product_dtypes
 from ..api import exported, public
-from ..functions import _view, as_operand, norm_dim, squeeze, unique_dims, unsqueeze
+from ..functions import unique_dims
 from ..op import apply_multi, apply_op, check_same_device
+from ..operands import as_operand, broadcast_check, norm_dim
 from ..promotion import promote_types
-from ..shaping import where
+from ..shaping import core as shaping_core
+from ..shaping.core import _view, squeeze, unsqueeze
+from ..shaping.functions import where
 from .kernels import LinAlgError  # noqa: F401  (engine.linalg.LinAlgError)
 
 # torch.return_types, by torch's names
@@ -114,7 +117,7 @@ def _check(name, A, kernel, *, square=True, low_precision=False, integers_unimpl
 
 def _expand_to(x: Tensor, shape: tuple) -> None:
     """torch's error when `x` does not expand to `shape` (the bias of addmm and friends)."""
-    fn.expand(x.detach(), shape)
+    shaping_core.expand(x.detach(), shape)
 
 
 # --------------------------------------------------------------------- matrix products
@@ -283,7 +286,7 @@ def outer(input, vec2):
     for t, name in ((input, "self"), (vec2, "vec2")):
         if t.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
-    return fn.mul(fn.reshape(input, input.shape[0], 1), vec2)
+    return fn.mul(shaping_core.reshape(input, input.shape[0], 1), vec2)
 
 
 ger = public(outer, name="ger")
@@ -341,15 +344,15 @@ def tensordot(a, b, dims=2):
     free_a = [d for d in range(a.dim()) if d not in contracted_a]
     free_b = [d for d in range(b.dim()) if d not in contracted_b]
     sizes = [t1.shape[d] for d in free_a] + [t2.shape[d] for d in free_b]
-    t1 = fn.permute(t1, free_a + list(dims_a))
-    t2 = fn.permute(t2, list(dims_b) + free_b)
+    t1 = shaping_core.permute(t1, free_a + list(dims_a))
+    t2 = shaping_core.permute(t2, list(dims_b) + free_b)
     if not free_a and not free_b:
-        t1 = t1 if t1.dim() == 1 else fn.reshape(t1, csize)
-        t2 = t2 if t2.dim() == 1 else fn.reshape(t2, csize)
-        return fn.view(matmul(t1, t2), sizes)
-    left = fn.reshape(t1, math.prod(t1.shape[d] for d in range(len(free_a))), csize)
-    right = fn.reshape(t2, csize, math.prod(t2.shape[len(dims_b) :]))
-    return fn.view(mm(left, right), sizes)
+        t1 = t1 if t1.dim() == 1 else shaping_core.reshape(t1, csize)
+        t2 = t2 if t2.dim() == 1 else shaping_core.reshape(t2, csize)
+        return shaping_core.view(matmul(t1, t2), sizes)
+    left = shaping_core.reshape(t1, math.prod(t1.shape[d] for d in range(len(free_a))), csize)
+    right = shaping_core.reshape(t2, csize, math.prod(t2.shape[len(dims_b) :]))
+    return shaping_core.view(mm(left, right), sizes)
 
 
 def _tensordot_dims(a, b, dims) -> tuple:
@@ -581,9 +584,9 @@ class _Einsum:
                     op = _movedim_last_to(_diagonal(op, prev, dim), prev)
             for k in range(self.perm_index):
                 if permutation[k] == -1:
-                    op = fn.unsqueeze(op, dim)
+                    op = shaping_core.unsqueeze(op, dim)
                     permutation[k], dim = dim, dim + 1
-            ops.append(fn.permute(op, permutation))
+            ops.append(shaping_core.permute(op, permutation))
         return ops
 
     def result(self) -> Tensor:
@@ -615,20 +618,20 @@ class _Einsum:
             if (
                 len(self.operands) > 1
             ):  # the summed dims are all 1 by now: always a view, whatever the strides
-                return fn._view(D.VIEW, out, (out.shape, out.shape[: self.out_num_dim]))
+                return shaping_core._view(D.VIEW, out, (out.shape, out.shape[: self.out_num_dim]))
             return fn.sum(out, list(range(self.out_num_dim, self.perm_index)))
         return out
 
 
 def _diagonal(a, dim1, dim2):
     """The diagonal of dims (dim1, dim2) as the last dimension (DiagonalBackward0, a view)."""
-    return fn._view(D.DIAGONAL, a, (a.shape, 0, dim1, dim2))
+    return shaping_core._view(D.DIAGONAL, a, (a.shape, 0, dim1, dim2))
 
 
 def _movedim_last_to(a, dim):
     order = list(range(a.dim() - 1))
     order.insert(dim, a.dim() - 1)
-    return fn.permute(a, order)
+    return shaping_core.permute(a, order)
 
 
 def _sumproduct_pair(left, right, sum_dims):
@@ -666,10 +669,12 @@ def _sumproduct_pair(left, right, sum_dims):
     out_size = [left.shape[d] for d in lro + lo] + [1] * len(sum_dims) + [right.shape[d] for d in ro]
     order = lro + lo + list(sum_dims) + ro
     inverse = [order.index(d) for d in range(len(order))]
-    left = fn.reshape(fn.permute(left, order), lro_size, lo_size, sum_size)
-    right = fn.reshape(fn.permute(right, lro + list(sum_dims) + ro + lo), lro_size, sum_size, ro_size)
+    left = shaping_core.reshape(shaping_core.permute(left, order), lro_size, lo_size, sum_size)
+    right = shaping_core.reshape(
+        shaping_core.permute(right, lro + list(sum_dims) + ro + lo), lro_size, sum_size, ro_size
+    )
     out = apply_op(D.BMM, (left, right))
-    return fn.permute(fn.view(out, out_size), inverse)
+    return shaping_core.permute(shaping_core.view(out, out_size), inverse)
 
 
 # ------------------------------------------------------------------- determinants
@@ -817,7 +822,7 @@ def svd(input, some=True, compute_uv=True):
         )
     if compute_uv:
         U, S, Vh = _svd(input, not some, None)
-        return SVD(U, S, fn.transpose(Vh, -2, -1))
+        return SVD(U, S, shaping_core.transpose(Vh, -2, -1))
     S = svdvals(input)
     m, n = input.shape[-2:]
     batch = tuple(input.shape[:-2])
@@ -888,13 +893,15 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         return fn.norm(A, 2, (d0, d1), keepdim)
     if spectral:
         order = [d for d in range(A.dim()) if d not in (d0, d1)] + [d0, d1]
-        values = svdvals(fn.permute(A, order))
+        values = svdvals(shaping_core.permute(A, order))
         if ord == "nuc":
             out = fn.sum(values, -1, keepdim)
         else:
             out = _extreme(ord > 0, values, -1, keepdim)
         if keepdim:
-            out = fn.permute(fn.unsqueeze(out, -1), [order.index(d) for d in range(A.dim())])
+            out = shaping_core.permute(
+                shaping_core.unsqueeze(out, -1), [order.index(d) for d in range(A.dim())]
+            )
         return out
     first, second = (d1, d0) if builtins.abs(ord) == math.inf else (d0, d1)
     if not keepdim and first < second:
@@ -936,9 +943,9 @@ def multi_dot(tensors):
     check_same_device(*tensors)
     matrices = list(tensors)
     if first == 1:
-        matrices[0] = fn.unsqueeze(matrices[0], 0)
+        matrices[0] = shaping_core.unsqueeze(matrices[0], 0)
     if last == 1:
-        matrices[-1] = fn.unsqueeze(matrices[-1], -1)
+        matrices[-1] = shaping_core.unsqueeze(matrices[-1], -1)
     for i in range(n - 1):
         a, b = matrices[i].shape, matrices[i + 1].shape
         if a[1] != b[0]:
@@ -952,7 +959,7 @@ def multi_dot(tensors):
         order[0][2] = 1 if p[0] * p[2] * (p[1] + p[3]) <= p[1] * p[3] * (p[0] + p[2]) else 0
     out = _chain(matrices, order, 0, n - 1)
     shape = tuple(out.shape)[1 if first == 1 else 0 : 1 if last == 1 else 2]
-    return fn.view(out, shape)
+    return shaping_core.view(out, shape)
 
 
 def _chain_order(matrices) -> list:
@@ -1003,7 +1010,7 @@ def linalg_cross(input, other, *, dim=-1):
         raise RuntimeError(
             f"expected scalar type {input.dtype.scalar_type} but found {other.dtype.scalar_type}"
         )
-    fn.broadcast_check(input, other)
+    broadcast_check(input, other)
     return apply_op(D.LINALG_CROSS, (input, other), (d,))
 
 

@@ -11,9 +11,9 @@ from ... import backend
 from ...tensor import Tensor
 from .. import derivatives as D
 from ..api import exported, public
-from ..functions import as_operand, broadcast_check, norm_dim
 from ..inplace import apply_inplace
 from ..op import apply_op
+from ..operands import as_operand, broadcast_check, norm_dim
 from ..promotion import result_type
 
 
