@@ -56,7 +56,8 @@ from .ops.functions import *  # every op marked @public (ops/api.py)
 from .ops.linalg.functions import *
 from .ops.nn.functions import *
 from .ops.pointwise import *
-from .ops.reductions import *
+from .ops.reductions.core import *
+from .ops.reductions.functions import *
 from .ops.shaping.core import *
 from .ops.shaping.functions import *
 from .tensor import Size, Tensor, typename

@@ -5,7 +5,6 @@ They live in engine/ops/linalg/functions.py, where those whose torch.linalg form
 as torch.linalg does.
 """
 
-from .ops import reductions
 from .ops.linalg import functions as linalg_ops
 from .ops.linalg.functions import LinAlgError, eigvalsh, matrix_norm, multi_dot, svdvals, vecdot
 from .ops.linalg.functions import linalg_cholesky as cholesky
@@ -18,7 +17,8 @@ from .ops.linalg.functions import linalg_qr as qr
 from .ops.linalg.functions import linalg_slogdet as slogdet
 from .ops.linalg.functions import linalg_solve as solve
 from .ops.linalg.functions import linalg_svd as svd
-from .ops.reductions import vector_norm
+from .ops.reductions import functions as reductions_functions
+from .ops.reductions.functions import vector_norm
 
 __all__ = [
     "LinAlgError",
@@ -49,4 +49,4 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     over_matrix = dims is not None and len(dims) == 2 or dims is None and ord is not None and A.dim() == 2
     if isinstance(ord, str) or (ord is not None and over_matrix):
         return linalg_ops.matrix_norm(A, ord, (-2, -1) if dims is None else dims, keepdim, dtype=dtype)
-    return reductions.linalg_norm(A, ord, dim, keepdim, dtype=dtype)
+    return reductions_functions.linalg_norm(A, ord, dim, keepdim, dtype=dtype)

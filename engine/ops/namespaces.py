@@ -16,9 +16,11 @@ import math
 import numpy
 
 from .. import backend
+from ..tensor import Tensor
 from . import kernels
 from .linalg import kernels as linalg_kernels
 from .nn import kernels as nn_kernels
+from .reductions import kernels as reductions_kernels
 from .shaping import kernels as shaping_kernels
 
 
@@ -191,7 +193,7 @@ class ArrayMath:
         return self.xp.cumprod(x, axis=dim)
 
     def logcumsumexp(self, x, dim):
-        return kernels.logcumsumexp(self.xp, x, dim)
+        return reductions_kernels.logcumsumexp(self.xp, x, dim)
 
     def flip(self, x, dims):
         return self.xp.flip(x, dims)
@@ -259,3 +261,7 @@ def array_math(array) -> ArrayMath:
     if found is None:
         found = _ARRAY_MATH[xp] = ArrayMath(xp)
     return found
+
+
+def raw(x):
+    return x._data if isinstance(x, Tensor) else x

@@ -10,11 +10,11 @@ import numpy
 
 from .. import backend
 from ..tensor import Tensor, wrap
-from . import functions as F
 from .linalg import functions as linalg
 from .namespaces import array_math, overlaps, sum_to_dims, view_positions
 from .nn import functions as nn_functions
 from .op import tied_to
+from .reductions import core as F
 from .shaping import core as shaping_core
 
 

@@ -23,6 +23,7 @@ from .linalg import functions as linalg
 from .namespaces import use_tensor_math
 from .nn import functions as _nn_support  # noqa: F401  (installs its @public methods)
 from .op import apply_op
+from .reductions import core as reductions_core
 from .shaping import core as shaping_core
 from .shaping import functions as _shaping  # noqa: F401  (installs its @public methods)
 from .tensor_math import TensorMath
@@ -217,7 +218,7 @@ def sum_to_size(self, *size):
 
 def _max_min(name):
     def method(self, dim=None, keepdim=False, *, other=None):
-        return F.max_min(name, self, dim, keepdim, other, method=True)
+        return reductions_core.max_min(name, self, dim, keepdim, other, method=True)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -225,7 +226,7 @@ def _max_min(name):
 
 def _pairwise_extreme(name):
     def method(self, other):
-        return F.pairwise_extreme(name, self, other, method=True)
+        return reductions_core.pairwise_extreme(name, self, other, method=True)
 
     method.__name__ = method.__qualname__ = name
     return method

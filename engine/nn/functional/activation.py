@@ -8,6 +8,7 @@ from ...ops import derivatives as D
 from ...ops import functions, operands
 from ...ops.inplace import apply_inplace
 from ...ops.op import apply_op, kept_box
+from ...ops.reductions import core as reductions_core
 from ...tensor import Tensor
 from ._utils import check_kernel_dtype
 
@@ -55,13 +56,13 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return functions.softmax(input, dim, dtype)
+    return reductions_core.softmax(input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return functions.log_softmax(input, dim, dtype)
+    return reductions_core.log_softmax(input, dim, dtype)
 
 
 # ----------------------------------------------------- activations as rows of the table
@@ -171,4 +172,4 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """softmax(-input): SoftmaxBackward0 over NegBackward0, as in PyTorch."""
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
-    return functions.softmax(-input, dim, dtype)
+    return reductions_core.softmax(-input, dim, dtype)

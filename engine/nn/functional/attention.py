@@ -16,6 +16,7 @@ from ...ops import functions
 from ...ops.linalg import functions as linalg_functions
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op, kept_box
+from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
 from .activation import softmax
@@ -359,7 +360,7 @@ def multi_head_attention_forward(
         out = shaping_core.view(linear(out, out_proj_weight, out_proj_bias), tgt_len, bsz, -1)
         weights_ = shaping_core.view(weights_, bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
-            weights_ = functions.mean(weights_, dim=1)
+            weights_ = reductions_core.mean(weights_, dim=1)
         if not batched:
             out, weights_ = shaping_core.squeeze(out, 1), shaping_core.squeeze(weights_, 0)
         return out, weights_

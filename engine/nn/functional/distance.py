@@ -13,10 +13,11 @@ import numpy
 from ... import backend
 from ...autograd import grad_mode
 from ...ops import derivatives as D
-from ...ops import functions, operands
+from ...ops import operands
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
 from ...ops.promotion import result_type
+from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 
@@ -42,7 +43,7 @@ def _check_vector_norm_input(input: Tensor) -> None:
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
     """input / max(||input||_p, eps) along `dim` (DivBackward0, ExpandBackward0, ClampMinBackward0, norm)."""
     _check_vector_norm_input(input)
-    norm = functions.norm(input, p, dim, keepdim=True)
+    norm = reductions_core.norm(input, p, dim, keepdim=True)
     denom = shaping_core.expand_as(nn_functions.clamp_min(norm, eps), input)
     return input / denom
 
@@ -81,12 +82,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     x1 = x1 if x1.dtype.is_floating_point else x1.to(dtype)
     x2 = x2 if x2.dtype.is_floating_point else x2.to(dtype)
     x1, x2 = _expand_outplace(x1, x2)
-    n1 = shaping_core.clone(functions.norm(x1, 2, dim, keepdim=True))
-    n2 = shaping_core.clone(functions.norm(x2, 2, dim, keepdim=True))
+    n1 = shaping_core.clone(reductions_core.norm(x1, 2, dim, keepdim=True))
+    n2 = shaping_core.clone(reductions_core.norm(x2, 2, dim, keepdim=True))
     with grad_mode.no_grad():
         nn_functions.clamp_min_(n1, eps)
         nn_functions.clamp_min_(n2, eps)
-    return functions.sum((x1 / n1) * (x2 / n2), dim)
+    return reductions_core.sum((x1 / n1) * (x2 / n2), dim)
 
 
 def pairwise_distance(

@@ -17,6 +17,7 @@ from ...ops import creation, functions, operands
 from ...ops import derivatives as D
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
+from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...ops.shaping import functions as shaping
 from ...tensor import Tensor, wrap
@@ -48,8 +49,8 @@ def _broadcast(input: Tensor, target: Tensor) -> tuple:
 
 def _reduced(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
-        return functions.mean(loss)
-    return functions.sum(loss) if reduction == "sum" else loss
+        return reductions_core.mean(loss)
+    return reductions_core.sum(loss) if reduction == "sum" else loss
 
 
 def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
@@ -59,8 +60,8 @@ def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Te
     loss = loss * weight
     if reduction == "none":
         return loss
-    total = functions.sum(loss)
-    return total / functions.sum(weight) if reduction == "mean" else total
+    total = reductions_core.sum(loss)
+    return total / reductions_core.sum(weight) if reduction == "mean" else total
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None) -> Tensor:
@@ -208,8 +209,8 @@ def _soft_target_loss(logp, target, weight, reduction, label_smoothing, class_di
     if weight is not None:
         terms = terms * _class_view(weight, logp.dim(), class_dim)
     if reduction == "none":
-        return -functions.sum(terms, class_dim)
-    total = -functions.sum(terms)
+        return -reductions_core.sum(terms, class_dim)
+    total = -reductions_core.sum(terms)
     if reduction == "sum":
         return total
     return apply_op(D.DIV_SCALAR, (total,), (logp.numel() // classes,))
@@ -226,13 +227,15 @@ def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothin
     t = target._data
     ignored = t == ignore_index
     terms = logp if weight is None else logp * _class_view(weight, logp.dim(), class_dim)
-    smooth = apply_op(D.MASKED_FILL, (-functions.sum(terms, class_dim),), (ignored, 0.0))
+    smooth = apply_op(D.MASKED_FILL, (-reductions_core.sum(terms, class_dim),), (ignored, 0.0))
     if reduction == "mean":
         kept = t[~ignored]
         denominator = kept.size if weight is None else weight._data[kept].sum()
-        smooth = functions.sum(smooth) / wrap(backend.xp_of(t).asarray(denominator, dtype=logp._data.dtype))
+        smooth = reductions_core.sum(smooth) / wrap(
+            backend.xp_of(t).asarray(denominator, dtype=logp._data.dtype)
+        )
     elif reduction == "sum":
-        smooth = functions.sum(smooth)
+        smooth = reductions_core.sum(smooth)
     left = apply_op(D.MUL_SCALAR, (nll,), (1 - label_smoothing,))
     return left + apply_op(D.MUL_SCALAR, (smooth,), (label_smoothing / classes,))
 
@@ -446,7 +449,7 @@ def triplet_margin_loss(
     dist_pos = pairwise_distance(anchor, positive, p, eps)
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        dist_neg = functions.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+        dist_neg = reductions_core.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
     loss = nn_functions.clamp_min(nn_functions.add_scalar(dist_pos, margin) - dist_neg, 0)
     return _aten_reduced(loss, reduction)
 
@@ -460,13 +463,13 @@ def multilabel_soft_margin_loss(
     if weight is not None:
         loss = loss * weight
     class_dim = input.dim() - 1
-    loss = functions.sum(loss, class_dim) / input.size(class_dim)
+    loss = reductions_core.sum(loss, class_dim) / input.size(class_dim)
     if reduction == "none":
         return loss
     if reduction == "mean":
-        return functions.mean(loss)
+        return reductions_core.mean(loss)
     if reduction == "sum":
-        return functions.sum(loss)
+        return reductions_core.sum(loss)
     raise ValueError(reduction + " is not valid")
 
 
@@ -491,9 +494,9 @@ def cosine_embedding_loss(
             "0D target tensor expects 1D input tensors, but found inputs with sizes "
             f"{list(input1.shape)} and {list(input2.shape)}."
         )
-    prod_sum = functions.sum(input1 * input2, targ_dim)
-    mag_square1 = nn_functions.add_scalar(functions.sum(input1 * input1, targ_dim), _COSINE_EPSILON)
-    mag_square2 = nn_functions.add_scalar(functions.sum(input2 * input2, targ_dim), _COSINE_EPSILON)
+    prod_sum = reductions_core.sum(input1 * input2, targ_dim)
+    mag_square1 = nn_functions.add_scalar(reductions_core.sum(input1 * input1, targ_dim), _COSINE_EPSILON)
+    mag_square2 = nn_functions.add_scalar(reductions_core.sum(input2 * input2, targ_dim), _COSINE_EPSILON)
     cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
     zeros = creation.zeros_like(cos)
     one = creation.full((), 1, dtype=cos.dtype, device=cos.device)

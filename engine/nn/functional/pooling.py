@@ -9,6 +9,7 @@ from ...ops import derivatives as D
 from ...ops import functions
 from ...ops.nn import kernels as K
 from ...ops.op import apply_op
+from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
 from ._utils import ntuple
@@ -250,7 +251,7 @@ def _adaptive_avg_pool(input: Tensor, output_size, nd: int) -> Tensor:
             + "}"  # torch's spacing
         )
     if size == (1,) * nd:  # ATen's shortcut, taken before any check of the input
-        return functions.mean(input, tuple(range(-1, -nd - 1, -1)), keepdim=True)
+        return reductions_core.mean(input, tuple(range(-1, -nd - 1, -1)), keepdim=True)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
     size = _adaptive_checks(name, input, size)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy
 
 from ...tensor import Tensor
-from ..formulas import raw
+from ..namespaces import raw
 
 # -- reductions and products ------------------------------------------------------------------
 

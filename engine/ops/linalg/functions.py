@@ -25,10 +25,11 @@ from .. import functions as fn
 from .. import inplace as I
 from .. import product_dtypes
 from ..api import exported, public
-from ..functions import unique_dims
 from ..op import apply_multi, apply_op, check_same_device
 from ..operands import as_operand, broadcast_check, norm_dim
 from ..promotion import promote_types
+from ..reductions import core as reductions_core
+from ..reductions.core import unique_dims
 from ..shaping import core as shaping_core
 from ..shaping.core import _view, squeeze, unsqueeze
 from ..shaping.functions import where
@@ -330,9 +331,9 @@ def tensordot(a, b, dims=2):
     for da, db in zip(dims_a, dims_b):
         s1, s2 = a.shape[norm_dim(da, a.dim())], b.shape[norm_dim(db, b.dim())]
         if s2 == 1:  # broadcast dimensions are summed right away
-            t1 = fn.sum(t1, da, True)
+            t1 = reductions_core.sum(t1, da, True)
         elif s1 == 1:
-            t2 = fn.sum(t2, db, True)
+            t2 = reductions_core.sum(t2, db, True)
         elif s1 != s2:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {s1} in dim {da} and second has "
@@ -609,9 +610,9 @@ class _Einsum:
                         b_sums.append(dim)
                         counts[dim] = 0
             if a_sums:
-                a = fn.sum(a, a_sums, True)
+                a = reductions_core.sum(a, a_sums, True)
             if b_sums:
-                b = fn.sum(b, b_sums, True)
+                b = reductions_core.sum(b, b_sums, True)
             ops.insert(0, _sumproduct_pair(a, b, sum_dims))
         out = ops[0]
         if self.perm_index > self.out_num_dim:
@@ -619,7 +620,7 @@ class _Einsum:
                 len(self.operands) > 1
             ):  # the summed dims are all 1 by now: always a view, whatever the strides
                 return shaping_core._view(D.VIEW, out, (out.shape, out.shape[: self.out_num_dim]))
-            return fn.sum(out, list(range(self.out_num_dim, self.perm_index)))
+            return reductions_core.sum(out, list(range(self.out_num_dim, self.perm_index)))
         return out
 
 
@@ -652,9 +653,9 @@ def _sumproduct_pair(left, right, sum_dims):
                     raise RuntimeError("non-broadcast dimensions must match")
                 sum_size *= left.shape[i]
             elif sl:
-                left = fn.sum(left, i, True)
+                left = reductions_core.sum(left, i, True)
             elif sr:
-                right = fn.sum(right, i, True)
+                right = reductions_core.sum(right, i, True)
         elif sl and sr:
             if left.shape[i] != right.shape[i]:
                 raise RuntimeError("non-broadcast dimensions must match")
@@ -890,12 +891,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if dtype is not None and dtype is not A.dtype:
         A = A.to(dtype)
     if ord == "fro":
-        return fn.norm(A, 2, (d0, d1), keepdim)
+        return reductions_core.norm(A, 2, (d0, d1), keepdim)
     if spectral:
         order = [d for d in range(A.dim()) if d not in (d0, d1)] + [d0, d1]
         values = svdvals(shaping_core.permute(A, order))
         if ord == "nuc":
-            out = fn.sum(values, -1, keepdim)
+            out = reductions_core.sum(values, -1, keepdim)
         else:
             out = _extreme(ord > 0, values, -1, keepdim)
         if keepdim:
@@ -906,7 +907,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     first, second = (d1, d0) if builtins.abs(ord) == math.inf else (d0, d1)
     if not keepdim and first < second:
         second -= 1
-    return _extreme(ord > 0, fn.norm(A, 1, first, keepdim), second, keepdim)
+    return _extreme(ord > 0, reductions_core.norm(A, 1, first, keepdim), second, keepdim)
 
 
 def _extreme(largest: bool, x, dim, keepdim):
@@ -995,7 +996,7 @@ def vecdot(x, y, *, dim=-1):
             f"{name}: Expected x and y to have the same dtype, but found x of type {x.dtype.scalar_type} and y of "
             f"type {y.dtype.scalar_type} instead"
         )
-    return fn.sum(fn.mul(x, y), dim)
+    return reductions_core.sum(fn.mul(x, y), dim)
 
 
 def linalg_cross(input, other, *, dim=-1):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from ...tensor import Tensor
-from ..formulas import raw, unreduce
+from ..namespaces import raw
+from ..reductions.formulas import unreduce
 from . import kernels as K
 
 # -- convolution: im2col, a batched matmul per group; the grads are the adjoint steps ---------

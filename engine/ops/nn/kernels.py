@@ -14,7 +14,8 @@ import math
 import numpy
 
 from ... import backend
-from ..kernels import log_sigmoid, vector_norm
+from ..kernels import log_sigmoid
+from ..reductions.kernels import vector_norm
 
 # ------------------------------------------------------------------------ window geometry
 

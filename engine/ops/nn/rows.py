@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import kernels as K
 from ..namespaces import array_math
 from ..op import ELEMENTWISE, Op, row, tied_to_self
+from ..reductions import kernels as reductions_kernels
 from . import formulas as F
 from . import kernels as nn_kernels
 
@@ -191,7 +192,7 @@ CLAMP_MIN_TENSOR = row("ClampMinBackward1", lambda xp, self, min: xp.maximum(sel
                        saves=("self", "min"), **ELEMENTWISE,
                        self=lambda m, g, self, min: m.where(self >= min, g, 0.0),
                        min=lambda m, g, self, min: m.where(self < min, g, 0.0))
-P_NORM = row("NormBackward1", lambda xp, self, p, dim, keepdim: K.vector_norm(xp, self, p, dim, keepdim),
+P_NORM = row("NormBackward1", lambda xp, self, p, dim, keepdim: reductions_kernels.vector_norm(xp, self, p, dim, keepdim),
              saves=("self", "result"), attrs=("p", "dim", "keepdim"), self=F.p_norm_backward)
 CDIST = row("CdistBackward0", lambda xp, x1, x2, p: nn_kernels.cdist(xp, x1, x2, p), inputs=("x1", "x2"),
             saves=("x1", "x2", "result"), attrs=("p",), broadcasts=True, joint=F.cdist_backward)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import math
 
 from ... import backend
-from ..formulas import raw
-from ..namespaces import view_positions
+from ..namespaces import raw, view_positions
 from . import kernels as K
 
 

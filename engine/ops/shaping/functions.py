@@ -27,11 +27,11 @@ from ...autograd.backward import edge_of
 from ...tensor import Tensor, wrap
 from .. import derivatives as D
 from ..api import exported, public
-from ..functions import unique_dims
 from ..inplace import apply_inplace
 from ..op import apply_op, broadcast_error, check_same_device, new_node
 from ..operands import as_operand, norm_dim
 from ..promotion import result_type
+from ..reductions.core import unique_dims
 from ..views import MULTI_OUTPUT_NODE, note_view, set_creation_meta
 from . import kernels as K
 from .core import _slice, _view, clone, expand, flatten, permute, reshape, transpose, unsqueeze, view

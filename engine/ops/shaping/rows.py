@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import formulas as F
 from ..namespaces import array_math
 from ..op import Op, row
+from ..reductions import formulas as F
 from . import formulas as shaping_formulas
 from . import kernels as K
 

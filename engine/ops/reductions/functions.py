@@ -1,8 +1,7 @@
 """Reductions and scans (`engine.prod`, `Tensor.cumsum`, `engine.median`, ...): torch's arguments, then a row.
 
 The core reductions (sum, mean, var, std, max, min, amax, argmax, argmin, all, any, norm)
-live in functions.py, with the helpers these share (dims,
-dtypes, empty-dim errors). Elements that a reduction picks (cummax, median, mode) are found
+live in core.py, with the helpers these share (dims, dtypes, empty-dim errors). Elements that a reduction picks (cummax, median, mode) are found
 on the raw arrays here and handed to the row as an indexing key, as `max(dim)` does.
 
 `vector_norm` and `linalg_norm` are not `engine.<name>`: they are `engine.linalg`'s
@@ -16,16 +15,19 @@ import numbers
 
 import numpy
 
-from .. import backend
-from ..tensor import Tensor, wrap
-from . import arg_errors
-from . import derivatives as D
+from ... import backend
+from ...tensor import Tensor, wrap
+from .. import arg_errors
+from .. import derivatives as D
+from ..api import exported, public
+from ..functions import div
+from ..op import apply_multi, apply_op
+from ..operands import broadcast_check, norm_dim
+from ..promotion import result_type
 from . import kernels as K
-from .api import exported, public
-from .functions import (
+from .core import (
     _grid_key,
     check_reduced_sizes,
-    div,
     extreme_values,
     keep_grad_dtype,
     matrix_norm_of,
@@ -35,9 +37,6 @@ from .functions import (
     variance_args,
     vector_norm_of,
 )
-from .op import apply_multi, apply_op
-from .operands import broadcast_check, norm_dim
-from .promotion import result_type
 
 
 def _values_indices(name: str):
