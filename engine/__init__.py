@@ -52,10 +52,10 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
-from .ops.functions import *  # every op marked @public (ops/api.py)
 from .ops.linalg.functions import *
 from .ops.nn.functions import *
-from .ops.pointwise import *
+from .ops.pointwise.core import *  # every op marked @public (ops/api.py)
+from .ops.pointwise.functions import *
 from .ops.reductions.core import *
 from .ops.reductions.functions import *
 from .ops.shaping.core import *

@@ -17,9 +17,9 @@ import numpy
 
 from .. import backend
 from ..tensor import Tensor
-from . import kernels
 from .linalg import kernels as linalg_kernels
 from .nn import kernels as nn_kernels
+from .pointwise import kernels
 from .reductions import kernels as reductions_kernels
 from .shaping import kernels as shaping_kernels
 

@@ -10,8 +10,8 @@ import numbers
 from .. import backend
 from ..tensor import Tensor, wrap
 from . import creation
-from . import kernels as K
 from .op import broadcast_error, check_same_device
+from .pointwise import kernels as K
 from .promotion import result_type
 
 

@@ -14,15 +14,15 @@ from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor
 from . import api, arg_errors, creation
 from . import derivatives as D
-from . import functions as F
 from . import inplace as I
-from . import pointwise as P
 from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
 from .linalg import functions as linalg
 from .namespaces import use_tensor_math
 from .nn import functions as _nn_support  # noqa: F401  (installs its @public methods)
 from .op import apply_op
+from .pointwise import core as F
+from .pointwise import functions as P
 from .reductions import core as reductions_core
 from .shaping import core as shaping_core
 from .shaping import functions as _shaping  # noqa: F401  (installs its @public methods)

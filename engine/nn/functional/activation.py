@@ -5,9 +5,10 @@ from __future__ import annotations
 import warnings
 
 from ...ops import derivatives as D
-from ...ops import functions, operands
+from ...ops import operands
 from ...ops.inplace import apply_inplace
 from ...ops.op import apply_op, kept_box
+from ...ops.pointwise import core as functions
 from ...ops.reductions import core as reductions_core
 from ...tensor import Tensor
 from ._utils import check_kernel_dtype

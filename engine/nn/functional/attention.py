@@ -12,10 +12,10 @@ import warnings
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import functions
 from ...ops.linalg import functions as linalg_functions
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op, kept_box
+from ...ops.pointwise import core as functions
 from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ... import backend
-from ...ops import functions
 from ...ops import inplace as I
+from ...ops.pointwise import core as functions
 from ...tensor import Tensor, wrap
 
 

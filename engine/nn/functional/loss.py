@@ -13,10 +13,11 @@ import numpy
 
 from ... import backend
 from ...autograd import grad_mode
-from ...ops import creation, functions, operands
+from ...ops import creation, operands
 from ...ops import derivatives as D
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
+from ...ops.pointwise import core as functions
 from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...ops.shaping import functions as shaping

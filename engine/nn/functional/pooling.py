@@ -6,9 +6,9 @@ import math
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import functions
 from ...ops.nn import kernels as K
 from ...ops.op import apply_op
+from ...ops.pointwise import core as functions
 from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap

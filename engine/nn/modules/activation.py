@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...ops import functions
+from ...ops.pointwise import core as functions
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module

@@ -21,12 +21,12 @@ from ... import backend
 from ...autograd import grad_mode
 from ...tensor import Tensor, wrap
 from .. import derivatives as D
-from .. import functions as fn
 from .. import inplace as I
 from .. import product_dtypes
 from ..api import exported, public
 from ..op import apply_multi, apply_op, check_same_device
 from ..operands import as_operand, broadcast_check, norm_dim
+from ..pointwise import core as fn
 from ..promotion import promote_types
 from ..reductions import core as reductions_core
 from ..reductions.core import unique_dims

@@ -14,7 +14,7 @@ import math
 import numpy
 
 from ... import backend
-from ..kernels import log_sigmoid
+from ..pointwise.kernels import log_sigmoid
 from ..reductions.kernels import vector_norm
 
 # ------------------------------------------------------------------------ window geometry

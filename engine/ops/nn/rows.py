@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import kernels as K
 from ..namespaces import array_math
 from ..op import ELEMENTWISE, Op, row, tied_to_self
+from ..pointwise import kernels as K
 from ..reductions import kernels as reductions_kernels
 from . import formulas as F
 from . import kernels as nn_kernels

@@ -20,9 +20,9 @@ from ...tensor import Tensor, wrap
 from .. import arg_errors
 from .. import derivatives as D
 from ..api import exported, public
-from ..functions import div
 from ..op import apply_multi, apply_op
 from ..operands import broadcast_check, norm_dim
+from ..pointwise.core import div
 from ..promotion import result_type
 from . import kernels as K
 from .core import (

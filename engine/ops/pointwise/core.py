@@ -1,23 +1,22 @@
-"""The functional API (`engine.exp`, `Tensor.sum`, ...): argument handling, then a table row.
-
-Each function turns PyTorch-style arguments (dims, keepdim, scalars on either side)
-into one `apply_op` call on a row of derivatives.py. Views also record how to
-re-derive themselves from their base, for in-place ops through them (inplace.py).
+"""Arithmetic, the unary math and comparisons (`engine.add`, `Tensor.exp`, `x < y`, ...):
+torch's argument handling (scalars on either side, rounding modes), then one `apply_op` call
+on a row. A unary row is one line, `name = _unary(D.ROW, "name")`, which also gives
+`Tensor.name_` in place.
 """
 
 from __future__ import annotations
 
 import numpy
 
-from .. import backend
-from ..tensor import Tensor, wrap
-from . import arg_errors, creation, promotion
-from . import derivatives as D
+from ... import backend
+from ...tensor import Tensor, wrap
+from .. import arg_errors, creation, promotion
+from .. import derivatives as D
+from ..api import IN_PLACE, exported, public
+from ..op import apply_op, check_same_device
+from ..operands import as_operand, broadcast_check, number_operands, with_number
+from ..promotion import result_type
 from . import kernels as K
-from .api import IN_PLACE, exported, public
-from .op import apply_op, check_same_device
-from .operands import as_operand, broadcast_check, number_operands, with_number
-from .promotion import result_type
 
 
 def _binary(op, a, b, attrs=()):

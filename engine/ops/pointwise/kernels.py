@@ -1,10 +1,5 @@
-"""Raw-array kernels behind the rows of the derivative table (numpy or cupy, via `xp`).
-
-The forwards that are more than one expression live here, so the table stays a table.
-Sliding windows (convolution, pooling) are strided views of a padded input. `im2col`
-copies them into columns so a convolution is one batched matmul; `col2im` adds columns
-back into an image. The two are adjoint, so each is the other's backward, which is what
-makes convolution twice differentiable. Nothing here knows about Tensors or autograd.
+"""The pointwise rows' raw-array forwards (numpy or cupy, via `xp`): erf and its relatives,
+torch's rounding, division and integer rules. Nothing here knows about Tensors or autograd.
 """
 
 from __future__ import annotations
@@ -13,7 +8,7 @@ import math
 
 import numpy
 
-from .. import backend
+from ... import backend
 
 SQRT_PI = math.sqrt(math.pi)
 

@@ -1,4 +1,4 @@
-"""The backward formulas too long for one line of the table (PyTorch keeps its in FunctionsManual).
+"""The pointwise rows' backward formulas longer than a line (PyTorch's FunctionsManual).
 
 Each is written against the math namespace `m`, so it runs on raw arrays or, recorded, on
 Tensors. Those used directly as a row's formula take that row's argument names, in the
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor
+from ...tensor import Tensor
+from ..namespaces import raw
 from . import kernels as K
-from .namespaces import raw
 
 # -- pointwise --------------------------------------------------------------------------------
 
