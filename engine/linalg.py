@@ -5,7 +5,7 @@ They live in engine/ops/linalg/functions.py, where those whose torch.linalg form
 as torch.linalg does.
 """
 
-from .ops.linalg import functions as linalg_ops
+from .ops.linalg import functions as linalg_functions
 from .ops.linalg.functions import LinAlgError, eigvalsh, matrix_norm, multi_dot, svdvals, vecdot
 from .ops.linalg.functions import linalg_cholesky as cholesky
 from .ops.linalg.functions import linalg_cross as cross
@@ -48,5 +48,5 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     dims = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else (dim,))
     over_matrix = dims is not None and len(dims) == 2 or dims is None and ord is not None and A.dim() == 2
     if isinstance(ord, str) or (ord is not None and over_matrix):
-        return linalg_ops.matrix_norm(A, ord, (-2, -1) if dims is None else dims, keepdim, dtype=dtype)
+        return linalg_functions.matrix_norm(A, ord, (-2, -1) if dims is None else dims, keepdim, dtype=dtype)
     return reductions_functions.linalg_norm(A, ord, dim, keepdim, dtype=dtype)

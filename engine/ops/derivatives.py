@@ -1,5 +1,8 @@
 """The derivative table: every differentiable op, declared once (PyTorch's derivatives.yaml).
 
+Each op family keeps its rows in its own folder (`ops/<family>/rows.py`, beside the family's
+formulas, kernels and functions); this module gathers them, so `D.MUL` names any row.
+
 The language of a row
 ---------------------
     NAME = row("NodeBackward0", forward, inputs=(...), saves=(...), attrs=(...),
@@ -39,283 +42,68 @@ The language of a row
 
 Every name is checked when the row is built: forward and formulas must take exactly these
 parameters, by name, with no `*args`, so a malformed row fails at import, not in a user's
-backward. Formulas longer than a line live in formulas.py; forwards in kernels.py.
+backward. A formula longer than a line lives in the family's formulas.py; a forward longer
+than one expression in its kernels.py.
 
 Adding an op
 ------------
-1. A row here (a long formula in formulas.py, a long forward in kernels.py).
-2. Its function, with torch's argument handling, calling `apply_op(ROW, inputs, attrs)` and
-   decorated `@public` (api.py): that one decorator makes it `engine.<name>` and
-   `Tensor.<name>` (`function=False` / `method=False` for one of them). A unary row is one line
-   in functions.py, `name = _unary(ROW, "name")`, which also gives `Tensor.name_`; other
-   in-place variants are `@public(function=False)` in inplace.py; nn functions go in
-   nn/functional/.
+Pick its family under ops/ (pointwise, reductions, shaping, linalg, nn), then:
+1. A row in `<family>/rows.py` (a long formula in `<family>/formulas.py`, a long forward in
+   `<family>/kernels.py`), and its name in this module's import of that family's rows.
+2. Its function in `<family>/functions.py` (or `core.py`, for the few ops ops/inplace.py and
+   other families build on), with torch's argument handling, calling `apply_op(D.ROW, inputs,
+   attrs)` and decorated `@public` (api.py): that one decorator makes it `engine.<name>` and
+   `Tensor.<name>` (`function=False` / `method=False` for one of them). A unary row is one
+   line, `name = _unary(D.ROW, "name")` (pointwise/core.py), which also gives `Tensor.name_`;
+   other in-place variants are `@public(function=False)` beside the op, applied with
+   `inplace.apply_inplace`. An nn op's torch.nn.functional argument handling goes in
+   engine/nn/functional/, which applies the nn family's rows.
 3. Tests: tests/test_op_grads.py (values, finite differences first and second order; the same
    file runs on torch with `ENGINE_MODULE=torch`).
 4. `python scripts/make_stubs.py`, so the type stubs name it (tests/test_stubs.py checks).
 """
 
-from __future__ import annotations
+from .op import row  # noqa: F401  (the row language, documented above)
 
-import math
-
-from .linalg.rows import (
-    ADDBMM,
-    ADDMM,
-    ADDMM_SCALED,
-    ADDMV,
-    ADDR,
-    BADDBMM,
-    BMM,
-    CHOLESKY,
-    CHOLESKY_DEPRECATED,
-    DET,
-    DOT,
-    EIGH,
-    INV,
-    LINALG_CROSS,
-    MM,
-    MV,
-    QR,
-    SLOGDET,
-    SOLVE,
-    SVD,
-)
-from .namespaces import array_math
-from .nn.rows import (
-    ADAPTIVE_AVG_POOL,
-    ADAPTIVE_MAX_POOL2D,
-    ADAPTIVE_MAX_POOL_TIE,
-    ADD_SCALAR,
-    AVG_POOL,
-    AVG_POOL3D,
-    BCE_WITH_LOGITS,
-    BINARY_CROSS_ENTROPY,
-    CDIST,
-    CELU,
-    CELU_,
-    CLAMP_MIN,
-    CLAMP_MIN_TENSOR,
-    COL2IM,
-    CONSTANT_PAD,
-    CONV_TRANSPOSE,
-    CONVOLUTION,
-    ELU,
-    ELU_,
-    EMBEDDING,
-    EMBEDDING_BAG,
-    EUCLIDEAN_DIST,
-    GLU,
-    HARDSIGMOID,
-    HARDSIGMOID_TIE,
-    HARDSWISH,
-    HARDTANH,
-    HARDTANH_TIE,
-    HUBER_LOSS,
-    IM2COL,
-    INDEX_PAD,
-    LOG_SIGMOID,
-    MAX_POOL,
-    MAX_POOL_TIE,
-    MAX_UNPOOL2D,
-    MISH,
-    MSE_LOSS,
-    NATIVE_BATCH_NORM,
-    NATIVE_GROUP_NORM,
-    NATIVE_LAYER_NORM,
-    NLL_LOSS,
-    P_NORM,
-    PIXEL_SHUFFLE,
-    PIXEL_UNSHUFFLE,
-    SAFE_SOFTMAX,
-    SDPA_FLASH_CPU,
-    SILU,
-    SMOOTH_L1_LOSS,
-    SOFT_MARGIN_LOSS,
-    SOFTPLUS,
-    SUB_SCALAR,
-    UPSAMPLE,
-)
-from .op import ELEMENTWISE, Op, node_class, row, tied_to_self
-from .pointwise import formulas as F
-from .pointwise import kernels as K
+# The rows of each family, in its rows.py's order.
+# isort: off
+# fmt: off
 from .pointwise.rows import (
-    ABS,
-    ACOS,
-    ACOSH,
-    ADD,
-    ASIN,
-    ASINH,
-    ATAN,
-    ATAN2,
-    ATANH,
-    CEIL,
-    CLAMP,
-    CLAMP_TENSOR,
-    COPYSIGN,
-    COPYSIGN_SCALAR,
-    COS,
-    COSH,
-    DIV,
-    DIV_MODE,
-    DIV_SCALAR,
-    ERF,
-    ERFC,
-    ERFINV,
-    EXP,
-    EXP2,
-    EXPM1,
-    FLOOR,
-    FLOOR_DIVIDE,
-    FLOOR_DIVIDE_NUMBER,
-    FMOD,
-    FMOD_SCALAR,
-    FRAC,
-    GELU,
-    HYPOT,
-    INPLACE_NOT_DIFFERENTIABLE,
-    LEAKY_RELU,
-    LEAKY_RELU_BACKWARD,
-    LERP,
-    LERP_TENSOR,
-    LOG,
-    LOG1P,
-    LOG2,
-    LOG10,
-    LOGADDEXP,
-    LOGADDEXP2,
-    MUL,
-    MUL_SCALAR,
-    NAN_TO_NUM,
-    NEG,
-    NO_FLOOR_DIVIDE,
-    NO_REMAINDER,
-    NOT_IMPLEMENTED,
-    POW_SCALAR,
-    POW_TENSOR,
-    RECIPROCAL,
-    RELU,
-    REMAINDER,
-    REMAINDER_NUMBER_SELF,
-    REMAINDER_SCALAR,
-    ROUND,
-    ROUND_DECIMALS,
-    RPOW,
-    RSQRT,
-    RSUB,
-    SGN,
-    SIGMOID,
-    SIGN,
-    SIN,
-    SINH,
-    SQRT,
-    SUB,
-    TAN,
-    TANH,
-    THRESHOLD_BACKWARD,
-    TRUNC,
-    WHERE,
-    XLOGY,
-    XLOGY_NUMBER_OTHER,
-    XLOGY_NUMBER_SELF,
+    ADD, SUB, RSUB, MUL, MUL_SCALAR, DIV, DIV_SCALAR, NEG, RECIPROCAL, POW_SCALAR, POW_TENSOR, RPOW, EXP,
+    LOG, LOG1P, SQRT, SIN, COS, TANH, SIGMOID, RELU, LEAKY_RELU, THRESHOLD_BACKWARD, LEAKY_RELU_BACKWARD,
+    GELU, ERF, ABS, SIGN, CLAMP, CLAMP_TENSOR, WHERE, FLOOR, CEIL, TRUNC, ROUND, ROUND_DECIMALS, FRAC, SGN,
+    RSQRT, TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, EXPM1, EXP2, LOG2, LOG10, ERFC, ERFINV,
+    INPLACE_NOT_DIFFERENTIABLE, NAN_TO_NUM, ATAN2, COPYSIGN, COPYSIGN_SCALAR, FMOD, FMOD_SCALAR, REMAINDER,
+    REMAINDER_SCALAR, HYPOT, LOGADDEXP, LOGADDEXP2, XLOGY, XLOGY_NUMBER_SELF, XLOGY_NUMBER_OTHER, LERP,
+    LERP_TENSOR, DIV_MODE, NOT_IMPLEMENTED, NO_FLOOR_DIVIDE, NO_REMAINDER, FLOOR_DIVIDE,
+    FLOOR_DIVIDE_NUMBER, REMAINDER_NUMBER_SELF,
 )
 from .reductions.rows import (
-    AMAX,
-    AMIN,
-    AMINMAX,
-    CUMMAX,
-    CUMMIN,
-    CUMPROD,
-    CUMSUM,
-    DIST,
-    LOG_SOFTMAX,
-    LOGCUMSUMEXP,
-    LOGSUMEXP,
-    MAX,
-    MAX_DIM,
-    MAXIMUM,
-    MEAN,
-    MEAN_DIM,
-    MEDIAN,
-    MEDIAN_DIM,
-    MIN,
-    MIN_DIM,
-    MINIMUM,
-    MODE,
-    NANMEDIAN,
-    NANMEDIAN_DIM,
-    NANSUM,
-    NORM,
-    PROD,
-    PROD_DIM,
-    SOFTMAX,
-    STD,
-    STD_MEAN,
-    SUM,
-    SUM_DIM,
-    VAR,
-    VAR_MEAN,
+    SUM, SUM_DIM, MEAN, MEAN_DIM, VAR, STD, MAX, MIN, MAX_DIM, MIN_DIM, NORM, SOFTMAX, LOG_SOFTMAX, PROD,
+    PROD_DIM, CUMSUM, CUMPROD, LOGCUMSUMEXP, LOGSUMEXP, AMAX, AMIN, AMINMAX, VAR_MEAN, STD_MEAN, CUMMAX,
+    CUMMIN, MEDIAN, NANMEDIAN, MEDIAN_DIM, NANMEDIAN_DIM, MODE, NANSUM, DIST, MAXIMUM, MINIMUM,
 )
-from .shaping import formulas as shaping_formulas
 from .shaping.rows import (
-    ALIAS,
-    AS_STRIDED,
-    AS_STRIDED_,
-    AS_STRIDED_VIEW,
-    CAT,
-    CLONE,
-    COPY,
-    DIAG_EMBED,
-    DIAGONAL,
-    DIAGONAL_COPY,
-    EXPAND,
-    FILL,
-    FLIP,
-    GATHER,
-    INDEX,
-    INDEX_ADD,
-    INDEX_COPY,
-    INDEX_FILL,
-    INDEX_FILL_TENSOR,
-    INDEX_GRAD,
-    INDEX_PUT,
-    INDEX_SELECT,
-    KTHVALUE,
-    MASKED_FILL,
-    MASKED_FILL_TENSOR,
-    MASKED_SCATTER,
-    MASKED_SELECT,
-    PERMUTE,
-    REPEAT,
-    ROLL,
-    ROT90,
-    SCATTER,
-    SCATTER_ADD,
-    SCATTER_NOT_DIFFERENTIABLE,
-    SCATTER_REDUCE,
-    SCATTER_VALUE,
-    SELECT,
-    SLICE,
-    SORT,
-    SPLIT,
-    SPLIT_WITH_SIZES,
-    SQUEEZE,
-    STACK,
-    T_,
-    TAKE,
-    TO_COPY,
-    TOPK,
-    TRACE,
-    TRANSPOSE,
-    TRANSPOSE_,
-    TRIL,
-    TRIU,
-    UNBIND,
-    UNFOLD,
+    VIEW, UNSAFE_VIEW, SQUEEZE, T, T_, TRANSPOSE, TRANSPOSE_, PERMUTE, EXPAND, SELECT, SLICE, ALIAS,
+    AS_STRIDED_, AS_STRIDED, CLONE, TO_COPY, INDEX, INDEX_GRAD, CAT, STACK, COPY, FILL, ZERO, INDEX_PUT,
+    SPLIT, SPLIT_WITH_SIZES, UNBIND, DIAGONAL, DIAGONAL_COPY, UNFOLD, AS_STRIDED_VIEW, INDEX_SELECT,
+    GATHER, SCATTER, SCATTER_VALUE, SCATTER_ADD, SCATTER_REDUCE, SCATTER_NOT_DIFFERENTIABLE, INDEX_ADD,
+    INDEX_COPY, INDEX_FILL, INDEX_FILL_TENSOR, MASKED_FILL, MASKED_FILL_TENSOR, MASKED_SELECT,
+    MASKED_SCATTER, TAKE, FLIP, ROLL, ROT90, REPEAT, TRIL, TRIU, DIAG_EMBED, TRACE, SORT, TOPK, KTHVALUE,
     UNIQUE,
-    UNSAFE_VIEW,
-    VIEW,
-    ZERO,
-    T,
+)
+from .linalg.rows import (
+    MM, MV, DOT, BMM, ADDMM, ADDMM_SCALED, ADDMV, ADDR, BADDBMM, ADDBMM, LINALG_CROSS, DET, SLOGDET, INV,
+    SOLVE, CHOLESKY, CHOLESKY_DEPRECATED, QR, SVD, EIGH,
+)
+from .nn.rows import (
+    CONVOLUTION, IM2COL, COL2IM, MAX_POOL_TIE, MAX_POOL, AVG_POOL, NATIVE_BATCH_NORM, NATIVE_LAYER_NORM,
+    EMBEDDING, CONSTANT_PAD, INDEX_PAD, MSE_LOSS, SMOOTH_L1_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY,
+    BCE_WITH_LOGITS, SILU, MISH, HARDSIGMOID_TIE, HARDSIGMOID, HARDSWISH, HARDTANH_TIE, HARDTANH, ELU,
+    ELU_, CELU, CELU_, LOG_SIGMOID, SOFTPLUS, GLU, ADD_SCALAR, SUB_SCALAR, CLAMP_MIN, CLAMP_MIN_TENSOR,
+    P_NORM, CDIST, EUCLIDEAN_DIST, HUBER_LOSS, SOFT_MARGIN_LOSS, AVG_POOL3D, NATIVE_GROUP_NORM,
+    ADAPTIVE_AVG_POOL, ADAPTIVE_MAX_POOL_TIE, ADAPTIVE_MAX_POOL2D, MAX_UNPOOL2D, PIXEL_SHUFFLE,
+    PIXEL_UNSHUFFLE, EMBEDDING_BAG, CONV_TRANSPOSE, UPSAMPLE, SAFE_SOFTMAX, SDPA_FLASH_CPU,
 )
 # fmt: on
+# isort: on

@@ -19,7 +19,7 @@ from .. import backend
 from ..tensor import Tensor
 from .linalg import kernels as linalg_kernels
 from .nn import kernels as nn_kernels
-from .pointwise import kernels
+from .pointwise import kernels as pointwise_kernels
 from .reductions import kernels as reductions_kernels
 from .shaping import kernels as shaping_kernels
 
@@ -82,14 +82,14 @@ class ArrayMath:
         return 1 / (1 + self.xp.exp(-x))
 
     def erf(self, x):
-        return kernels.erf(self.xp, x)
+        return pointwise_kernels.erf(self.xp, x)
 
     def softmax(self, x, dim):
         """A softmax that is 0 along a row of -inf (attention's fully masked rows)."""
         return nn_kernels.safe_softmax(self.xp, x, dim)
 
     def erfinv(self, x):
-        return kernels.erfinv(self.xp, x)
+        return pointwise_kernels.erfinv(self.xp, x)
 
     def sinh(self, x):
         return self.xp.sinh(x)
@@ -104,13 +104,13 @@ class ArrayMath:
         return self.xp.isfinite(x)
 
     def xlogy(self, x, y):
-        return kernels.xlogy(self.xp, x, y)
+        return pointwise_kernels.xlogy(self.xp, x, y)
 
     def div_floor(self, a, b):
-        return kernels.div_rounded(self.xp, a, b, "floor")
+        return pointwise_kernels.div_rounded(self.xp, a, b, "floor")
 
     def div_trunc(self, a, b):
-        return kernels.div_rounded(self.xp, a, b, "trunc")
+        return pointwise_kernels.div_rounded(self.xp, a, b, "trunc")
 
     def unfold(self, x, kernel, stride, pads, dilation):
         return nn_kernels.im2col(self.xp, x, kernel, stride, pads, dilation)

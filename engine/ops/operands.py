@@ -11,7 +11,7 @@ from .. import backend
 from ..tensor import Tensor, wrap
 from . import creation
 from .op import broadcast_error, check_same_device
-from .pointwise import kernels as K
+from .pointwise import kernels as pointwise_kernels
 from .promotion import result_type
 
 
@@ -59,7 +59,7 @@ def with_number(a, number, typed: bool = True):
     dt = result_type((a, number))
     if dt != a._data.dtype:
         a = wrap(a._data.astype(dt))
-    return a, K.typed_number(number, dt) if typed and dt.kind != "f" else number
+    return a, pointwise_kernels.typed_number(number, dt) if typed and dt.kind != "f" else number
 
 
 def number_operands(a, b, typed: bool = True) -> tuple:

@@ -14,7 +14,7 @@ from .linalg import functions as linalg
 from .namespaces import array_math, overlaps, sum_to_dims, view_positions
 from .nn import functions as nn_functions
 from .op import tied_to
-from .reductions import core as F
+from .pointwise import core as pointwise_core
 from .shaping import core as shaping_core
 
 
@@ -112,7 +112,7 @@ class TensorMath:
 
     @staticmethod
     def threshold_backward(g, x, threshold):
-        return F.threshold_backward(g, x, threshold)
+        return pointwise_core.threshold_backward(g, x, threshold)
 
     @staticmethod
     def tie(grad, x, op):
@@ -121,7 +121,7 @@ class TensorMath:
 
     @staticmethod
     def leaky_relu_backward(g, x, negative_slope):
-        return F.leaky_relu_backward(g, x, negative_slope)
+        return pointwise_core.leaky_relu_backward(g, x, negative_slope)
 
     @staticmethod
     def zeros(shape, like):

@@ -8,7 +8,7 @@ from ...ops import derivatives as D
 from ...ops import operands
 from ...ops.inplace import apply_inplace
 from ...ops.op import apply_op, kept_box
-from ...ops.pointwise import core as functions
+from ...ops.pointwise import core as pointwise_core
 from ...ops.reductions import core as reductions_core
 from ...tensor import Tensor
 from ._utils import check_kernel_dtype
@@ -37,11 +37,11 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def tanh(input: Tensor) -> Tensor:
-    return functions.tanh(input)
+    return pointwise_core.tanh(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    return functions.sigmoid(input)
+    return pointwise_core.sigmoid(input)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -162,11 +162,11 @@ def softsign(input: Tensor) -> Tensor:
     """input / (|input| + 1), composed as ATen does (DivBackward0, AddBackward0, AbsBackward0)."""
     if input.dtype.name == "bool":
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    return input / (functions.abs(input) + 1)
+    return input / (pointwise_core.abs(input) + 1)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
-    return input - functions.tanh(input)
+    return input - pointwise_core.tanh(input)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:

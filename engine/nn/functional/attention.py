@@ -15,7 +15,7 @@ from ...ops import derivatives as D
 from ...ops.linalg import functions as linalg_functions
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op, kept_box
-from ...ops.pointwise import core as functions
+from ...ops.pointwise import core as pointwise_core
 from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
@@ -31,7 +31,7 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask) -> None:
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{query.dtype.cpp_name} key.dtype: {key.dtype.cpp_name} and value.dtype: {value.dtype.cpp_name} instead."
         )
-    functions.check_same_device(query, key, value)
+    pointwise_core.check_same_device(query, key, value)
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "

@@ -17,7 +17,7 @@ from ...ops import creation, operands
 from ...ops import derivatives as D
 from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
-from ...ops.pointwise import core as functions
+from ...ops.pointwise import core as pointwise_core
 from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...ops.shaping import functions as shaping
@@ -70,7 +70,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = legacy_reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
     if weight is not None:
-        return _weighted(functions.pow(a - b, 2), weight, input, reduction)
+        return _weighted(pointwise_core.pow(a - b, 2), weight, input, reduction)
     return apply_op(D.MSE_LOSS, (a, b), (reduction,))
 
 
@@ -79,8 +79,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     reduction = legacy_reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
     if weight is not None:
-        return _weighted(functions.abs(a - b), weight, input, reduction)
-    return _reduced(functions.abs(a - b), reduction)
+        return _weighted(pointwise_core.abs(a - b), weight, input, reduction)
+    return _reduced(pointwise_core.abs(a - b), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0) -> Tensor:
@@ -88,7 +88,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = legacy_reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
     if beta == 0.0:
-        return _reduced(functions.abs(a - b), reduction)
+        return _reduced(pointwise_core.abs(a - b), reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply_op(D.SMOOTH_L1_LOSS, (a, b), (reduction, beta))
@@ -377,7 +377,7 @@ def kl_div(
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
-        loss = functions.exp(target) * (target - input)
+        loss = pointwise_core.exp(target) * (target - input)
     else:
         loss = apply_op(D.XLOGY, (target, target)) - target * input
     reduced = _aten_reduced(loss, enum)
@@ -400,13 +400,13 @@ def poisson_nll_loss(
         reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if log_input:
-        loss = functions.exp(input) - target * input
+        loss = pointwise_core.exp(input) - target * input
     else:
-        loss = input - target * functions.log(nn_functions.add_scalar(input, eps))
+        loss = input - target * pointwise_core.log(nn_functions.add_scalar(input, eps))
     if full:
         two_pi_target = apply_op(D.MUL_SCALAR, (target,), (2 * math.pi,))
-        stirling = target * functions.log(target) - target
-        stirling = stirling + apply_op(D.MUL_SCALAR, (functions.log(two_pi_target),), (0.5,))
+        stirling = target * pointwise_core.log(target) - target
+        stirling = stirling + apply_op(D.MUL_SCALAR, (pointwise_core.log(two_pi_target),), (0.5,))
         loss = loss + apply_op(D.MASKED_FILL, (stirling,), ((target <= 1)._data, 0))
     return _aten_reduced(loss, reduction)
 

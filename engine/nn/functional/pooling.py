@@ -8,7 +8,7 @@ from ... import backend
 from ...ops import derivatives as D
 from ...ops.nn import kernels as K
 from ...ops.op import apply_op
-from ...ops.pointwise import core as functions
+from ...ops.pointwise import core as pointwise_core
 from ...ops.reductions import core as reductions_core
 from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
@@ -387,7 +387,9 @@ def max_unpool1d(
 
 def _lp(out: Tensor, norm_type: float, window: int) -> Tensor:
     """(sign(out) * relu(|out|) * window) ** (1 / p): the mean of |x|^p back to a p-norm, as torch writes it."""
-    return ((functions.sign(out) * functions.relu(functions.abs(out))) * window) ** (1.0 / norm_type)
+    return ((pointwise_core.sign(out) * pointwise_core.relu(pointwise_core.abs(out))) * window) ** (
+        1.0 / norm_type
+    )
 
 
 def lp_pool1d(

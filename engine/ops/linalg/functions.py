@@ -26,7 +26,7 @@ from .. import product_dtypes
 from ..api import exported, public
 from ..op import apply_multi, apply_op, check_same_device
 from ..operands import as_operand, broadcast_check, norm_dim
-from ..pointwise import core as fn
+from ..pointwise import core as pointwise_core
 from ..promotion import promote_types
 from ..reductions import core as reductions_core
 from ..reductions.core import unique_dims
@@ -179,7 +179,7 @@ def _check_addr(input, vec1, vec2, beta, alpha) -> None:
     for t, name in ((vec1, "vec1"), (vec2, "vec2")):
         if t.dim() != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.dim()}-D")
-    dtype = fn.result_type((input, vec1, vec2))
+    dtype = pointwise_core.result_type((input, vec1, vec2))
     for value, name in ((beta, "beta"), (alpha, "alpha")):
         if dtype.kind in "iu" and isinstance(value, float):
             raise RuntimeError(
@@ -287,7 +287,7 @@ def outer(input, vec2):
     for t, name in ((input, "self"), (vec2, "vec2")):
         if t.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
-    return fn.mul(shaping_core.reshape(input, input.shape[0], 1), vec2)
+    return pointwise_core.mul(shaping_core.reshape(input, input.shape[0], 1), vec2)
 
 
 ger = public(outer, name="ger")
@@ -296,7 +296,7 @@ ger = public(outer, name="ger")
 @public
 def inner(input, other):
     if input.dim() == 0 or other.dim() == 0:
-        return fn.mul(input, other)
+        return pointwise_core.mul(input, other)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(
             "inner() the last dimension must match on both input tensors but got shapes "
@@ -315,7 +315,7 @@ def kron(input, other):
     b_shape = tuple(n for d in b for n in (1, d))
     left = apply_op(D.UNSAFE_VIEW, (input,), (input.shape, a_shape))
     right = apply_op(D.UNSAFE_VIEW, (other,), (other.shape, b_shape))
-    product = fn.mul(left, right)
+    product = pointwise_core.mul(left, right)
     return apply_op(D.UNSAFE_VIEW, (product,), (product.shape, tuple(x * y for x, y in zip(a, b))))
 
 
@@ -638,7 +638,7 @@ def _movedim_last_to(a, dim):
 def _sumproduct_pair(left, right, sum_dims):
     """(left * right).sum(sum_dims, keepdim=True) as one bmm: dims in both, in left only, summed, in right only."""
     if not sum_dims:
-        return fn.mul(left, right)
+        return pointwise_core.mul(left, right)
     if left.dtype is not right.dtype:
         raise RuntimeError(
             f"expected scalar type {left.dtype.scalar_type} but found {right.dtype.scalar_type}"
@@ -709,7 +709,7 @@ def slogdet(input):
 def logdet(input):
     """log det: the log of |det| where det > 0, nan where it is negative (torch's where over slogdet)."""
     sign, logabsdet = _slogdet("logdet", input)
-    return where(fn.eq(sign, -1), math.nan, logabsdet)
+    return where(pointwise_core.eq(sign, -1), math.nan, logabsdet)
 
 
 # ---------------------------------------------------------------------- inverse, solve
@@ -996,7 +996,7 @@ def vecdot(x, y, *, dim=-1):
             f"{name}: Expected x and y to have the same dtype, but found x of type {x.dtype.scalar_type} and y of "
             f"type {y.dtype.scalar_type} instead"
         )
-    return reductions_core.sum(fn.mul(x, y), dim)
+    return reductions_core.sum(pointwise_core.mul(x, y), dim)
 
 
 def linalg_cross(input, other, *, dim=-1):

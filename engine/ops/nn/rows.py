@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..namespaces import array_math
 from ..op import ELEMENTWISE, Op, row, tied_to_self
-from ..pointwise import kernels as K
+from ..pointwise import kernels as pointwise_kernels
 from ..reductions import kernels as reductions_kernels
 from . import formulas as F
-from . import kernels as nn_kernels
+from . import kernels as K
 
 # fmt: off
 
@@ -18,7 +18,7 @@ from . import kernels as nn_kernels
 # =================================================================================================
 CONVOLUTION = row("ConvolutionBackward0",
                   lambda xp, input, weight, bias, stride, padding, dilation, groups, columns:
-                      nn_kernels.conv_forward(xp, input, weight, bias, stride, padding, dilation, groups, columns),
+                      K.conv_forward(xp, input, weight, bias, stride, padding, dilation, groups, columns),
                   inputs=("input", "weight", "bias"), saves=("input", "weight"),
                   attrs=("stride", "padding", "dilation", "groups", "columns"),
                   input=F.conv_input_backward, weight=F.conv_weight_backward,
@@ -26,13 +26,13 @@ CONVOLUTION = row("ConvolutionBackward0",
                       m.sum(g, F.channel_dims(g), False))
 IM2COL = row("Im2ColBackward0",
              lambda xp, self, self_sym_sizes, kernel_size, stride, padding, dilation:
-                 nn_kernels.im2col(xp, self, kernel_size, stride, padding, dilation),
+                 K.im2col(xp, self, kernel_size, stride, padding, dilation),
              attrs=("self_sym_sizes", "kernel_size", "stride", "padding", "dilation"),
              self=lambda m, g, self_sym_sizes, kernel_size, stride, padding, dilation:
                  m.fold(g, self_sym_sizes, kernel_size, stride, padding, dilation))
 COL2IM = row("Col2ImBackward0",
              lambda xp, self, output_size, kernel_size, stride, padding, dilation:
-                 nn_kernels.col2im(xp, self, output_size, kernel_size, stride, padding, dilation),
+                 K.col2im(xp, self, output_size, kernel_size, stride, padding, dilation),
              attrs=("output_size", "kernel_size", "stride", "padding", "dilation"),
              self=lambda m, g, output_size, kernel_size, stride, padding, dilation:
                  m.unfold(g, kernel_size, stride, padding, dilation))
@@ -52,7 +52,7 @@ def avg_pool(name: str) -> Op:
     return row(name,
                lambda xp, self, self_sym_sizes, kernel_size, stride, pads, output_size, divisor, ceil_mode,
                       count_include_pad, divisor_override:
-                   nn_kernels.window_sum(xp, self, kernel_size, stride, pads, output_size) / divisor,
+                   K.window_sum(xp, self, kernel_size, stride, pads, output_size) / divisor,
                saves=("self",),
                attrs=("self_sym_sizes", "kernel_size", "stride", "pads", "output_size", "divisor", "ceil_mode",
                       "count_include_pad", "divisor_override"),
@@ -64,13 +64,13 @@ def avg_pool(name: str) -> Op:
 AVG_POOL = avg_pool("AvgPool2DBackward0")
 NATIVE_BATCH_NORM = row("NativeBatchNormBackward0",
                         lambda xp, input, weight, bias, training, eps, result1, result2:
-                            nn_kernels.batch_norm(input, weight, bias, result1, result2),
+                            K.batch_norm(input, weight, bias, result1, result2),
                         inputs=("input", "weight", "bias"), saves=("input", "weight"),
                         attrs=("training", "eps", "result1", "result2"),
                         joint=F.batch_norm_backward)
 NATIVE_LAYER_NORM = row("NativeLayerNormBackward0",
                         lambda xp, input, weight, bias, normalized_shape, eps, result1, result2, xhat:
-                            nn_kernels.layer_norm(input, weight, bias, result1, result2, xhat),
+                            K.layer_norm(input, weight, bias, result1, result2, xhat),
                         inputs=("input", "weight", "bias"), saves=("input", "weight"),
                         attrs=("normalized_shape", "eps", "result1", "result2", "xhat"), keeps=("xhat",),
                         joint=F.layer_norm_backward)
@@ -85,7 +85,7 @@ EMBEDDING = row("EmbeddingBackward0",
                                  (weight_sym_argsize_0, g.shape[-1]), indices.reshape(-1), False))
 CONSTANT_PAD = row("ConstantPadNdBackward0",
                    lambda xp, self, pad, value, result_sym_sizes, out_key, in_key, self_sym_sizes:
-                       nn_kernels.constant_pad(xp, self, value, result_sym_sizes, out_key, in_key),
+                       K.constant_pad(xp, self, value, result_sym_sizes, out_key, in_key),
                    attrs=("pad", "value", "result_sym_sizes", "out_key", "in_key", "self_sym_sizes"),
                    self=F.constant_pad_backward)
 def index_pad(name: str) -> Op:
@@ -102,14 +102,14 @@ INDEX_PAD = {name: index_pad(name)
 
 # --- losses --------------------------------------------------------------------------------------
 MSE_LOSS = row("MseLossBackward0",
-               lambda xp, self, target, reduction: nn_kernels.reduce((self - target) * (self - target), reduction),
+               lambda xp, self, target, reduction: K.reduce((self - target) * (self - target), reduction),
                inputs=("self", "target"), saves=("self", "target"), attrs=("reduction",), broadcasts=True,
                self=lambda m, g, self, target, reduction:
                    (self - target) * (2.0 * F.reduced_grad(g, self, reduction)),
                target=lambda m, g, self, target, reduction:
                    (self - target) * (-2.0 * F.reduced_grad(g, self, reduction)))
 SMOOTH_L1_LOSS = row("SmoothL1LossBackward0",
-                     lambda xp, self, target, reduction, beta: nn_kernels.smooth_l1_loss(xp, self, target, reduction, beta),
+                     lambda xp, self, target, reduction, beta: K.smooth_l1_loss(xp, self, target, reduction, beta),
                      inputs=("self", "target"), saves=("self", "target"), attrs=("reduction", "beta"),
                      broadcasts=True,
                      self=F.smooth_l1_backward, target=F.smooth_l1_target_backward)
@@ -117,7 +117,7 @@ def nll_loss(name: str) -> Op:
     """nll_loss: the picked entries, weighted and reduced; tied to self under create_graph as in torch."""
     tie = tied_to_self(name)
     return row(name, lambda xp, self, self_sym_sizes, indices, coef, reduction, total_weight:
-                   nn_kernels.nll_loss(self, indices, coef, reduction, total_weight),
+                   K.nll_loss(self, indices, coef, reduction, total_weight),
                saves=("self",), attrs=("self_sym_sizes", "indices", "coef", "reduction", "total_weight"),
                frees=("total_weight",),
                self=lambda m, g, self, self_sym_sizes, indices, coef, reduction, total_weight: m.tie(
@@ -128,13 +128,13 @@ def nll_loss(name: str) -> Op:
 NLL_LOSS = {name: nll_loss(name) for name in ("NllLossBackward0", "NllLoss2DBackward0")}
 BINARY_CROSS_ENTROPY = row("BinaryCrossEntropyBackward0",
                            lambda xp, self, target, weight, reduction:
-                               nn_kernels.binary_cross_entropy(xp, self, target, weight, reduction),
+                               K.binary_cross_entropy(xp, self, target, weight, reduction),
                            inputs=("self", "target"), saves=("self", "target"), attrs=("weight", "reduction"),
                            broadcasts=True,
                            self=F.binary_cross_entropy_backward, target=F.binary_cross_entropy_target_backward)
 BCE_WITH_LOGITS = row("BinaryCrossEntropyWithLogitsBackward0",
                       lambda xp, self, target, weight, pos_weight, reduction:
-                          nn_kernels.binary_cross_entropy_with_logits(xp, self, target, weight, pos_weight, reduction),
+                          K.binary_cross_entropy_with_logits(xp, self, target, weight, pos_weight, reduction),
                       inputs=("self", "target"), saves=("self", "target"),
                       attrs=("weight", "pos_weight", "reduction"), broadcasts=True,
                       self=F.binary_cross_entropy_with_logits_backward,
@@ -145,15 +145,15 @@ BCE_WITH_LOGITS = row("BinaryCrossEntropyWithLogitsBackward0",
 # Rows behind the rest of engine.nn.functional, in the same way: PyTorch's node where it has a
 # dedicated one; compositions (softsign, softmin, normalize, kl_div, ...) stay in nn/functional.
 # =================================================================================================
-SILU = row("SiluBackward0", lambda xp, self: nn_kernels.silu(xp, self), saves=("self",), self=F.silu_backward)
-MISH = row("MishBackward0", lambda xp, self: nn_kernels.mish(xp, self), saves=("self",), self=F.mish_backward)
+SILU = row("SiluBackward0", lambda xp, self: K.silu(xp, self), saves=("self",), self=F.silu_backward)
+MISH = row("MishBackward0", lambda xp, self: K.mish(xp, self), saves=("self",), self=F.mish_backward)
 # hardsigmoid and hardtanh: their backwards are ops of (grad, self) in torch, so a mask of self is tied
 # to self (under create_graph the gradient requires grad, as torch's does).
 HARDSIGMOID_TIE = tied_to_self("HardsigmoidBackward0")
-HARDSIGMOID = row("HardsigmoidBackward0", lambda xp, self: nn_kernels.hardsigmoid(xp, self), saves=("self",),
+HARDSIGMOID = row("HardsigmoidBackward0", lambda xp, self: K.hardsigmoid(xp, self), saves=("self",),
                   self=lambda m, g, self:
                       m.tie(m.where((self > -3) & (self < 3), g / 6, 0.0), self, HARDSIGMOID_TIE))
-HARDSWISH = row("HardswishBackward0", lambda xp, self: self * nn_kernels.hardsigmoid(xp, self), saves=("self",),
+HARDSWISH = row("HardswishBackward0", lambda xp, self: self * K.hardsigmoid(xp, self), saves=("self",),
                 self=lambda m, g, self: m.where(self < -3, 0.0, m.where(self <= 3, g * (self / 3 + 0.5), g)))
 HARDTANH_TIE = tied_to_self("HardtanhBackward0")
 HARDTANH = row("HardtanhBackward0",
@@ -161,23 +161,23 @@ HARDTANH = row("HardtanhBackward0",
                saves=("self",), attrs=("min_val", "max_val"),
                self=lambda m, g, self, min_val, max_val:
                    m.tie(m.where((self > min_val) & (self < max_val), g, 0.0), self, HARDTANH_TIE))
-ELU = row("EluBackward0", lambda xp, self, alpha, scale, input_scale: nn_kernels.elu(xp, self, alpha, scale, input_scale),
+ELU = row("EluBackward0", lambda xp, self, alpha, scale, input_scale: K.elu(xp, self, alpha, scale, input_scale),
           saves=("self",), attrs=("alpha", "scale", "input_scale"), self=F.elu_backward)
-ELU_ = row("EluBackward1", lambda xp, self, alpha, scale, input_scale: nn_kernels.elu(xp, self, alpha, scale, input_scale),
+ELU_ = row("EluBackward1", lambda xp, self, alpha, scale, input_scale: K.elu(xp, self, alpha, scale, input_scale),
            saves=("result",), attrs=("alpha", "scale", "input_scale"), self=F.elu_result_backward)
-CELU = row("CeluBackward0", lambda xp, self, alpha: nn_kernels.elu(xp, self, alpha, 1.0, 1.0 / alpha),
+CELU = row("CeluBackward0", lambda xp, self, alpha: K.elu(xp, self, alpha, 1.0, 1.0 / alpha),
            saves=("self",), attrs=("alpha",),
            self=lambda m, g, self, alpha: F.elu_backward(m, g, self, alpha, 1.0, 1.0 / alpha))
-CELU_ = row("CeluBackward1", lambda xp, self, alpha: nn_kernels.elu(xp, self, alpha, 1.0, 1.0 / alpha),
+CELU_ = row("CeluBackward1", lambda xp, self, alpha: K.elu(xp, self, alpha, 1.0, 1.0 / alpha),
             saves=("result",), attrs=("alpha",),
             self=lambda m, g, result, alpha: F.elu_result_backward(m, g, result, alpha, 1.0, 1.0 / alpha))
-LOG_SIGMOID = row("LogSigmoidBackward0", lambda xp, self: K.log_sigmoid(xp, self), saves=("self",),
+LOG_SIGMOID = row("LogSigmoidBackward0", lambda xp, self: pointwise_kernels.log_sigmoid(xp, self), saves=("self",),
                   self=lambda m, g, self: g * m.sigmoid(-self))
-SOFTPLUS = row("SoftplusBackward0", lambda xp, self, beta, threshold: nn_kernels.softplus(xp, self, beta, threshold),
+SOFTPLUS = row("SoftplusBackward0", lambda xp, self, beta, threshold: K.softplus(xp, self, beta, threshold),
                saves=("self",), attrs=("beta", "threshold"),
                self=lambda m, g, self, beta, threshold:
                    m.where(self * beta > threshold, g, g * m.sigmoid(self * beta)))
-GLU = row("GluBackward0", lambda xp, self, dim: nn_kernels.glu(xp, self, dim), saves=("self",), attrs=("dim",),
+GLU = row("GluBackward0", lambda xp, self, dim: K.glu(xp, self, dim), saves=("self",), attrs=("dim",),
           self=F.glu_backward)
 
 # ATen's own compositions record these where a Python-level expression would not (`x + eps` inside
@@ -194,18 +194,18 @@ CLAMP_MIN_TENSOR = row("ClampMinBackward1", lambda xp, self, min: xp.maximum(sel
                        min=lambda m, g, self, min: m.where(self < min, g, 0.0))
 P_NORM = row("NormBackward1", lambda xp, self, p, dim, keepdim: reductions_kernels.vector_norm(xp, self, p, dim, keepdim),
              saves=("self", "result"), attrs=("p", "dim", "keepdim"), self=F.p_norm_backward)
-CDIST = row("CdistBackward0", lambda xp, x1, x2, p: nn_kernels.cdist(xp, x1, x2, p), inputs=("x1", "x2"),
+CDIST = row("CdistBackward0", lambda xp, x1, x2, p: K.cdist(xp, x1, x2, p), inputs=("x1", "x2"),
             saves=("x1", "x2", "result"), attrs=("p",), broadcasts=True, joint=F.cdist_backward)
-EUCLIDEAN_DIST = row("EuclideanDistBackward0", lambda xp, x1, x2: nn_kernels.euclidean_dist(xp, x1, x2), inputs=("x1", "x2"),
+EUCLIDEAN_DIST = row("EuclideanDistBackward0", lambda xp, x1, x2: K.euclidean_dist(xp, x1, x2), inputs=("x1", "x2"),
                      saves=("x1", "x2", "result"), joint=F.euclidean_dist_backward)
 HUBER_LOSS = row("HuberLossBackward0",
-                 lambda xp, self, target, reduction, delta: nn_kernels.huber_loss(xp, self, target, reduction, delta),
+                 lambda xp, self, target, reduction, delta: K.huber_loss(xp, self, target, reduction, delta),
                  inputs=("self", "target"), saves=("self", "target"), attrs=("reduction", "delta"), broadcasts=True,
                  self=F.huber_backward,
                  target=lambda m, g, self, target, reduction, delta: -F.huber_backward(m, g, self, target, reduction,
                                                                                        delta))
 SOFT_MARGIN_LOSS = row("SoftMarginLossBackward0",
-                       lambda xp, self, target, reduction: nn_kernels.reduce(xp.log1p(xp.exp(-self * target)), reduction),
+                       lambda xp, self, target, reduction: K.reduce(xp.log1p(xp.exp(-self * target)), reduction),
                        saves=("self",), attrs=("target", "reduction"),
                        self=lambda m, g, self, target, reduction:
                            m.sigmoid(self * -target) * (F.reduced_grad(g, self, reduction) * -target))
@@ -213,7 +213,7 @@ SOFT_MARGIN_LOSS = row("SoftMarginLossBackward0",
 AVG_POOL3D = avg_pool("AvgPool3DBackward0")
 NATIVE_GROUP_NORM = row("NativeGroupNormBackward0",
                         lambda xp, input, weight, bias, N, C, HxW, group, eps, result1, result2:
-                            nn_kernels.group_norm(input, weight, bias, group, result1, result2),
+                            K.group_norm(input, weight, bias, group, result1, result2),
                         inputs=("input", "weight", "bias"), saves=("input", "weight"),
                         attrs=("N", "C", "HxW", "group", "eps", "result1", "result2"),
                         joint=F.group_norm_backward)
@@ -222,7 +222,7 @@ NATIVE_GROUP_NORM = row("NativeGroupNormBackward0",
 def adaptive_avg_pool(name: str) -> Op:
     """An adaptive average pooling: one averaging matrix per pooled dim, tied to self as in torch."""
     tie = tied_to_self(name)
-    return row(name, lambda xp, self, matrices: nn_kernels.along_trailing_dims(xp, self, matrices),
+    return row(name, lambda xp, self, matrices: K.along_trailing_dims(xp, self, matrices),
                saves=("self",), attrs=("matrices",),
                self=lambda m, g, self, matrices: m.tie(F.along_trailing_dims_transposed(m, g, matrices), self, tie))
 
@@ -235,23 +235,23 @@ ADAPTIVE_MAX_POOL2D = row("AdaptiveMaxPool2DBackward0", lambda xp, self, self_sy
                           self=lambda m, g, self, self_sym_sizes, result1: m.tie(
                               F.scatter_flat(m, g, self_sym_sizes, result1, False), self, ADAPTIVE_MAX_POOL_TIE))
 MAX_UNPOOL2D = row("MaxUnpool2DBackward0",
-                   lambda xp, self, indices, output_size: nn_kernels.max_unpool(xp, self, indices, output_size),
+                   lambda xp, self, indices, output_size: K.max_unpool(xp, self, indices, output_size),
                    attrs=("indices", "output_size"), frees=("indices",),
                    self=lambda m, g, indices, output_size: g.reshape((-1,))[indices])
 PIXEL_SHUFFLE = row("PixelShuffleBackward0",
-                    lambda xp, self, upscale_factor: nn_kernels.fresh(xp, F.pixel_shuffle(array_math(self), self, upscale_factor),
+                    lambda xp, self, upscale_factor: K.fresh(xp, F.pixel_shuffle(array_math(self), self, upscale_factor),
                                                              self),
                     attrs=("upscale_factor",),
                     self=lambda m, g, upscale_factor: F.pixel_unshuffle(m, g, upscale_factor))
 PIXEL_UNSHUFFLE = row("PixelUnshuffleBackward0",
                       lambda xp, self, downscale_factor:
-                          nn_kernels.fresh(xp, F.pixel_unshuffle(array_math(self), self, downscale_factor), self),
+                          K.fresh(xp, F.pixel_unshuffle(array_math(self), self, downscale_factor), self),
                       attrs=("downscale_factor",),
                       self=lambda m, g, downscale_factor: F.pixel_shuffle(m, g, downscale_factor))
 
 EMBEDDING_BAG = row("EmbeddingBagBackward0",
                     lambda xp, weight, per_sample_weights, indices, bags, coef, num_bags, mode, max_indices,
-                           grad_scale: nn_kernels.embedding_bag(xp, weight, per_sample_weights, indices, bags, coef, num_bags,
+                           grad_scale: K.embedding_bag(xp, weight, per_sample_weights, indices, bags, coef, num_bags,
                                                        mode, max_indices),
                     inputs=("weight", "per_sample_weights"), saves=("weight", "per_sample_weights"),
                     attrs=("indices", "bags", "coef", "num_bags", "mode", "max_indices", "grad_scale"),
@@ -259,7 +259,7 @@ EMBEDDING_BAG = row("EmbeddingBagBackward0",
 
 CONV_TRANSPOSE = row("ConvolutionBackward0",
                      lambda xp, input, weight, bias, stride, padding, dilation, groups, output_padding:
-                         nn_kernels.conv_transpose(xp, input, weight, bias, stride, padding, dilation, groups, output_padding),
+                         K.conv_transpose(xp, input, weight, bias, stride, padding, dilation, groups, output_padding),
                      inputs=("input", "weight", "bias"), saves=("input", "weight"),
                      attrs=("stride", "padding", "dilation", "groups", "output_padding"),
                      input=F.conv_transpose_input_backward, weight=F.conv_transpose_weight_backward,
@@ -272,7 +272,7 @@ def upsample(name: str) -> Op:
         return row(name, lambda xp, self, self_sym_sizes, output_size, key: self[key],
                    attrs=("self_sym_sizes", "output_size", "key"),
                    self=lambda m, g, self_sym_sizes, output_size, key: m.index_grad(g, self_sym_sizes, key, False))
-    return row(name, lambda xp, self, output_size, matrices: nn_kernels.along_trailing_dims(xp, self, matrices),
+    return row(name, lambda xp, self, output_size, matrices: K.along_trailing_dims(xp, self, matrices),
                attrs=("output_size", "matrices"),
                self=lambda m, g, output_size, matrices: F.along_trailing_dims_transposed(m, g, matrices))
 
@@ -283,12 +283,12 @@ UPSAMPLE = {name: upsample(name) for name in (
     "UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0", "UpsampleTrilinear3DBackward0",
     "UpsampleBicubic2DBackward0")}
 
-SAFE_SOFTMAX = row("SafeSoftmaxBackward0", lambda xp, self, dim: nn_kernels.safe_softmax(xp, self, dim),
+SAFE_SOFTMAX = row("SafeSoftmaxBackward0", lambda xp, self, dim: K.safe_softmax(xp, self, dim),
                    saves=("result",), attrs=("dim",),
                    self=lambda m, g, result, dim: result * (g - m.sum(g * result, (dim,), True)))
 SDPA_FLASH_CPU = row("ScaledDotProductFlashAttentionForCpuBackward0",
                      lambda xp, query, key, value, attn_mask, scale, groups, logsumexp:
-                         nn_kernels.attention(xp, query, key, value, attn_mask, scale, groups, logsumexp),
+                         K.attention(xp, query, key, value, attn_mask, scale, groups, logsumexp),
                      inputs=("query", "key", "value"), saves=("query", "key", "value"),
                      attrs=("attn_mask", "scale", "groups", "logsumexp"), keeps=("logsumexp",),
                      joint=F.attention_backward)

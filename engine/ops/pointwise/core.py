@@ -260,4 +260,14 @@ def promote_types(type1, type2):
     return backend.dtype_of(numpy.empty(0, np_dtype))
 
 
+def threshold_backward(g, x, threshold):
+    """relu's backward as a differentiable op of (g, x) (ThresholdBackwardBackward0), as PyTorch records it."""
+    return apply_op(D.THRESHOLD_BACKWARD, (g, x), (threshold,))
+
+
+def leaky_relu_backward(g, x, negative_slope):
+    """leaky_relu's backward as a differentiable op of (g, x) (LeakyReluBackwardBackward0)."""
+    return apply_op(D.LEAKY_RELU_BACKWARD, (g, x), (negative_slope,))
+
+
 __all__ = exported(__name__)  # what `engine` exports from here (api.public)

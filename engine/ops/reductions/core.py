@@ -358,16 +358,6 @@ def log_softmax(input, dim, dtype=None):
     return apply_op(D.LOG_SOFTMAX, (input,), (norm_dim(dim, input.dim()),))
 
 
-def threshold_backward(g, x, threshold):
-    """relu's backward as a differentiable op of (g, x) (ThresholdBackwardBackward0), as PyTorch records it."""
-    return apply_op(D.THRESHOLD_BACKWARD, (g, x), (threshold,))
-
-
-def leaky_relu_backward(g, x, negative_slope):
-    """leaky_relu's backward as a differentiable op of (g, x) (LeakyReluBackwardBackward0)."""
-    return apply_op(D.LEAKY_RELU_BACKWARD, (g, x), (negative_slope,))
-
-
 def truth_reduction(name: str, a, dim, keepdim):
     """all / any over `dim` (an empty list reduces nothing): bool, or uint8 for a uint8 input."""
     data = a._data
