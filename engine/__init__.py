@@ -52,9 +52,9 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
-from .ops.linalg.functions import *
+from .ops.linalg.functions import *  # each family's ops marked @public (ops/api.py)
 from .ops.nn.functions import *
-from .ops.pointwise.core import *  # every op marked @public (ops/api.py)
+from .ops.pointwise.core import *
 from .ops.pointwise.functions import *
 from .ops.reductions.core import *
 from .ops.reductions.functions import *

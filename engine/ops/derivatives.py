@@ -32,7 +32,8 @@ The language of a row
   gradient `g`; `joint=` instead: one formula returning every input's gradient. Formulas
   run on raw arrays (`m` an ArrayMath) or, under create_graph=True, on Tensors (`m` the
   TensorMath, every step recorded), so every row is twice differentiable. Operators,
-  `[...]` and `.reshape` work on both; everything else goes through `m` (namespaces.py).
+  `[...]` and `.reshape` work on both; everything else goes through `m` (namespaces.py,
+  tensor_math.py).
 - `broadcasts=True`: the inputs broadcast against each other, so each input's gradient is
   summed back to its shape and cast back to its dtype (in FormulaNode.apply, one place).
   `promotes=True`: the operands' dtypes are promoted as torch does (promotion.py).

@@ -216,7 +216,7 @@ class ArrayMath:
     def scatter_reduce(self, x, dim, index, src, reduce, include_self, key, src_key):
         return shaping_kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
 
-    # -- linear algebra: formulas of the decompositions (formulas.py, "linear algebra")
+    # -- linear algebra: formulas of the decompositions (linalg/formulas.py)
     def eye(self, n, like):
         return self.xp.eye(n, dtype=like.dtype)
 

@@ -59,7 +59,7 @@ def gelu_backward(m, g, self, approximate, cdf):
     return g * (cdf + self * pdf)
 
 
-# -- elementwise (ops/pointwise.py) -------------------------------------------------------------
+# -- elementwise (functions.py) -------------------------------------------------------------
 
 
 def zero_grad(m, g):

@@ -196,7 +196,7 @@ def where(xp, condition, a, b):
     return backend.bfloat16_like(xp.where(condition, a, b), [x for x in (a, b) if hasattr(x, "dtype")])
 
 
-# ---------------------------------------------------------- elementwise (ops/pointwise.py)
+# ---------------------------------------------------------- elementwise (functions.py)
 # Forwards of the elementwise rows, with torch's dtype rules: ops that always give floats compute
 # integers and bools in the default dtype (`floating`), the others refuse the dtypes torch has no
 # kernel for, in torch's words (`not_implemented`).

@@ -109,7 +109,7 @@ WHERE = row("WhereBackward0", lambda xp, self, other, condition: K.where(xp, con
 
 # =================================================================================================
 # --- elementwise ---------------------------------------------------------------------------------
-# Rows behind engine/ops/pointwise.py. Integer and bool inputs never require grad, so a forward may
+# Rows behind functions.py. Integer and bool inputs never require grad, so a forward may
 # compute them in the default dtype (K.floating) without a node of its own. Rounding ops have zero
 # gradients; ops PyTorch does not differentiate record a NotImplemented node that raises in backward.
 # =================================================================================================

@@ -63,7 +63,7 @@ LOG_SOFTMAX = row("LogSoftmaxBackward0", lambda xp, self, dim: K.log_softmax(xp,
 
 # --- reductions and scans --------------------------------------------------------------------
 # The elements that cummax, median(dim), mode, ... pick are found on the raw arrays by their
-# functions (ops/reductions.py) and passed in as indexing keys. The rows with two outputs
+# functions (functions.py) and passed in as indexing keys. The rows with two outputs
 # (aminmax, var_mean, std_mean) have a joint formula whose `g` is the pair of their gradients.
 PROD = row("ProdBackward0", lambda xp, self, dtype: self.prod(dtype=dtype),
            saves=("self", "result"), attrs=("dtype",),

@@ -29,7 +29,7 @@ def split_backward(g, dim, sizes):
 
 
 # -- shape and indexing ---------------------------------------------------------------------------
-# The keys are those of the rows (engine/ops/shaping.py builds them): a 0-dim tensor is read and
+# The keys are those of the rows (functions.py builds them): a 0-dim tensor is read and
 # written as one element, so a key addresses its (1,)-shaped form.
 
 

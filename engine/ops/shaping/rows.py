@@ -86,7 +86,7 @@ INDEX_PUT = row("IndexPutBackward0", lambda xp, self, values, indices: K.index_p
                 values=lambda m, g, indices: g[indices])
 
 # --- shape and indexing --------------------------------------------------------------------------
-# Rows behind engine/ops/shaping.py. An index argument arrives as the advanced-indexing `key` it
+# Rows behind functions.py. An index argument arrives as the advanced-indexing `key` it
 # reads or writes (built there, on the tensor's device); a 0-dim tensor is indexed as one element.
 def multi_output(op: Op) -> Op:
     """A row whose node has several outputs (split, unbind): its formula gets the list of the outputs'
