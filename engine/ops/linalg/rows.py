@@ -28,13 +28,11 @@ ADDMM = row("AddmmBackward0", lambda xp, self, mat1, mat2: K.addmm(self, mat1, m
             mat1=lambda m, g, mat1, mat2: g @ m.transpose(mat2, 0, 1),
             mat2=F.addmm_mat2_backward)
 
-# =================================================================================================
 # --- linear algebra ------------------------------------------------------------------------------
 # Rows behind the matrix products and engine.linalg (functions.py), with torch's names for
 # their saved values. A row of several outputs names them (`outputs=`) and its formula gets `g`
 # as a tuple; it is applied with op.apply_multi. LAPACK's failures become torch's errors in the
 # forwards (kernels.py).
-# ==========================================================================================
 ADDMM_SCALED = row("AddmmBackward0",
                    lambda xp, self, mat1, mat2, beta, alpha: K.scaled_addmm(xp, self, mat1, mat2, beta, alpha),
                    inputs=("self", "mat1", "mat2"), saves=("mat1", "mat2"), attrs=("beta", "alpha"), broadcasts=True,
@@ -98,3 +96,5 @@ EIGH = row("LinalgEighBackward0", lambda xp, A, UPLO, compute_v: K.eigh(xp, A, U
            saves=("eigenvalues", "eigenvectors"),
            A=lambda m, g, eigenvalues, eigenvectors, UPLO, compute_v:
                F.eigh_backward(m, g, eigenvalues, eigenvectors, UPLO))
+# einsum's repeated labels take a DIAGONAL (shaping's rows); matrix_norm's orders 1, 2 and inf an
+# AMAX or AMIN (reductions' rows)

@@ -191,9 +191,7 @@ def constant_pad_backward(m, g, pad, value, result_sym_sizes, out_key, in_key, s
     return m.index_grad(piece, self_sym_sizes, in_key, True)
 
 
-# =============================================================================================
-# -- nn: activations, distances, losses, norms, pooling, upsampling, attention -----------------
-# =============================================================================================
+# -- activations, distances, losses, norms, pooling, upsampling, attention ---------------------
 
 
 def softplus(m, x):

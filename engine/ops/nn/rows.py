@@ -11,11 +11,9 @@ from . import kernels as K
 
 # fmt: off
 
-# =================================================================================================
-# --- nn ------------------------------------------------------------------------------------------
+# --- convolution, pooling, norms, embedding, padding ---------------------------------------------
 # Rows behind engine.nn.functional. Statistics, indices and masks that a forward needs are
 # worked out by engine/nn/functional and passed in as attrs, the way MAX_DIM gets its indices.
-# =================================================================================================
 CONVOLUTION = row("ConvolutionBackward0",
                   lambda xp, input, weight, bias, stride, padding, dilation, groups, columns:
                       K.conv_forward(xp, input, weight, bias, stride, padding, dilation, groups, columns),
@@ -139,12 +137,9 @@ BCE_WITH_LOGITS = row("BinaryCrossEntropyWithLogitsBackward0",
                       attrs=("weight", "pos_weight", "reduction"), broadcasts=True,
                       self=F.binary_cross_entropy_with_logits_backward,
                       target=F.binary_cross_entropy_with_logits_target_backward)
-# einsum's repeated labels take a DIAGONAL; matrix_norm's orders 1, 2 and inf an AMAX or AMIN (rows above)
-# =================================================================================================
-# --- nn: activations, distances, losses, norms, pooling, upsampling, attention ------------------
+# --- activations, distances, losses, norms, pooling, upsampling, attention ----------------------
 # Rows behind the rest of engine.nn.functional, in the same way: PyTorch's node where it has a
 # dedicated one; compositions (softsign, softmin, normalize, kl_div, ...) stay in nn/functional.
-# =================================================================================================
 SILU = row("SiluBackward0", lambda xp, self: K.silu(xp, self), saves=("self",), self=F.silu_backward)
 MISH = row("MishBackward0", lambda xp, self: K.mish(xp, self), saves=("self",), self=F.mish_backward)
 # hardsigmoid and hardtanh: their backwards are ops of (grad, self) in torch, so a mask of self is tied

@@ -107,12 +107,10 @@ WHERE = row("WhereBackward0", lambda xp, self, other, condition: K.where(xp, con
             self=lambda m, g, condition: m.where(condition, g, 0.0),
             other=lambda m, g, condition: m.where(condition, 0.0, g))
 
-# =================================================================================================
 # --- elementwise ---------------------------------------------------------------------------------
 # Rows behind functions.py. Integer and bool inputs never require grad, so a forward may
 # compute them in the default dtype (K.floating) without a node of its own. Rounding ops have zero
 # gradients; ops PyTorch does not differentiate record a NotImplemented node that raises in backward.
-# =================================================================================================
 FLOOR = row("FloorBackward0", lambda xp, self: K.integral_rounding(xp.floor, self, "floor_vml_cpu"),
             self=F.zero_grad)
 CEIL = row("CeilBackward0", lambda xp, self: K.integral_rounding(xp.ceil, self, "ceil_vml_cpu"),
