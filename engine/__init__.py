@@ -52,12 +52,14 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
-from .ops.functions import *  # every op marked @public (ops/api.py)
-from .ops.linalg_ops import *
-from .ops.nn_support import *
-from .ops.pointwise import *
-from .ops.reductions import *
-from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
+from .ops.linalg.functions import *  # each family's ops marked @public (ops/api.py)
+from .ops.nn.functions import *
+from .ops.pointwise.core import *
+from .ops.pointwise.functions import *
+from .ops.reductions.core import *
+from .ops.reductions.functions import *
+from .ops.shaping.core import *
+from .ops.shaping.functions import *
 from .tensor import Size, Tensor, typename
 from .typeinfo import finfo, iinfo
 

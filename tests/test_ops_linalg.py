@@ -15,7 +15,7 @@ import pytest
 from opcheck import check_error, check_op, compare_with_torch, make_arrays
 
 import engine
-from engine.ops import linalg_ops
+from engine.ops.linalg import functions as linalg_ops
 
 try:
     import torch

@@ -13,7 +13,7 @@ import pytest
 from opcheck import check_error, check_op, compare_with_torch
 
 import engine
-from engine.ops import reductions
+from engine.ops.reductions import functions as reductions
 
 try:
     import torch

@@ -17,7 +17,8 @@ import weakref
 import numpy
 
 from .. import backend
-from ..ops.namespaces import TENSOR_MATH, array_math
+from ..ops import namespaces
+from ..ops.namespaces import array_math
 from ..tensor import Tensor, wrap
 from . import anomaly, grad_mode
 from .node import Node, NodeHooks, as_tensor_or_none
@@ -34,7 +35,7 @@ def _namespace(grads, create_graph, m, array_class):
     g = next((g for g in grads if g is not None), None)
     if g is None:
         return m, array_class
-    return (TENSOR_MATH if create_graph else array_math(g)), g.__class__
+    return (namespaces.TENSOR_MATH if create_graph else array_math(g)), g.__class__
 
 
 def _to_mode(g, create_graph):

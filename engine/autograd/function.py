@@ -15,6 +15,7 @@ import inspect
 import warnings
 
 from .. import backend
+from ..ops.inplace import mark_returned_view, rebase_history
 from ..tensor import SavedOutput, Tensor, wrap
 from . import grad_mode
 from .backward import edge_of
@@ -305,11 +306,11 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs):
             out = _non_differentiable_output(out, is_input, is_dirty)
         outs[nr] = out
         if out._base is not None and not (is_input and is_dirty):
-            out._mark_returned_view(False)
+            mark_returned_view(out, False)
     if len(differentiable) > 1:
         for out in outs:
             if isinstance(out, Tensor) and out._base is not None:
-                out._mark_returned_view(True)
+                mark_returned_view(out, True)
     if any(not _holds(returned, t) for t in dirty):
         raise RuntimeError(DIRTY_NOT_RETURNED)
     if executable:
@@ -356,7 +357,7 @@ def _differentiable_output(ctx, out: Tensor, nr: int, is_input: bool, is_dirty: 
         if out._base is not None and num_outputs > 1:
             raise RuntimeError(DIRTY_VIEW_OF_SEVERAL_OUTPUTS)
         out._grad = None
-        out._rebase_history(ctx, nr)
+        rebase_history(out, ctx, nr)
         return out
     if is_input:
         out = _alias(out)

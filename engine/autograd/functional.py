@@ -15,7 +15,7 @@ torch's errors first, where torch refuses it too).
 from __future__ import annotations
 
 from ..ops import creation
-from ..ops.functions import stack
+from ..ops.shaping.core import stack
 from ..tensor import Tensor
 from . import grad_mode
 from .backward import grad as autograd_grad

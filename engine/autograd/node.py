@@ -5,7 +5,8 @@ from __future__ import annotations
 import weakref
 
 from .. import backend
-from ..ops.namespaces import TENSOR_MATH, array_math
+from ..ops import namespaces
+from ..ops.namespaces import array_math
 from ..tensor import Tensor, wrap
 from . import anomaly, grad_mode
 from .hooks import RemovableHandle, add_hook
@@ -131,7 +132,7 @@ class Node:
         if all(g is None for g in grads) and not self.runs_without_grads:
             outputs = [None] * len(self.next_functions)
         elif grad_mode.state[0]:
-            outputs = self.apply(list(grads), TENSOR_MATH, True)
+            outputs = self.apply(list(grads), namespaces.TENSOR_MATH, True)
         else:
             sample = next((g for g in grads if g is not None), None)  # none: a custom Function's zeros
             m = array_math(sample._data) if sample is not None else None

@@ -27,19 +27,19 @@ from ..autograd.node import Node, leaf_error, short_name
 from ..tensor import SavedOutput, Tensor, wrap
 from . import derivatives as D
 from .api import public
-from .functions import (
+from .namespaces import overlaps
+from .op import apply_op, check_same_device, new_node
+from .operands import as_operand, norm_dim
+from .shaping.core import (
     _array_key,
     _is_advanced,
-    as_operand,
     check_t,
     getitem,
-    norm_dim,
     squeeze_node_name,
     squeezed_shape,
     unsqueezed_shape,
+    view_of,
 )
-from .namespaces import overlaps
-from .op import apply_op, check_same_device, new_node
 from .views import (
     DEFAULT,
     IN_CUSTOM_FUNCTION,
@@ -273,7 +273,7 @@ class CopySlices(Node):
             return [None] * len(self.next_functions)
         if create_graph:
             result = g.clone()
-            region = result._view_of(self.view_fn)
+            region = view_of(result, self.view_fn)
             inner = self.fn.apply([region.clone()], m, True)
             _check_region(region._data, inner[0])
             region.copy_(inner[0] if inner[0] is not None else region.new_zeros(region.shape))
@@ -350,7 +350,6 @@ class Invalid(Node):
 # ------------------------------------------------------- a custom Function's outputs (autograd/function.py)
 
 
-@public(function=False, name="_rebase_history")
 def rebase_history(t: Tensor, node: Node, output_nr: int) -> None:
     """A custom Function's dirty (mark_dirty) output rebased on the Function's node, as torch does.
 
@@ -366,7 +365,6 @@ def rebase_history(t: Tensor, node: Node, output_nr: int) -> None:
         refresh_views(t._vc.views, t)
 
 
-@public(function=False, name="_mark_returned_view")
 def mark_returned_view(view: Tensor, several_outputs: bool) -> None:
     """A view a custom Function returned: an in-place change through it, or its base, is refused
     (torch's IN_CUSTOM_FUNCTION, or MULTI_OUTPUT_NODE among several differentiable outputs)."""

@@ -1,12 +1,12 @@
-"""The two math namespaces the derivative formulas are written against.
+"""The raw-array math namespace the derivative formulas are written against, and where the executor finds both.
 
 A formula like `g * m.cos(self)` runs on raw arrays (`ArrayMath`, fast, when no graph
-of the backward is needed) or on Tensors (`TensorMath`, recorded, for create_graph=True).
-Operators (+ - * / ** @, comparisons, `[...]`, `.reshape`) are shared by both types;
-everything else goes through `m`.
+of the backward is needed) or on Tensors (`TensorMath` in tensor_math.py, recorded, for
+create_graph=True). Operators (+ - * / ** @, comparisons, `[...]`, `.reshape`) are shared by
+both types; everything else goes through `m`.
 
-TensorMath calls only Tensor methods (installed by tensor_methods.py), so this module sits
-below the executor and the ops: it imports nothing that records.
+ArrayMath calls only raw-array kernels, so this module sits below the executor and the ops:
+it imports nothing that records.
 """
 
 from __future__ import annotations
@@ -16,8 +16,12 @@ import math
 import numpy
 
 from .. import backend
-from ..tensor import Tensor, wrap
-from . import kernels
+from ..tensor import Tensor
+from .linalg import kernels as linalg_kernels
+from .nn import kernels as nn_kernels
+from .pointwise import kernels as pointwise_kernels
+from .reductions import kernels as reductions_kernels
+from .shaping import kernels as shaping_kernels
 
 
 def reduced_shape(shape, dims) -> tuple:
@@ -78,14 +82,14 @@ class ArrayMath:
         return 1 / (1 + self.xp.exp(-x))
 
     def erf(self, x):
-        return kernels.erf(self.xp, x)
+        return pointwise_kernels.erf(self.xp, x)
 
     def softmax(self, x, dim):
         """A softmax that is 0 along a row of -inf (attention's fully masked rows)."""
-        return kernels.safe_softmax(self.xp, x, dim)
+        return nn_kernels.safe_softmax(self.xp, x, dim)
 
     def erfinv(self, x):
-        return kernels.erfinv(self.xp, x)
+        return pointwise_kernels.erfinv(self.xp, x)
 
     def sinh(self, x):
         return self.xp.sinh(x)
@@ -100,19 +104,19 @@ class ArrayMath:
         return self.xp.isfinite(x)
 
     def xlogy(self, x, y):
-        return kernels.xlogy(self.xp, x, y)
+        return pointwise_kernels.xlogy(self.xp, x, y)
 
     def div_floor(self, a, b):
-        return kernels.div_rounded(self.xp, a, b, "floor")
+        return pointwise_kernels.div_rounded(self.xp, a, b, "floor")
 
     def div_trunc(self, a, b):
-        return kernels.div_rounded(self.xp, a, b, "trunc")
+        return pointwise_kernels.div_rounded(self.xp, a, b, "trunc")
 
     def unfold(self, x, kernel, stride, pads, dilation):
-        return kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
+        return nn_kernels.im2col(self.xp, x, kernel, stride, pads, dilation)
 
     def fold(self, cols, shape, kernel, stride, pads, dilation):
-        return kernels.col2im(self.xp, cols, shape, kernel, stride, pads, dilation)
+        return nn_kernels.col2im(self.xp, cols, shape, kernel, stride, pads, dilation)
 
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)
@@ -189,7 +193,7 @@ class ArrayMath:
         return self.xp.cumprod(x, axis=dim)
 
     def logcumsumexp(self, x, dim):
-        return kernels.logcumsumexp(self.xp, x, dim)
+        return reductions_kernels.logcumsumexp(self.xp, x, dim)
 
     def flip(self, x, dims):
         return self.xp.flip(x, dims)
@@ -201,7 +205,7 @@ class ArrayMath:
         return self.xp.rot90(x, k, dims)
 
     def diagonal(self, x, offset, dim1, dim2):
-        return kernels.diagonal(self.xp, x, offset, dim1, dim2)
+        return shaping_kernels.diagonal(self.xp, x, offset, dim1, dim2)
 
     def cat(self, xs, dim):
         return self.xp.concatenate(xs, axis=dim)
@@ -210,9 +214,9 @@ class ArrayMath:
         return self.xp.stack(xs, axis=dim)
 
     def scatter_reduce(self, x, dim, index, src, reduce, include_self, key, src_key):
-        return kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
+        return shaping_kernels.scatter(self.xp, x, key, src[src_key], reduce, include_self)
 
-    # -- linear algebra: formulas of the decompositions (formulas.py, "linear algebra")
+    # -- linear algebra: formulas of the decompositions (linalg/formulas.py)
     def eye(self, n, like):
         return self.xp.eye(n, dtype=like.dtype)
 
@@ -226,7 +230,7 @@ class ArrayMath:
         try:
             return self.xp.linalg.solve(a, b)
         except numpy.linalg.LinAlgError:  # singular: LAPACK's inf and nan, as torch's solvers give
-            x = kernels.lu_solve(backend.to_numpy(a), backend.to_numpy(b))
+            x = linalg_kernels.lu_solve(backend.to_numpy(a), backend.to_numpy(b))
             return backend.to_device(x, backend.device_of(a))
 
     def det(self, a):
@@ -236,239 +240,18 @@ class ArrayMath:
         return self.xp.linalg.svd(a, full_matrices=False)
 
 
-class TensorMath:
-    """Formulas on Tensors: every step is an op, so the backward is itself differentiable."""
-
-    __slots__ = ()
-
-    @staticmethod
-    def exp(x):
-        return x.exp()
-
-    @staticmethod
-    def log(x):
-        return x.log()
-
-    @staticmethod
-    def log1p(x):
-        return x.log1p()
-
-    @staticmethod
-    def sin(x):
-        return x.sin()
-
-    @staticmethod
-    def cos(x):
-        return x.cos()
-
-    @staticmethod
-    def sign(x):
-        return x.sign()
-
-    @staticmethod
-    def tanh(x):
-        return x.tanh()
-
-    @staticmethod
-    def sigmoid(x):
-        return x.sigmoid()
-
-    @staticmethod
-    def erf(x):
-        return x.erf()
-
-    @staticmethod
-    def softmax(x, dim):
-        return x._safe_softmax(dim)
-
-    @staticmethod
-    def erfinv(x):
-        return x.erfinv()
-
-    @staticmethod
-    def sinh(x):
-        return x.sinh()
-
-    @staticmethod
-    def cosh(x):
-        return x.cosh()
-
-    @staticmethod
-    def rsqrt(x):
-        return x.rsqrt()
-
-    @staticmethod
-    def isfinite(x):
-        return x.isfinite()
-
-    @staticmethod
-    def xlogy(x, y):
-        return x.xlogy(y)
-
-    @staticmethod
-    def div_floor(a, b):
-        return a.div(b, rounding_mode="floor")
-
-    @staticmethod
-    def div_trunc(a, b):
-        return a.div(b, rounding_mode="trunc")
-
-    @staticmethod
-    def unfold(x, kernel, stride, pads, dilation):
-        return x._im2col(kernel, stride, pads, dilation)
-
-    @staticmethod
-    def fold(cols, shape, kernel, stride, pads, dilation):
-        return cols._col2im(shape, kernel, stride, pads, dilation)
-
-    @staticmethod
-    def where(cond, a, b):
-        """`a` where `cond`, else `b`; one of the two is a Tensor (a gradient), the other may be a number."""
-        if isinstance(a, Tensor):
-            return a.where(cond, b)
-        return b.where(~cond, a)
-
-    @staticmethod
-    def threshold_backward(g, x, threshold):
-        return g._threshold_backward(x, threshold)
-
-    @staticmethod
-    def tie(grad, x, op):
-        """grad recorded as depending on x too (derivative zero), by `op` (derivatives.tied_to_self)."""
-        return grad._tied_to(x, op)
-
-    @staticmethod
-    def leaky_relu_backward(g, x, negative_slope):
-        return g._leaky_relu_backward(x, negative_slope)
-
-    @staticmethod
-    def zeros(shape, like):
-        return like.new_zeros(shape)
-
-    @staticmethod
-    def sum(x, dims, keepdim):
-        return x.sum(dims, keepdim=keepdim)
-
-    @staticmethod
-    def mean(x, dims, keepdim):
-        return x.mean(dims, keepdim=keepdim)
-
-    @staticmethod
-    def sum_to(x, shape):
-        if x.shape == shape:
-            return x
-        dims, lead = sum_to_dims(x.shape, shape)
-        out = x.sum(dims, keepdim=True)
-        return out.reshape(shape) if lead else out
-
-    @staticmethod
-    def expand(x, shape):
-        return x.expand(shape)
-
-    @staticmethod
-    def permute(x, dims):
-        return x.permute(dims)
-
-    @staticmethod
-    def transpose(x, d0, d1):
-        return x.transpose(d0, d1)
-
-    @staticmethod
-    def cast(x, np_dtype):
-        return x.to(backend.dtype_of(numpy.empty(0, np_dtype)))
-
-    @staticmethod
-    def to(x, dt, device):
-        return x.to(device=device, dtype=dt)
-
-    @staticmethod
-    def embed(g, shape, view_fn):
-        out = g.new_zeros(shape)
-        region = out._view_of(view_fn)
-        if overlaps(region._data):
-            return g._index_grad(shape, view_positions(backend.xp_of(g._data), shape, view_fn), False)
-        region.copy_(g)
-        return out
-
-    @staticmethod
-    def zero_at(g, key):
-        out = g.clone()
-        out[key] = 0.0
-        return out
-
-    @staticmethod
-    def index_grad(g, shape, key, basic):
-        return g._index_grad(shape, key, basic)
-
-    # -- reductions and scans
-    @staticmethod
-    def cumsum(x, dim):
-        return x.cumsum(dim)
-
-    @staticmethod
-    def cumprod(x, dim):
-        return x.cumprod(dim)
-
-    @staticmethod
-    def logcumsumexp(x, dim):
-        return x.logcumsumexp(dim)
-
-    @staticmethod
-    def flip(x, dims):
-        return x.flip(dims)
-
-    @staticmethod
-    def roll(x, shifts, dims):
-        return x.roll(shifts, dims)
-
-    @staticmethod
-    def rot90(x, k, dims):
-        return x.rot90(k, dims)
-
-    @staticmethod
-    def diagonal(x, offset, dim1, dim2):
-        return x.diagonal(offset, dim1, dim2)
-
-    @staticmethod
-    def cat(xs, dim):
-        return xs[0]._cat(xs[1:], dim)
-
-    @staticmethod
-    def stack(xs, dim):
-        return xs[0]._stack(xs[1:], dim)
-
-    @staticmethod
-    def scatter_reduce(x, dim, index, src, reduce, include_self, key, src_key):
-        return x.scatter_reduce(dim, wrap(index), src, reduce, include_self=include_self)
-
-    # -- linear algebra: masks are constants, so the recorded ops are where / sum / the rows
-    @staticmethod
-    def eye(n, like):
-        return wrap(array_math(like._data).eye(n, like._data))
-
-    @staticmethod
-    def tril(x, k=0):
-        return x.where(array_math(x._data).xp.tri(*x.shape[-2:], k, dtype=bool), 0.0)
-
-    @staticmethod
-    def triu(x, k=0):
-        return x.where(~array_math(x._data).xp.tri(*x.shape[-2:], k - 1, dtype=bool), 0.0)
-
-    @staticmethod
-    def solve(a, b):
-        return a._linalg_solve(b)
-
-    @staticmethod
-    def det(a):
-        return a.det()
-
-    @staticmethod
-    def svd(a):
-        return a._linalg_svd()
-
-
-TENSOR_MATH = TensorMath()
 _ARRAY_MATH: dict = {}
+
+# The executor runs formulas under create_graph on Tensors through TensorMath (ops/tensor_math.py),
+# which calls the ops; they sit above the executor, so ops/tensor_methods.py hands it over once, with
+# `use_tensor_math`, when engine is imported. The executor reads it here, at run time.
+TENSOR_MATH = None
+
+
+def use_tensor_math(math) -> None:
+    """Make `math` the namespace formulas run against under create_graph."""
+    global TENSOR_MATH
+    TENSOR_MATH = math
 
 
 def array_math(array) -> ArrayMath:
@@ -478,3 +261,7 @@ def array_math(array) -> ArrayMath:
     if found is None:
         found = _ARRAY_MATH[xp] = ArrayMath(xp)
     return found
+
+
+def raw(x):
+    return x._data if isinstance(x, Tensor) else x

@@ -605,3 +605,52 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
         out._output_nr = k
         out._rg = True
     return outs
+
+
+def row(
+    node_name,
+    forward,
+    inputs=("self",),
+    saves=(),
+    attrs=(),
+    *,
+    broadcasts=False,
+    promotes=False,
+    variadic=False,
+    casts=False,
+    joint=None,
+    frees=(),
+    outputs=("result",),
+    keeps=(),
+    **formulas,
+) -> Op:
+    """One op of the table; checks every name (see the module docstring)."""
+    node = node_class(
+        node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs, keeps
+    )
+    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic, casts=casts)
+
+
+ELEMENTWISE = {"broadcasts": True, "promotes": True}
+
+
+def tied_to_self(forward_node_name: str) -> Op:
+    """The node PyTorch records for the backward of a row linear in its input (a pool, a pad, a loss).
+
+    Its backward is an op of (grad, self), so under create_graph the gradient depends on self, with
+    derivative zero, and requires grad whenever self does. Here the row's formula result (its graph
+    on the incoming gradient) is tied to self by this node: identity for it, zeros for self.
+    """
+    return row(
+        forward_node_name.replace("Backward0", "BackwardBackward0"),
+        lambda xp, grad_input, self, self_sym_sizes: grad_input.copy(),
+        inputs=("grad_input", "self"),
+        attrs=("self_sym_sizes",),
+        grad_input=lambda m, g, self_sym_sizes: g,
+        self=lambda m, g, self_sym_sizes: m.zeros(self_sym_sizes, g),
+    )
+
+
+def tied_to(grad, x, op):
+    """A gradient recorded as an op of (grad, x), as PyTorch records a pool's or a pad's backward."""
+    return apply_op(op, (grad, x), (tuple(x.shape),))

@@ -14,16 +14,19 @@ from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor
 from . import api, arg_errors, creation
 from . import derivatives as D
-from . import functions as F
 from . import inplace as I
-from . import linalg_ops as _linalg_ops  # noqa: F401  (installs its @public methods)
-from . import nn_support as _nn_support  # noqa: F401  (installs its @public methods)
-from . import pointwise as P
-from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
-from . import shaping as _shaping  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
-from .namespaces import TENSOR_MATH
+from .linalg import functions as linalg
+from .namespaces import use_tensor_math
+from .nn import functions as _nn  # noqa: F401  (installs its @public methods)
 from .op import apply_op
+from .pointwise import core as pointwise_core
+from .pointwise import functions as pointwise
+from .reductions import core as reductions_core
+from .reductions import functions as _reductions  # noqa: F401  (installs its @public methods)
+from .shaping import core as shaping_core
+from .shaping import functions as _shaping  # noqa: F401  (installs its @public methods)
+from .tensor_math import TensorMath
 
 
 def parse_to_args(args, kwargs):
@@ -91,7 +94,7 @@ def type_as(self, other):
 
 
 def contiguous(self):
-    return self if self._data.flags.c_contiguous else F.clone(self)
+    return self if self._data.flags.c_contiguous else shaping_core.clone(self)
 
 
 def _new(maker):
@@ -155,7 +158,7 @@ def _new_alias(self, other, device):
         raise TypeError(
             f"expected {_options(self.dtype, device)} (got {_options(other.dtype, other.device)})"
         )
-    return F.alias(other)
+    return shaping_core.alias(other)
 
 
 def _options(dtype, device) -> str:
@@ -210,12 +213,12 @@ def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
 def sum_to_size(self, *size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return TENSOR_MATH.sum_to(self, tuple(size))
+    return TensorMath.sum_to(self, tuple(size))
 
 
 def _max_min(name):
     def method(self, dim=None, keepdim=False, *, other=None):
-        return F.max_min(name, self, dim, keepdim, other, method=True)
+        return reductions_core.max_min(name, self, dim, keepdim, other, method=True)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -223,7 +226,7 @@ def _max_min(name):
 
 def _pairwise_extreme(name):
     def method(self, other):
-        return F.pairwise_extreme(name, self, other, method=True)
+        return reductions_core.pairwise_extreme(name, self, other, method=True)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -231,7 +234,7 @@ def _pairwise_extreme(name):
 
 def _clamp(name):
     def method(self, min=None, max=None):
-        return F._clamp(name, self, min, max, method=True)
+        return pointwise_core._clamp(name, self, min, max, method=True)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -239,7 +242,7 @@ def _clamp(name):
 
 def _clamp_(name):
     def method(self, min=None, max=None):
-        if F.clamp_bounds_are_tensors(name, min, max, True):
+        if pointwise_core.clamp_bounds_are_tensors(name, min, max, True):
             return I.apply_inplace(self, D.CLAMP_TENSOR, (min, max))
         return I.clamp_(self, min, max)
 
@@ -271,63 +274,66 @@ def _in_place(op):
 METHODS = {
     "__init__": tensor_init,
     "backward": backward,
-    "__add__": F.add,
-    "__radd__": F.add,
-    "__sub__": F.sub,
-    "__rsub__": F.rsub,
-    "__mul__": F.mul,
-    "__rmul__": F.mul,
-    "__truediv__": F.div,
-    "__rtruediv__": lambda self, other: F.mul(F.reciprocal(self), other),
-    "__pow__": F.pow,
-    "__rpow__": _reflected(F.pow),
+    "__add__": pointwise_core.add,
+    "__radd__": pointwise_core.add,
+    "__sub__": pointwise_core.sub,
+    "__rsub__": pointwise_core.rsub,
+    "__mul__": pointwise_core.mul,
+    "__rmul__": pointwise_core.mul,
+    "__truediv__": pointwise_core.div,
+    "__rtruediv__": lambda self, other: pointwise_core.mul(pointwise_core.reciprocal(self), other),
+    "__pow__": pointwise_core.pow,
+    "__rpow__": _reflected(pointwise_core.pow),
     "__ipow__": I.pow_,
-    "__matmul__": F.matmul,
-    "__rmatmul__": _reflected(F.matmul),
-    "__neg__": F.neg,
-    "__abs__": F.abs,
+    "__matmul__": linalg.matmul,
+    "__rmatmul__": _reflected(linalg.matmul),
+    "__neg__": pointwise_core.neg,
+    "__abs__": pointwise_core.abs,
     "__pos__": lambda self: self,
-    "__floordiv__": P.floor_divide,
-    "__rfloordiv__": _reflected(P.floor_divide),
-    "__ifloordiv__": P.floor_divide_,
-    "__mod__": P.remainder,
-    "__rmod__": _reflected(P.remainder),
-    "__imod__": P.remainder_,
-    "__eq__": F.eq,
-    "__ne__": F.ne,
-    "__lt__": F.lt,
-    "__le__": F.le,
-    "__gt__": F.gt,
-    "__ge__": F.ge,
-    "__and__": P.bitwise_and,
-    "__rand__": _reflected(P.bitwise_and),
-    "__iand__": P.bitwise_and_,
-    "__or__": P.bitwise_or,
-    "__ror__": _reflected(P.bitwise_or),
-    "__ior__": P.bitwise_or_,
-    "__xor__": P.bitwise_xor,
-    "__rxor__": _reflected(P.bitwise_xor),
-    "__ixor__": P.bitwise_xor_,
-    "__lshift__": P.bitwise_left_shift,
-    "__rlshift__": _reflected(P.bitwise_left_shift),
-    "__ilshift__": P.bitwise_left_shift_,
-    "__rshift__": P.bitwise_right_shift,
-    "__rrshift__": _reflected(P.bitwise_right_shift),
-    "__irshift__": P.bitwise_right_shift_,
-    "__invert__": P.invert,
+    "__floordiv__": pointwise.floor_divide,
+    "__rfloordiv__": _reflected(pointwise.floor_divide),
+    "__ifloordiv__": pointwise.floor_divide_,
+    "__mod__": pointwise.remainder,
+    "__rmod__": _reflected(pointwise.remainder),
+    "__imod__": pointwise.remainder_,
+    "__eq__": pointwise_core.eq,
+    "__ne__": pointwise_core.ne,
+    "__lt__": pointwise_core.lt,
+    "__le__": pointwise_core.le,
+    "__gt__": pointwise_core.gt,
+    "__ge__": pointwise_core.ge,
+    "__and__": pointwise.bitwise_and,
+    "__rand__": _reflected(pointwise.bitwise_and),
+    "__iand__": pointwise.bitwise_and_,
+    "__or__": pointwise.bitwise_or,
+    "__ror__": _reflected(pointwise.bitwise_or),
+    "__ior__": pointwise.bitwise_or_,
+    "__xor__": pointwise.bitwise_xor,
+    "__rxor__": _reflected(pointwise.bitwise_xor),
+    "__ixor__": pointwise.bitwise_xor_,
+    "__lshift__": pointwise.bitwise_left_shift,
+    "__rlshift__": _reflected(pointwise.bitwise_left_shift),
+    "__ilshift__": pointwise.bitwise_left_shift_,
+    "__rshift__": pointwise.bitwise_right_shift,
+    "__rrshift__": _reflected(pointwise.bitwise_right_shift),
+    "__irshift__": pointwise.bitwise_right_shift_,
+    "__invert__": pointwise.invert,
     "clamp": _clamp("clamp"),
     "clip": _clamp("clip"),
     "maximum": _pairwise_extreme("maximum"),
     "minimum": _pairwise_extreme("minimum"),
     "max": _max_min("max"),
     "min": _max_min("min"),
-    "__getitem__": F.getitem,
+    "__getitem__": shaping_core.getitem,
     "__setitem__": I.setitem,
-    "_view_of": F._view_of,
     "T": property(
-        lambda self: F.t(self) if self.dim() <= 2 else F.permute(self, tuple(reversed(range(self.dim()))))
+        lambda self: (
+            shaping_core.t(self)
+            if self.dim() <= 2
+            else shaping_core.permute(self, tuple(reversed(range(self.dim()))))
+        )
     ),
-    "mT": property(lambda self: F.transpose(self, -2, -1)),
+    "mT": property(lambda self: shaping_core.transpose(self, -2, -1)),
     "sum_to_size": sum_to_size,
     "contiguous": contiguous,
     "clamp_": _clamp_("clamp_"),
@@ -335,7 +341,7 @@ METHODS = {
     "__iadd__": _inplace_op(I.add_),
     "__isub__": _inplace_op(I.sub_),
     "__imul__": _inplace_op(I.mul_),
-    "__itruediv__": P.div_,
+    "__itruediv__": pointwise.div_,
     "to": to,
     "cuda": cuda,
     "cpu": cpu,
@@ -365,3 +371,7 @@ for _name, _op in api.IN_PLACE.items():
     setattr(Tensor, _name, _in_place(_op))
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
+
+# The executor, below the ops, runs formulas under create_graph through TensorMath, which calls the
+# ops: this is where it is handed the namespace, once, as engine is imported.
+use_tensor_math(TensorMath())

@@ -5,9 +5,11 @@ from __future__ import annotations
 import warnings
 
 from ...ops import derivatives as D
-from ...ops import functions
+from ...ops import operands
 from ...ops.inplace import apply_inplace
 from ...ops.op import apply_op, kept_box
+from ...ops.pointwise import core as pointwise_core
+from ...ops.reductions import core as reductions_core
 from ...tensor import Tensor
 from ._utils import check_kernel_dtype
 
@@ -35,11 +37,11 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def tanh(input: Tensor) -> Tensor:
-    return functions.tanh(input)
+    return pointwise_core.tanh(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    return functions.sigmoid(input)
+    return pointwise_core.sigmoid(input)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -55,13 +57,13 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return functions.softmax(input, dim, dtype)
+    return reductions_core.softmax(input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return functions.log_softmax(input, dim, dtype)
+    return reductions_core.log_softmax(input, dim, dtype)
 
 
 # ----------------------------------------------------- activations as rows of the table
@@ -149,7 +151,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = functions.norm_dim(dim, input.dim())
+    d = operands.norm_dim(dim, input.dim())
     check_kernel_dtype("glu", input)
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
@@ -160,15 +162,15 @@ def softsign(input: Tensor) -> Tensor:
     """input / (|input| + 1), composed as ATen does (DivBackward0, AddBackward0, AbsBackward0)."""
     if input.dtype.name == "bool":
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    return input / (functions.abs(input) + 1)
+    return input / (pointwise_core.abs(input) + 1)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
-    return input - functions.tanh(input)
+    return input - pointwise_core.tanh(input)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-input): SoftmaxBackward0 over NegBackward0, as in PyTorch."""
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
-    return functions.softmax(-input, dim, dtype)
+    return reductions_core.softmax(-input, dim, dtype)

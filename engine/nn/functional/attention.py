@@ -12,8 +12,12 @@ import warnings
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import functions, nn_support
+from ...ops.linalg import functions as linalg_functions
+from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op, kept_box
+from ...ops.pointwise import core as pointwise_core
+from ...ops.reductions import core as reductions_core
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
 from .activation import softmax
 from .dropout import dropout as _dropout
@@ -27,7 +31,7 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask) -> None:
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{query.dtype.cpp_name} key.dtype: {key.dtype.cpp_name} and value.dtype: {value.dtype.cpp_name} instead."
         )
-    functions.check_same_device(query, key, value)
+    pointwise_core.check_same_device(query, key, value)
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
@@ -127,15 +131,17 @@ def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa) -> T
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:  # each k, v head serves a group
         shared = backend.xp_of(key._data).arange(key.shape[-3]).repeat(query.shape[-3] // key.shape[-3])
         key, value = (
-            functions.getitem(t, (Ellipsis, shared, slice(None), slice(None))) for t in (key, value)
+            shaping_core.getitem(t, (Ellipsis, shared, slice(None), slice(None))) for t in (key, value)
         )
-    attn = functions.matmul(q, apply_op(D.MUL_SCALAR, (functions.transpose(key, -2, -1),), (factor,)))
+    attn = linalg_functions.matmul(
+        q, apply_op(D.MUL_SCALAR, (shaping_core.transpose(key, -2, -1),), (factor,))
+    )
     if mask is not None:
         attn = attn + mask
-    attn = nn_support.safe_softmax(attn, -1)
+    attn = nn_functions.safe_softmax(attn, -1)
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
-    return functions.matmul(attn, value)
+    return linalg_functions.matmul(attn, value)
 
 
 # ------------------------------------------------------------------------ multi-head attention
@@ -199,7 +205,7 @@ def _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads) -> 
 
 
 def _rows(t: Tensor, start: int, stop: int) -> Tensor:
-    return None if t is None else functions._slice(t, 0, start, stop, 1)
+    return None if t is None else shaping_core._slice(t, 0, start, stop, 1)
 
 
 def _in_projection(query, key, value, weights, biases):
@@ -242,9 +248,9 @@ def multi_head_attention_forward(
     """(sequence, batch, embed) query/key/value -> (output, averaged or per-head weights, or None)."""
     batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
-        query, key, value = (functions.unsqueeze(t, 1) for t in (query, key, value))
+        query, key, value = (shaping_core.unsqueeze(t, 1) for t in (query, key, value))
         if key_padding_mask is not None:
-            key_padding_mask = functions.unsqueeze(key_padding_mask, 0)
+            key_padding_mask = shaping_core.unsqueeze(key_padding_mask, 0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
     key_padding_mask = canonical_mask(
@@ -292,7 +298,7 @@ def multi_head_attention_forward(
                 raise RuntimeError(
                     f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(tgt_len, src_len)}."
                 )
-            attn_mask = functions.unsqueeze(attn_mask, 0)
+            attn_mask = shaping_core.unsqueeze(attn_mask, 0)
         elif attn_mask.dim() == 3:
             if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
                 raise RuntimeError(
@@ -302,29 +308,29 @@ def multi_head_attention_forward(
         else:
             raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
     if bias_k is not None and bias_v is not None:
-        k = functions.cat([k, _repeat_rows(bias_k, bsz)])
-        v = functions.cat([v, _repeat_rows(bias_v, bsz)])
+        k = shaping_core.cat([k, _repeat_rows(bias_k, bsz)])
+        v = shaping_core.cat([v, _repeat_rows(bias_v, bsz)])
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
     elif bias_k is not None or bias_v is not None:
         raise AssertionError(
             "bias_k is set but bias_v is None" if bias_k is not None else "bias_v is set but bias_k is None"
         )
-    q = functions.transpose(functions.view(q, tgt_len, bsz * num_heads, head_dim), 0, 1)
+    q = shaping_core.transpose(shaping_core.view(q, tgt_len, bsz * num_heads, head_dim), 0, 1)
     k = (
-        functions.transpose(functions.view(k, k.shape[0], bsz * num_heads, head_dim), 0, 1)
+        shaping_core.transpose(shaping_core.view(k, k.shape[0], bsz * num_heads, head_dim), 0, 1)
         if static_k is None
         else static_k
     )
     v = (
-        functions.transpose(functions.view(v, v.shape[0], bsz * num_heads, head_dim), 0, 1)
+        shaping_core.transpose(shaping_core.view(v, v.shape[0], bsz * num_heads, head_dim), 0, 1)
         if static_v is None
         else static_v
     )
     if add_zero_attn:
         zeros = (bsz * num_heads, 1, head_dim)
-        k = functions.cat([k, k.new_zeros(zeros)], dim=1)
-        v = functions.cat([v, v.new_zeros(zeros)], dim=1)
+        k = shaping_core.cat([k, k.new_zeros(zeros)], dim=1)
+        v = shaping_core.cat([v, v.new_zeros(zeros)], dim=1)
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
     src_len = k.shape[1]
@@ -333,9 +339,9 @@ def multi_head_attention_forward(
             raise AssertionError(
                 f"expecting key_padding_mask shape of {(bsz, src_len)}, but got {key_padding_mask.shape}"
             )
-        padding = functions.reshape(key_padding_mask, bsz, 1, 1, src_len)  # a view where torch can view it
-        padding = functions.reshape(
-            functions.expand(padding, -1, num_heads, -1, -1), bsz * num_heads, 1, src_len
+        padding = shaping_core.reshape(key_padding_mask, bsz, 1, 1, src_len)  # a view where torch can view it
+        padding = shaping_core.reshape(
+            shaping_core.expand(padding, -1, num_heads, -1, -1), bsz * num_heads, 1, src_len
         )
         attn_mask = padding if attn_mask is None else attn_mask + padding
     if not training:
@@ -344,30 +350,30 @@ def multi_head_attention_forward(
         q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
         if is_causal and attn_mask is None:
             raise AssertionError("FIXME: is_causal not implemented for need_weights")
-        scores = functions.matmul(q_scaled, functions.transpose(k, -2, -1))
+        scores = linalg_functions.matmul(q_scaled, shaping_core.transpose(k, -2, -1))
         weights_ = softmax(scores if attn_mask is None else attn_mask + scores, dim=-1)
         if dropout_p > 0.0:
             weights_ = _dropout(weights_, p=dropout_p)
-        out = functions.reshape(
-            functions.transpose(functions.matmul(weights_, v), 0, 1), tgt_len * bsz, embed_dim
+        out = shaping_core.reshape(
+            shaping_core.transpose(linalg_functions.matmul(weights_, v), 0, 1), tgt_len * bsz, embed_dim
         )
-        out = functions.view(linear(out, out_proj_weight, out_proj_bias), tgt_len, bsz, -1)
-        weights_ = functions.view(weights_, bsz, num_heads, tgt_len, src_len)
+        out = shaping_core.view(linear(out, out_proj_weight, out_proj_bias), tgt_len, bsz, -1)
+        weights_ = shaping_core.view(weights_, bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
-            weights_ = functions.mean(weights_, dim=1)
+            weights_ = reductions_core.mean(weights_, dim=1)
         if not batched:
-            out, weights_ = functions.squeeze(out, 1), functions.squeeze(weights_, 0)
+            out, weights_ = shaping_core.squeeze(out, 1), shaping_core.squeeze(weights_, 0)
         return out, weights_
     if attn_mask is not None:
         if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
-            attn_mask = functions.unsqueeze(attn_mask, 0)
+            attn_mask = shaping_core.unsqueeze(attn_mask, 0)
         else:
-            attn_mask = functions.view(attn_mask, bsz, num_heads, -1, src_len)
+            attn_mask = shaping_core.view(attn_mask, bsz, num_heads, -1, src_len)
     # reshape, not view: a view of these transposed tensors is refused on CuPy arrays (engine._can_view)
-    q, k, v = (functions.reshape(t, bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
+    q, k, v = (shaping_core.reshape(t, bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    out = functions.reshape(functions.permute(out, 2, 0, 1, 3), bsz * tgt_len, embed_dim)
-    out = functions.view(linear(out, out_proj_weight, out_proj_bias), tgt_len, bsz, -1)
+    out = shaping_core.reshape(shaping_core.permute(out, 2, 0, 1, 3), bsz * tgt_len, embed_dim)
+    out = shaping_core.view(linear(out, out_proj_weight, out_proj_bias), tgt_len, bsz, -1)
     if not batched:
-        out = functions.squeeze(out, 1)
+        out = shaping_core.squeeze(out, 1)
     return out, None

@@ -10,9 +10,10 @@ from __future__ import annotations
 import warnings
 
 from ...ops import derivatives as D
-from ...ops import functions
-from ...ops import kernels as K
+from ...ops.nn import functions as nn_functions
+from ...ops.nn import kernels as K
 from ...ops.op import apply_op, kept_box
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 from ._utils import ntuple
 from .conv_dtypes import check_dtypes
@@ -59,7 +60,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, name:
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     batched = input.dim() == nd + 2
-    x = input if batched else functions.unsqueeze(input, 0)
+    x = input if batched else shaping_core.unsqueeze(input, 0)
     _check(x, weight, groups, nd)
     kernel = tuple(weight.shape[2:])
     stride, dilation = ntuple(stride, nd), ntuple(dilation, nd)
@@ -89,7 +90,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, name:
     # The forward's im2col columns, kept for the weight gradient when there will be one.
     columns = kept_box(weight)
     out = apply_op(D.CONVOLUTION, (x, weight, bias), (stride, padding, dilation, groups, columns))
-    return out if batched else functions.squeeze(out, 0)
+    return out if batched else shaping_core.squeeze(out, 0)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
@@ -106,7 +107,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input.dim()}D)")
     kernel, dilation, stride = ntuple(kernel_size, 2), ntuple(dilation, 2), ntuple(stride, 2)
     pads = K.symmetric(ntuple(padding, 2))
-    return functions.im2col(input, kernel, stride, pads, dilation)
+    return nn_functions.im2col(input, kernel, stride, pads, dilation)
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -119,7 +120,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     pads = K.symmetric(ntuple(padding, 2))
     n, ck = input.shape[:2]
     shape = (n, ck // (kernel[0] * kernel[1])) + ntuple(output_size, 2)
-    return functions.col2im(input, shape, kernel, stride, pads, dilation)
+    return nn_functions.col2im(input, shape, kernel, stride, pads, dilation)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
@@ -167,7 +168,7 @@ def _conv_transpose(
             f"but got input of size: {list(input.shape)}"
         )
     batched = input.dim() == nd + 2
-    x = input if batched else functions.unsqueeze(input, 0)
+    x = input if batched else shaping_core.unsqueeze(input, 0)
     _check_transposed(x, weight, bias, groups, nd)
     stride, padding, dilation = ntuple(stride, nd), ntuple(padding, nd), ntuple(dilation, nd)
     output_padding = ntuple(output_padding, nd)
@@ -189,7 +190,7 @@ def _conv_transpose(
             f"channel: ({' x '.join(map(str, out))}). Output size is too small"
         )
     y = apply_op(D.CONV_TRANSPOSE, (x, weight, bias), (stride, padding, dilation, groups, output_padding))
-    return y if batched else functions.squeeze(y, 0)
+    return y if batched else shaping_core.squeeze(y, 0)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):

@@ -13,9 +13,12 @@ import numpy
 from ... import backend
 from ...autograd import grad_mode
 from ...ops import derivatives as D
-from ...ops import functions, nn_support
+from ...ops import operands
+from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
 from ...ops.promotion import result_type
+from ...ops.reductions import core as reductions_core
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 
 _COMPUTE_MODES = {
@@ -40,8 +43,8 @@ def _check_vector_norm_input(input: Tensor) -> None:
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
     """input / max(||input||_p, eps) along `dim` (DivBackward0, ExpandBackward0, ClampMinBackward0, norm)."""
     _check_vector_norm_input(input)
-    norm = functions.norm(input, p, dim, keepdim=True)
-    denom = functions.expand_as(nn_support.clamp_min(norm, eps), input)
+    norm = reductions_core.norm(input, p, dim, keepdim=True)
+    denom = shaping_core.expand_as(nn_functions.clamp_min(norm, eps), input)
     return input / denom
 
 
@@ -62,9 +65,9 @@ def _expand_outplace(a: Tensor, b: Tensor) -> tuple:
     """ATen's expand_outplace: both expanded to the common shape, unless their shapes already agree."""
     if a.shape == b.shape:
         return a, b
-    functions.broadcast_check(a, b)
+    operands.broadcast_check(a, b)
     shape = numpy.broadcast_shapes(a.shape, b.shape)
-    return functions.expand(a, shape), functions.expand(b, shape)
+    return shaping_core.expand(a, shape), shaping_core.expand(b, shape)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -79,12 +82,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     x1 = x1 if x1.dtype.is_floating_point else x1.to(dtype)
     x2 = x2 if x2.dtype.is_floating_point else x2.to(dtype)
     x1, x2 = _expand_outplace(x1, x2)
-    n1 = functions.clone(functions.norm(x1, 2, dim, keepdim=True))
-    n2 = functions.clone(functions.norm(x2, 2, dim, keepdim=True))
+    n1 = shaping_core.clone(reductions_core.norm(x1, 2, dim, keepdim=True))
+    n2 = shaping_core.clone(reductions_core.norm(x2, 2, dim, keepdim=True))
     with grad_mode.no_grad():
-        nn_support.clamp_min_(n1, eps)
-        nn_support.clamp_min_(n2, eps)
-    return functions.sum((x1 / n1) * (x2 / n2), dim)
+        nn_functions.clamp_min_(n1, eps)
+        nn_functions.clamp_min_(n2, eps)
+    return reductions_core.sum((x1 / n1) * (x2 / n2), dim)
 
 
 def pairwise_distance(
@@ -94,9 +97,9 @@ def pairwise_distance(
     diff = x1 - x2
     if not diff.dtype.is_floating_point:  # ints: the default float dtype, as `int + eps` gives in torch
         diff = diff.to(backend.get_default_dtype())
-    shifted = nn_support.add_scalar(diff, eps)
+    shifted = nn_functions.add_scalar(diff, eps)
     ndim = max(x1.dim(), x2.dim())
-    dims = (functions.norm_dim(ndim - 1, ndim),) if ndim else ()
+    dims = (operands.norm_dim(ndim - 1, ndim),) if ndim else ()
     return apply_op(D.P_NORM, (shifted,), (p, dims, keepdim))
 
 
@@ -128,6 +131,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         left, right = x1, x2
     else:  # ATen flattens the broadcast batch dims (expand, contiguous, view)
         c = x1.shape[-1]
-        left = functions.view(functions.expand(x1, batch + (r1, c)).contiguous(), product, r1, c)
-        right = functions.view(functions.expand(x2, batch + (r2, c)).contiguous(), product, r2, c)
-    return functions.view(apply_op(D.EUCLIDEAN_DIST, (left, right)), batch + (r1, r2))
+        left = shaping_core.view(shaping_core.expand(x1, batch + (r1, c)).contiguous(), product, r1, c)
+        right = shaping_core.view(shaping_core.expand(x2, batch + (r2, c)).contiguous(), product, r2, c)
+    return shaping_core.view(apply_op(D.EUCLIDEAN_DIST, (left, right)), batch + (r1, r2))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ... import backend
-from ...ops import functions
 from ...ops import inplace as I
+from ...ops.pointwise import core as pointwise_core
 from ...tensor import Tensor, wrap
 
 
@@ -26,4 +26,4 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if not training or p == 0:
         return input
     mask = wrap(_mask(input, p))
-    return I.mul_(input, mask) if inplace else functions.mul(input, mask)
+    return I.mul_(input, mask) if inplace else pointwise_core.mul(input, mask)

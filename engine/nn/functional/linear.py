@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ...ops import derivatives as D
-from ...ops import functions
+from ...ops.linalg import functions as linalg_functions
 from ...ops.op import apply_op
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 
 
@@ -23,25 +24,25 @@ def _addmm(bias: Tensor, x2d: Tensor, wt: Tensor) -> Tensor:
                 f"{name} and mat2 must have the same dtype, but got {first.dtype.scalar_type} and "
                 f"{wt.dtype.scalar_type}"
             )
-    functions._check_mm(x2d.shape, wt.shape)
+    linalg_functions._check_mm(x2d.shape, wt.shape)
     return apply_op(D.ADDMM, (bias, x2d, wt))
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x W^T + b. Node names follow PyTorch (AddmmBackward0 for 2-D input with a bias); with a
     bias, dtypes are addmm's to check, as in torch (its messages differ)."""
-    wt = functions.t(weight)
+    wt = shaping_core.t(weight)
     ndim = input.dim()
     if bias is None:
         _check(input, weight)
         if ndim <= 2:
-            return functions.matmul(input, wt)
-        flat = functions.reshape(input, -1, input.shape[-1])
-        functions._check_mm(flat.shape, wt.shape)
+            return linalg_functions.matmul(input, wt)
+        flat = shaping_core.reshape(input, -1, input.shape[-1])
+        linalg_functions._check_mm(flat.shape, wt.shape)
         out = apply_op(D.MM, (flat, wt))
         return apply_op(D.UNSAFE_VIEW, (out,), (out.shape, input.shape[:-1] + (wt.shape[1],)))
     if ndim == 2:
         return _addmm(bias, input, wt)
-    flat = functions.view(input, 1, -1) if ndim == 1 else functions.reshape(input, -1, input.shape[-1])
+    flat = shaping_core.view(input, 1, -1) if ndim == 1 else shaping_core.reshape(input, -1, input.shape[-1])
     out = _addmm(bias, flat, wt)
-    return functions.view(out, input.shape[:-1] + (wt.shape[1],))
+    return shaping_core.view(out, input.shape[:-1] + (wt.shape[1],))

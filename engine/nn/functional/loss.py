@@ -13,9 +13,14 @@ import numpy
 
 from ... import backend
 from ...autograd import grad_mode
-from ...ops import creation, functions, nn_support, shaping
+from ...ops import creation, operands
 from ...ops import derivatives as D
+from ...ops.nn import functions as nn_functions
 from ...ops.op import apply_op
+from ...ops.pointwise import core as pointwise_core
+from ...ops.reductions import core as reductions_core
+from ...ops.shaping import core as shaping_core
+from ...ops.shaping import functions as shaping
 from ...tensor import Tensor, wrap
 from ._utils import REDUCTIONS, check_reduction, legacy_reduction
 from .activation import log_softmax, logsigmoid
@@ -35,18 +40,18 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
 def _broadcast(input: Tensor, target: Tensor) -> tuple:
     if input.shape == target.shape:
         return input, target
-    functions.broadcast_check(input, target)
+    operands.broadcast_check(input, target)
     shape = numpy.broadcast_shapes(input.shape, target.shape)
     return (
-        input if input.shape == shape else functions.expand(input, shape),
-        target if target.shape == shape else functions.expand(target, shape),
+        input if input.shape == shape else shaping_core.expand(input, shape),
+        target if target.shape == shape else shaping_core.expand(target, shape),
     )
 
 
 def _reduced(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
-        return functions.mean(loss)
-    return functions.sum(loss) if reduction == "sum" else loss
+        return reductions_core.mean(loss)
+    return reductions_core.sum(loss) if reduction == "sum" else loss
 
 
 def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
@@ -56,8 +61,8 @@ def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Te
     loss = loss * weight
     if reduction == "none":
         return loss
-    total = functions.sum(loss)
-    return total / functions.sum(weight) if reduction == "mean" else total
+    total = reductions_core.sum(loss)
+    return total / reductions_core.sum(weight) if reduction == "mean" else total
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None) -> Tensor:
@@ -65,7 +70,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = legacy_reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
     if weight is not None:
-        return _weighted(functions.pow(a - b, 2), weight, input, reduction)
+        return _weighted(pointwise_core.pow(a - b, 2), weight, input, reduction)
     return apply_op(D.MSE_LOSS, (a, b), (reduction,))
 
 
@@ -74,8 +79,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     reduction = legacy_reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
     if weight is not None:
-        return _weighted(functions.abs(a - b), weight, input, reduction)
-    return _reduced(functions.abs(a - b), reduction)
+        return _weighted(pointwise_core.abs(a - b), weight, input, reduction)
+    return _reduced(pointwise_core.abs(a - b), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0) -> Tensor:
@@ -83,7 +88,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = legacy_reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
     if beta == 0.0:
-        return _reduced(functions.abs(a - b), reduction)
+        return _reduced(pointwise_core.abs(a - b), reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply_op(D.SMOOTH_L1_LOSS, (a, b), (reduction, beta))
@@ -125,7 +130,7 @@ def _nll_layout(input: Tensor, target: Tensor) -> tuple:
         return input, "NllLoss2DBackward0"
     if tshape[1:] != shape[2:]:
         raise RuntimeError(f"Expected target size {list(shape[:1] + shape[2:])}, got {list(tshape)}")
-    return functions.view(input.contiguous(), shape[0], shape[1], 1, -1), "NllLoss2DBackward0"
+    return shaping_core.view(input.contiguous(), shape[0], shape[1], 1, -1), "NllLoss2DBackward0"
 
 
 def _nll_weights(t, weight: Tensor | None, ignore_index: int, classes: int, dtype) -> tuple:
@@ -186,7 +191,7 @@ def nll_loss(
         )
     out = apply_op(D.NLL_LOSS[name], (x,), (tuple(x.shape), key, coef, reduction, total))
     if reduction == "none" and x is not input:
-        out = functions.view(out, target.shape)
+        out = shaping_core.view(out, target.shape)
     return out
 
 
@@ -205,8 +210,8 @@ def _soft_target_loss(logp, target, weight, reduction, label_smoothing, class_di
     if weight is not None:
         terms = terms * _class_view(weight, logp.dim(), class_dim)
     if reduction == "none":
-        return -functions.sum(terms, class_dim)
-    total = -functions.sum(terms)
+        return -reductions_core.sum(terms, class_dim)
+    total = -reductions_core.sum(terms)
     if reduction == "sum":
         return total
     return apply_op(D.DIV_SCALAR, (total,), (logp.numel() // classes,))
@@ -215,7 +220,7 @@ def _soft_target_loss(logp, target, weight, reduction, label_smoothing, class_di
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
-    return functions.view(weight, shape)
+    return shaping_core.view(weight, shape)
 
 
 def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothing, class_dim, classes):
@@ -223,13 +228,15 @@ def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothin
     t = target._data
     ignored = t == ignore_index
     terms = logp if weight is None else logp * _class_view(weight, logp.dim(), class_dim)
-    smooth = apply_op(D.MASKED_FILL, (-functions.sum(terms, class_dim),), (ignored, 0.0))
+    smooth = apply_op(D.MASKED_FILL, (-reductions_core.sum(terms, class_dim),), (ignored, 0.0))
     if reduction == "mean":
         kept = t[~ignored]
         denominator = kept.size if weight is None else weight._data[kept].sum()
-        smooth = functions.sum(smooth) / wrap(backend.xp_of(t).asarray(denominator, dtype=logp._data.dtype))
+        smooth = reductions_core.sum(smooth) / wrap(
+            backend.xp_of(t).asarray(denominator, dtype=logp._data.dtype)
+        )
     elif reduction == "sum":
-        smooth = functions.sum(smooth)
+        smooth = reductions_core.sum(smooth)
     left = apply_op(D.MUL_SCALAR, (nll,), (1 - label_smoothing,))
     return left + apply_op(D.MUL_SCALAR, (smooth,), (label_smoothing / classes,))
 
@@ -370,7 +377,7 @@ def kl_div(
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
-        loss = functions.exp(target) * (target - input)
+        loss = pointwise_core.exp(target) * (target - input)
     else:
         loss = apply_op(D.XLOGY, (target, target)) - target * input
     reduced = _aten_reduced(loss, enum)
@@ -393,13 +400,13 @@ def poisson_nll_loss(
         reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if log_input:
-        loss = functions.exp(input) - target * input
+        loss = pointwise_core.exp(input) - target * input
     else:
-        loss = input - target * functions.log(nn_support.add_scalar(input, eps))
+        loss = input - target * pointwise_core.log(nn_functions.add_scalar(input, eps))
     if full:
         two_pi_target = apply_op(D.MUL_SCALAR, (target,), (2 * math.pi,))
-        stirling = target * functions.log(target) - target
-        stirling = stirling + apply_op(D.MUL_SCALAR, (functions.log(two_pi_target),), (0.5,))
+        stirling = target * pointwise_core.log(target) - target
+        stirling = stirling + apply_op(D.MUL_SCALAR, (pointwise_core.log(two_pi_target),), (0.5,))
         loss = loss + apply_op(D.MASKED_FILL, (stirling,), ((target <= 1)._data, 0))
     return _aten_reduced(loss, reduction)
 
@@ -414,8 +421,8 @@ def margin_ranking_loss(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
         )
-    unclamped = nn_support.add_scalar(-target * (input1 - input2), margin)
-    return _aten_reduced(nn_support.clamp_min_(unclamped, 0), reduction)
+    unclamped = nn_functions.add_scalar(-target * (input1 - input2), margin)
+    return _aten_reduced(nn_functions.clamp_min_(unclamped, 0), reduction)
 
 
 def triplet_margin_loss(
@@ -443,8 +450,8 @@ def triplet_margin_loss(
     dist_pos = pairwise_distance(anchor, positive, p, eps)
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        dist_neg = functions.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    loss = nn_support.clamp_min(nn_support.add_scalar(dist_pos, margin) - dist_neg, 0)
+        dist_neg = reductions_core.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    loss = nn_functions.clamp_min(nn_functions.add_scalar(dist_pos, margin) - dist_neg, 0)
     return _aten_reduced(loss, reduction)
 
 
@@ -457,13 +464,13 @@ def multilabel_soft_margin_loss(
     if weight is not None:
         loss = loss * weight
     class_dim = input.dim() - 1
-    loss = functions.sum(loss, class_dim) / input.size(class_dim)
+    loss = reductions_core.sum(loss, class_dim) / input.size(class_dim)
     if reduction == "none":
         return loss
     if reduction == "mean":
-        return functions.mean(loss)
+        return reductions_core.mean(loss)
     if reduction == "sum":
-        return functions.sum(loss)
+        return reductions_core.sum(loss)
     raise ValueError(reduction + " is not valid")
 
 
@@ -488,13 +495,13 @@ def cosine_embedding_loss(
             "0D target tensor expects 1D input tensors, but found inputs with sizes "
             f"{list(input1.shape)} and {list(input2.shape)}."
         )
-    prod_sum = functions.sum(input1 * input2, targ_dim)
-    mag_square1 = nn_support.add_scalar(functions.sum(input1 * input1, targ_dim), _COSINE_EPSILON)
-    mag_square2 = nn_support.add_scalar(functions.sum(input2 * input2, targ_dim), _COSINE_EPSILON)
+    prod_sum = reductions_core.sum(input1 * input2, targ_dim)
+    mag_square1 = nn_functions.add_scalar(reductions_core.sum(input1 * input1, targ_dim), _COSINE_EPSILON)
+    mag_square2 = nn_functions.add_scalar(reductions_core.sum(input2 * input2, targ_dim), _COSINE_EPSILON)
     cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
     zeros = creation.zeros_like(cos)
     one = creation.full((), 1, dtype=cos.dtype, device=cos.device)
     pos = one - cos  # ATen's `1 - cos`: a wrapped scalar minus a tensor, SubBackward0
-    neg = nn_support.clamp_min_(nn_support.sub_scalar(cos, margin), 0)
+    neg = nn_functions.clamp_min_(nn_functions.sub_scalar(cos, margin), 0)
     output = shaping.where(target == 1, pos, zeros) + shaping.where(target == -1, neg, zeros)
     return _aten_reduced(output, reduction)

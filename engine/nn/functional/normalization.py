@@ -10,9 +10,9 @@ import math
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import functions
-from ...ops import kernels as K
+from ...ops.nn import kernels as K
 from ...ops.op import apply_op, kept_box
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 from .mixed_dtype import check_parameters
 from .padding import pad
@@ -174,7 +174,7 @@ def instance_norm(
         )
     shape = tuple(input.shape)
     b, c = shape[:2]
-    x = functions.view(input.contiguous(), (1, b * c) + shape[2:])
+    x = shaping_core.view(input.contiguous(), (1, b * c) + shape[2:])
     for name, t in (
         ("weight", weight),
         ("bias", bias),
@@ -202,7 +202,7 @@ def instance_norm(
         (x, _repeated(weight, b), _repeated(bias, b)),
         (use_input_stats, eps, mean.copy(), invstd),
     )
-    return functions.view(out, shape)
+    return shaping_core.view(out, shape)
 
 
 def _update_repeated(buffer: Tensor, value, momentum: float, times: int) -> None:
@@ -224,14 +224,14 @@ def local_response_norm(
         return input
     div = input * input
     if dim == 3:
-        div = functions.unsqueeze(div, 1)
+        div = shaping_core.unsqueeze(div, 1)
         div = pad(div, (0, 0, size // 2, (size - 1) // 2))
-        div = functions.squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
+        div = shaping_core.squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
     else:
         sizes = tuple(input.shape)
-        div = functions.view(div, sizes[0], 1, sizes[1], sizes[2], -1)
+        div = shaping_core.view(div, sizes[0], 1, sizes[1], sizes[2], -1)
         div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
-        div = functions.squeeze(avg_pool3d(div, (size, 1, 1), stride=1), 1)
-        div = functions.view(div, sizes)
+        div = shaping_core.squeeze(avg_pool3d(div, (size, 1, 1), stride=1), 1)
+        div = shaping_core.view(div, sizes)
     div = (div * alpha + k) ** beta
     return input / div

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import functions
 from ...ops.op import apply_op
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 
 _NON_CONSTANT_HELP = (
@@ -123,16 +123,16 @@ def _circular(input: Tensor, pad) -> Tensor:
     out_part, in_part = out, input
     for i in range(k):
         dim, lo, hi = k - i + lead - 1, int(pad[2 * i]), int(pad[2 * i + 1])
-        out_part = functions._slice(out_part, dim, max(lo, 0), out_shape[dim] - max(hi, 0), 1)
-        in_part = functions._slice(in_part, dim, max(-lo, 0), in_shape[dim] - max(-hi, 0), 1)
+        out_part = shaping_core._slice(out_part, dim, max(lo, 0), out_shape[dim] - max(hi, 0), 1)
+        in_part = shaping_core._slice(in_part, dim, max(-lo, 0), in_shape[dim] - max(-hi, 0), 1)
     out_part.copy_(in_part)
     for i in range(k):
         dim, lo, hi = k - i + lead - 1, int(pad[2 * i]), int(pad[2 * i + 1])
         size = out_shape[dim]
         if lo > 0:
-            source = functions._slice(out, dim, size - lo - max(hi, 0), size - max(hi, 0), 1)
-            functions._slice(out, dim, 0, lo, 1).copy_(source)
+            source = shaping_core._slice(out, dim, size - lo - max(hi, 0), size - max(hi, 0), 1)
+            shaping_core._slice(out, dim, 0, lo, 1).copy_(source)
         if hi > 0:
-            source = functions._slice(out, dim, max(lo, 0), max(lo, 0) + hi, 1)
-            functions._slice(out, dim, size - hi, size, 1).copy_(source)
+            source = shaping_core._slice(out, dim, max(lo, 0), max(lo, 0) + hi, 1)
+            shaping_core._slice(out, dim, size - hi, size, 1).copy_(source)
     return out

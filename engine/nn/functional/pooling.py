@@ -6,9 +6,11 @@ import math
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import functions
-from ...ops import kernels as K
+from ...ops.nn import kernels as K
 from ...ops.op import apply_op
+from ...ops.pointwise import core as pointwise_core
+from ...ops.reductions import core as reductions_core
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
 from ._utils import ntuple
 
@@ -96,7 +98,7 @@ def _lift_1d(name: str, input: Tensor, kernel_size, stride, padding, dilation=1)
         raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     stride = kernel_size if stride is None or stride == () or stride == [] else stride
     return (
-        functions.unsqueeze(input, -2),
+        shaping_core.unsqueeze(input, -2),
         (1, ntuple(kernel_size, 1)[0]),
         (1, ntuple(stride, 1)[0]),
         (0, ntuple(padding, 1)[0]),
@@ -119,8 +121,8 @@ def max_pool1d(
     result = max_pool2d(planes, kernel, stride, padding, dilation, ceil_mode, return_indices)
     if return_indices:
         values, indices = result
-        return functions.squeeze(values, -2), wrap(indices._data.squeeze(-2))
-    return functions.squeeze(result, -2)
+        return shaping_core.squeeze(values, -2), wrap(indices._data.squeeze(-2))
+    return shaping_core.squeeze(result, -2)
 
 
 def avg_pool2d(
@@ -172,7 +174,7 @@ def avg_pool1d(
     count_include_pad: bool = True,
 ) -> Tensor:
     planes, kernel, stride, padding, _ = _lift_1d("avg_pool1d", input, kernel_size, stride, padding)
-    return functions.squeeze(avg_pool2d(planes, kernel, stride, padding, ceil_mode, count_include_pad), -2)
+    return shaping_core.squeeze(avg_pool2d(planes, kernel, stride, padding, ceil_mode, count_include_pad), -2)
 
 
 def avg_pool3d(
@@ -249,7 +251,7 @@ def _adaptive_avg_pool(input: Tensor, output_size, nd: int) -> Tensor:
             + "}"  # torch's spacing
         )
     if size == (1,) * nd:  # ATen's shortcut, taken before any check of the input
-        return functions.mean(input, tuple(range(-1, -nd - 1, -1)), keepdim=True)
+        return reductions_core.mean(input, tuple(range(-1, -nd - 1, -1)), keepdim=True)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
     size = _adaptive_checks(name, input, size)
@@ -301,7 +303,7 @@ def _check_1d(name: str, input: Tensor, output_size) -> int:
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     size = _check_1d("adaptive_avg_pool1d", input, output_size)
-    return functions.squeeze(adaptive_avg_pool2d(functions.unsqueeze(input, -2), (1, size)), -2)
+    return shaping_core.squeeze(adaptive_avg_pool2d(shaping_core.unsqueeze(input, -2), (1, size)), -2)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
@@ -312,8 +314,8 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
                 "adaptive_max_pool1d(): Expected input to have non-zero size for non-batch dimensions, but input "
                 f"has sizes {list(input.shape)} with dimension {i} being empty"
             )
-    values, indices = adaptive_max_pool2d(functions.unsqueeze(input, -2), (1, size), True)
-    values = functions.squeeze(values, -2)
+    values, indices = adaptive_max_pool2d(shaping_core.unsqueeze(input, -2), (1, size), True)
+    values = shaping_core.squeeze(values, -2)
     return (values, wrap(indices._data.squeeze(-2))) if return_indices else values
 
 
@@ -379,13 +381,15 @@ def max_unpool1d(
     kernel = ntuple(kernel_size, 1)
     stride = kernel if stride is None else ntuple(stride, 1)
     size = _unpool_output_size(input, kernel, stride, ntuple(padding, 1), output_size) + [1]
-    out = _max_unpool2d(functions.unsqueeze(input, -1), wrap(indices._data[..., None]), size)
-    return functions.squeeze(out, -1)
+    out = _max_unpool2d(shaping_core.unsqueeze(input, -1), wrap(indices._data[..., None]), size)
+    return shaping_core.squeeze(out, -1)
 
 
 def _lp(out: Tensor, norm_type: float, window: int) -> Tensor:
     """(sign(out) * relu(|out|) * window) ** (1 / p): the mean of |x|^p back to a p-norm, as torch writes it."""
-    return ((functions.sign(out) * functions.relu(functions.abs(out))) * window) ** (1.0 / norm_type)
+    return ((pointwise_core.sign(out) * pointwise_core.relu(pointwise_core.abs(out))) * window) ** (
+        1.0 / norm_type
+    )
 
 
 def lp_pool1d(

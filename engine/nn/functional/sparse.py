@@ -7,8 +7,8 @@ import warnings
 from ... import backend
 from ...backend import tensor_type_name
 from ...ops import derivatives as D
-from ...ops import functions
 from ...ops.op import apply_op
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, wrap
 
 
@@ -108,7 +108,7 @@ def _bag_layout(input: Tensor, offsets, per_sample_weights, include_last_offset:
         idx = _index_array(input, "indices").reshape(-1)
         xp = backend.xp_of(idx)
         bags = xp.repeat(xp.arange(rows, dtype=idx.dtype), length)
-        flat_weights = None if per_sample_weights is None else functions.reshape(per_sample_weights, -1)
+        flat_weights = None if per_sample_weights is None else shaping_core.reshape(per_sample_weights, -1)
         return idx, bags, rows, flat_weights
     if input.dim() != 1:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")

@@ -14,7 +14,7 @@ import numpy
 
 from ... import backend
 from ...ops import derivatives as D
-from ...ops import kernels as K
+from ...ops.nn import kernels as K
 from ...ops.op import apply_op
 from ...tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d

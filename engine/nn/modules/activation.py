@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...ops import functions
+from ...ops.pointwise import core as pointwise_core
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
@@ -47,12 +47,12 @@ class GELU(Module):
 
 class Tanh(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return functions.tanh(input)
+        return pointwise_core.tanh(input)
 
 
 class Sigmoid(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return functions.sigmoid(input)
+        return pointwise_core.sigmoid(input)
 
 
 class Softmax(Module):

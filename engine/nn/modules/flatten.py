@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...ops import functions
+from ...ops import operands
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 from ..module import Module
 
@@ -14,7 +15,7 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return functions.flatten(input, self.start_dim, self.end_dim)
+        return shaping_core.flatten(input, self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -31,9 +32,9 @@ class Unflatten(Module):
         self.unflattened_size = unflattened_size
 
     def forward(self, input: Tensor) -> Tensor:
-        dim = functions.norm_dim(self.dim, input.dim())
+        dim = operands.norm_dim(self.dim, input.dim())
         shape = tuple(input.shape)
-        return functions.reshape(input, shape[:dim] + tuple(self.unflattened_size) + shape[dim + 1 :])
+        return shaping_core.reshape(input, shape[:dim] + tuple(self.unflattened_size) + shape[dim + 1 :])
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

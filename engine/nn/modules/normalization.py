@@ -6,8 +6,8 @@ from __future__ import annotations
 import warnings
 
 from ... import backend
-from ...ops import functions
 from ...ops.creation import empty, ones, tensor, zeros
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -253,7 +253,7 @@ class _InstanceNorm(_BatchNorm):
                 stacklevel=2,
             )
         if input.dim() == self._no_batch_dim:
-            return functions.squeeze(self._apply_instance_norm(functions.unsqueeze(input, 0)), 0)
+            return shaping_core.squeeze(self._apply_instance_norm(shaping_core.unsqueeze(input, 0)), 0)
         return self._apply_instance_norm(input)
 
 

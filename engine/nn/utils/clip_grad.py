@@ -9,7 +9,7 @@ import warnings
 from ... import backend
 from ...autograd import grad_mode
 from ...ops import creation
-from ...ops import kernels as K
+from ...ops.reductions import kernels as K
 from ...tensor import Tensor, wrap
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...ops import functions
+from ...ops.shaping import core as shaping_core
 from ...tensor import Tensor, typename
 
 
@@ -20,8 +20,8 @@ def parameters_to_vector(parameters) -> Tensor:
     flat = []
     for param in parameters:
         device = _check_param_device(param, device)
-        flat.append(functions.view(param, -1))
-    return functions.cat(flat)
+        flat.append(shaping_core.view(param, -1))
+    return shaping_core.cat(flat)
 
 
 def vector_to_parameters(vec: Tensor, parameters) -> None:
@@ -33,5 +33,5 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
     for param in parameters:
         device = _check_param_device(param, device)
         count = param.numel()
-        param.data = functions.view_as(vec[pointer : pointer + count], param).data
+        param.data = shaping_core.view_as(vec[pointer : pointer + count], param).data
         pointer += count

@@ -3,9 +3,9 @@
 The products (addmm, addmv, addr, baddbmm, addbmm, bmm) are rows of their own; outer, inner,
 kron, tensordot, einsum, multi_dot and vecdot are composed of rows the way ATen composes them,
 so their graphs read node for node like torch's. The matrix functions (det, slogdet, inv,
-solve, cholesky, qr, svd, eigh) are rows with torch's backward formulas (formulas.py,
-"linear algebra"); those of several outputs are applied with `op.apply_multi`. Functions
-named `linalg_*` here are `engine.linalg.*` (engine/linalg.py), not `engine.*`.
+solve, cholesky, qr, svd, eigh) are rows with torch's backward formulas (formulas.py);
+those of several outputs are applied with `op.apply_multi`. Functions named `linalg_*` here are `engine.linalg.*`
+(engine/linalg.py), not `engine.*`.
 """
 
 from __future__ import annotations
@@ -17,18 +17,23 @@ import math
 import string
 import warnings
 
-from .. import backend
-from ..autograd import grad_mode
-from ..tensor import Tensor, wrap
-from . import derivatives as D
-from . import functions as fn
-from . import inplace as I
-from .api import exported, public
-from .functions import as_operand, norm_dim, unique_dims
+from ... import backend
+from ...autograd import grad_mode
+from ...tensor import Tensor, wrap
+from .. import derivatives as D
+from .. import inplace as I
+from .. import product_dtypes
+from ..api import exported, public
+from ..op import apply_multi, apply_op, check_same_device
+from ..operands import as_operand, broadcast_check, norm_dim
+from ..pointwise import core as pointwise_core
+from ..promotion import promote_types
+from ..reductions import core as reductions_core
+from ..reductions.core import unique_dims
+from ..shaping import core as shaping_core
+from ..shaping.core import _view, squeeze, unsqueeze
+from ..shaping.functions import where
 from .kernels import LinAlgError  # noqa: F401  (engine.linalg.LinAlgError)
-from .op import apply_multi, apply_op, check_same_device
-from .promotion import promote_types
-from .shaping import where
 
 # torch.return_types, by torch's names
 SLOGDET_LINALG = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
@@ -113,7 +118,7 @@ def _check(name, A, kernel, *, square=True, low_precision=False, integers_unimpl
 
 def _expand_to(x: Tensor, shape: tuple) -> None:
     """torch's error when `x` does not expand to `shape` (the bias of addmm and friends)."""
-    fn.expand(x.detach(), shape)
+    shaping_core.expand(x.detach(), shape)
 
 
 # --------------------------------------------------------------------- matrix products
@@ -139,7 +144,7 @@ def _check_addmm(input, mat1, mat2, beta, alpha) -> None:
     for t, name in ((mat1, "mat1"), (mat2, "mat2")):
         if t.dim() != 2:
             raise RuntimeError(f"{name} must be a matrix, got {t.dim()}-D tensor")
-    fn._check_mm(mat1.shape, mat2.shape)
+    _check_mm(mat1.shape, mat2.shape)
     _expand_to(input, (mat1.shape[0], mat2.shape[1]))
 
 
@@ -174,7 +179,7 @@ def _check_addr(input, vec1, vec2, beta, alpha) -> None:
     for t, name in ((vec1, "vec1"), (vec2, "vec2")):
         if t.dim() != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.dim()}-D")
-    dtype = fn.result_type((input, vec1, vec2))
+    dtype = pointwise_core.result_type((input, vec1, vec2))
     for value, name in ((beta, "beta"), (alpha, "alpha")):
         if dtype.kind in "iu" and isinstance(value, float):
             raise RuntimeError(
@@ -282,7 +287,7 @@ def outer(input, vec2):
     for t, name in ((input, "self"), (vec2, "vec2")):
         if t.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
-    return fn.mul(fn.reshape(input, input.shape[0], 1), vec2)
+    return pointwise_core.mul(shaping_core.reshape(input, input.shape[0], 1), vec2)
 
 
 ger = public(outer, name="ger")
@@ -291,7 +296,7 @@ ger = public(outer, name="ger")
 @public
 def inner(input, other):
     if input.dim() == 0 or other.dim() == 0:
-        return fn.mul(input, other)
+        return pointwise_core.mul(input, other)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(
             "inner() the last dimension must match on both input tensors but got shapes "
@@ -310,7 +315,7 @@ def kron(input, other):
     b_shape = tuple(n for d in b for n in (1, d))
     left = apply_op(D.UNSAFE_VIEW, (input,), (input.shape, a_shape))
     right = apply_op(D.UNSAFE_VIEW, (other,), (other.shape, b_shape))
-    product = fn.mul(left, right)
+    product = pointwise_core.mul(left, right)
     return apply_op(D.UNSAFE_VIEW, (product,), (product.shape, tuple(x * y for x, y in zip(a, b))))
 
 
@@ -326,9 +331,9 @@ def tensordot(a, b, dims=2):
     for da, db in zip(dims_a, dims_b):
         s1, s2 = a.shape[norm_dim(da, a.dim())], b.shape[norm_dim(db, b.dim())]
         if s2 == 1:  # broadcast dimensions are summed right away
-            t1 = fn.sum(t1, da, True)
+            t1 = reductions_core.sum(t1, da, True)
         elif s1 == 1:
-            t2 = fn.sum(t2, db, True)
+            t2 = reductions_core.sum(t2, db, True)
         elif s1 != s2:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {s1} in dim {da} and second has "
@@ -340,15 +345,15 @@ def tensordot(a, b, dims=2):
     free_a = [d for d in range(a.dim()) if d not in contracted_a]
     free_b = [d for d in range(b.dim()) if d not in contracted_b]
     sizes = [t1.shape[d] for d in free_a] + [t2.shape[d] for d in free_b]
-    t1 = fn.permute(t1, free_a + list(dims_a))
-    t2 = fn.permute(t2, list(dims_b) + free_b)
+    t1 = shaping_core.permute(t1, free_a + list(dims_a))
+    t2 = shaping_core.permute(t2, list(dims_b) + free_b)
     if not free_a and not free_b:
-        t1 = t1 if t1.dim() == 1 else fn.reshape(t1, csize)
-        t2 = t2 if t2.dim() == 1 else fn.reshape(t2, csize)
-        return fn.view(fn.matmul(t1, t2), sizes)
-    left = fn.reshape(t1, math.prod(t1.shape[d] for d in range(len(free_a))), csize)
-    right = fn.reshape(t2, csize, math.prod(t2.shape[len(dims_b) :]))
-    return fn.view(fn.mm(left, right), sizes)
+        t1 = t1 if t1.dim() == 1 else shaping_core.reshape(t1, csize)
+        t2 = t2 if t2.dim() == 1 else shaping_core.reshape(t2, csize)
+        return shaping_core.view(matmul(t1, t2), sizes)
+    left = shaping_core.reshape(t1, math.prod(t1.shape[d] for d in range(len(free_a))), csize)
+    right = shaping_core.reshape(t2, csize, math.prod(t2.shape[len(dims_b) :]))
+    return shaping_core.view(mm(left, right), sizes)
 
 
 def _tensordot_dims(a, b, dims) -> tuple:
@@ -580,9 +585,9 @@ class _Einsum:
                     op = _movedim_last_to(_diagonal(op, prev, dim), prev)
             for k in range(self.perm_index):
                 if permutation[k] == -1:
-                    op = fn.unsqueeze(op, dim)
+                    op = shaping_core.unsqueeze(op, dim)
                     permutation[k], dim = dim, dim + 1
-            ops.append(fn.permute(op, permutation))
+            ops.append(shaping_core.permute(op, permutation))
         return ops
 
     def result(self) -> Tensor:
@@ -605,35 +610,35 @@ class _Einsum:
                         b_sums.append(dim)
                         counts[dim] = 0
             if a_sums:
-                a = fn.sum(a, a_sums, True)
+                a = reductions_core.sum(a, a_sums, True)
             if b_sums:
-                b = fn.sum(b, b_sums, True)
+                b = reductions_core.sum(b, b_sums, True)
             ops.insert(0, _sumproduct_pair(a, b, sum_dims))
         out = ops[0]
         if self.perm_index > self.out_num_dim:
             if (
                 len(self.operands) > 1
             ):  # the summed dims are all 1 by now: always a view, whatever the strides
-                return fn._view(D.VIEW, out, (out.shape, out.shape[: self.out_num_dim]))
-            return fn.sum(out, list(range(self.out_num_dim, self.perm_index)))
+                return shaping_core._view(D.VIEW, out, (out.shape, out.shape[: self.out_num_dim]))
+            return reductions_core.sum(out, list(range(self.out_num_dim, self.perm_index)))
         return out
 
 
 def _diagonal(a, dim1, dim2):
     """The diagonal of dims (dim1, dim2) as the last dimension (DiagonalBackward0, a view)."""
-    return fn._view(D.DIAGONAL, a, (a.shape, 0, dim1, dim2))
+    return shaping_core._view(D.DIAGONAL, a, (a.shape, 0, dim1, dim2))
 
 
 def _movedim_last_to(a, dim):
     order = list(range(a.dim() - 1))
     order.insert(dim, a.dim() - 1)
-    return fn.permute(a, order)
+    return shaping_core.permute(a, order)
 
 
 def _sumproduct_pair(left, right, sum_dims):
     """(left * right).sum(sum_dims, keepdim=True) as one bmm: dims in both, in left only, summed, in right only."""
     if not sum_dims:
-        return fn.mul(left, right)
+        return pointwise_core.mul(left, right)
     if left.dtype is not right.dtype:
         raise RuntimeError(
             f"expected scalar type {left.dtype.scalar_type} but found {right.dtype.scalar_type}"
@@ -648,9 +653,9 @@ def _sumproduct_pair(left, right, sum_dims):
                     raise RuntimeError("non-broadcast dimensions must match")
                 sum_size *= left.shape[i]
             elif sl:
-                left = fn.sum(left, i, True)
+                left = reductions_core.sum(left, i, True)
             elif sr:
-                right = fn.sum(right, i, True)
+                right = reductions_core.sum(right, i, True)
         elif sl and sr:
             if left.shape[i] != right.shape[i]:
                 raise RuntimeError("non-broadcast dimensions must match")
@@ -665,10 +670,12 @@ def _sumproduct_pair(left, right, sum_dims):
     out_size = [left.shape[d] for d in lro + lo] + [1] * len(sum_dims) + [right.shape[d] for d in ro]
     order = lro + lo + list(sum_dims) + ro
     inverse = [order.index(d) for d in range(len(order))]
-    left = fn.reshape(fn.permute(left, order), lro_size, lo_size, sum_size)
-    right = fn.reshape(fn.permute(right, lro + list(sum_dims) + ro + lo), lro_size, sum_size, ro_size)
+    left = shaping_core.reshape(shaping_core.permute(left, order), lro_size, lo_size, sum_size)
+    right = shaping_core.reshape(
+        shaping_core.permute(right, lro + list(sum_dims) + ro + lo), lro_size, sum_size, ro_size
+    )
     out = apply_op(D.BMM, (left, right))
-    return fn.permute(fn.view(out, out_size), inverse)
+    return shaping_core.permute(shaping_core.view(out, out_size), inverse)
 
 
 # ------------------------------------------------------------------- determinants
@@ -702,7 +709,7 @@ def slogdet(input):
 def logdet(input):
     """log det: the log of |det| where det > 0, nan where it is negative (torch's where over slogdet)."""
     sign, logabsdet = _slogdet("logdet", input)
-    return where(fn.eq(sign, -1), math.nan, logabsdet)
+    return where(pointwise_core.eq(sign, -1), math.nan, logabsdet)
 
 
 # ---------------------------------------------------------------------- inverse, solve
@@ -718,7 +725,6 @@ def linalg_inv(A):
     return apply_op(D.INV, (A,), ("linalg.inv",))
 
 
-@public(function=False, name="_linalg_solve")
 def linalg_solve(A, B, *, left=True):
     name = "linalg.solve"
     _check_floating(name, A)
@@ -803,7 +809,6 @@ def svdvals(A, *, driver=None):
     return _svd(A, False, driver, _grad_recorded(A))[1]
 
 
-@public(function=False, name="_linalg_svd")
 def reduced_svd(A):
     """U, S, Vh of a reduced SVD (formulas.det_singular_backward, under create_graph)."""
     return tuple(apply_multi(D.SVD, (A,), (False, True)))
@@ -818,7 +823,7 @@ def svd(input, some=True, compute_uv=True):
         )
     if compute_uv:
         U, S, Vh = _svd(input, not some, None)
-        return SVD(U, S, fn.transpose(Vh, -2, -1))
+        return SVD(U, S, shaping_core.transpose(Vh, -2, -1))
     S = svdvals(input)
     m, n = input.shape[-2:]
     batch = tuple(input.shape[:-2])
@@ -886,21 +891,23 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if dtype is not None and dtype is not A.dtype:
         A = A.to(dtype)
     if ord == "fro":
-        return fn.norm(A, 2, (d0, d1), keepdim)
+        return reductions_core.norm(A, 2, (d0, d1), keepdim)
     if spectral:
         order = [d for d in range(A.dim()) if d not in (d0, d1)] + [d0, d1]
-        values = svdvals(fn.permute(A, order))
+        values = svdvals(shaping_core.permute(A, order))
         if ord == "nuc":
-            out = fn.sum(values, -1, keepdim)
+            out = reductions_core.sum(values, -1, keepdim)
         else:
             out = _extreme(ord > 0, values, -1, keepdim)
         if keepdim:
-            out = fn.permute(fn.unsqueeze(out, -1), [order.index(d) for d in range(A.dim())])
+            out = shaping_core.permute(
+                shaping_core.unsqueeze(out, -1), [order.index(d) for d in range(A.dim())]
+            )
         return out
     first, second = (d1, d0) if builtins.abs(ord) == math.inf else (d0, d1)
     if not keepdim and first < second:
         second -= 1
-    return _extreme(ord > 0, fn.norm(A, 1, first, keepdim), second, keepdim)
+    return _extreme(ord > 0, reductions_core.norm(A, 1, first, keepdim), second, keepdim)
 
 
 def _extreme(largest: bool, x, dim, keepdim):
@@ -912,7 +919,7 @@ def _extreme(largest: bool, x, dim, keepdim):
 
 
 def linalg_matmul(input, other):
-    return fn.matmul(input, other)
+    return matmul(input, other)
 
 
 def multi_dot(tensors):
@@ -937,9 +944,9 @@ def multi_dot(tensors):
     check_same_device(*tensors)
     matrices = list(tensors)
     if first == 1:
-        matrices[0] = fn.unsqueeze(matrices[0], 0)
+        matrices[0] = shaping_core.unsqueeze(matrices[0], 0)
     if last == 1:
-        matrices[-1] = fn.unsqueeze(matrices[-1], -1)
+        matrices[-1] = shaping_core.unsqueeze(matrices[-1], -1)
     for i in range(n - 1):
         a, b = matrices[i].shape, matrices[i + 1].shape
         if a[1] != b[0]:
@@ -953,7 +960,7 @@ def multi_dot(tensors):
         order[0][2] = 1 if p[0] * p[2] * (p[1] + p[3]) <= p[1] * p[3] * (p[0] + p[2]) else 0
     out = _chain(matrices, order, 0, n - 1)
     shape = tuple(out.shape)[1 if first == 1 else 0 : 1 if last == 1 else 2]
-    return fn.view(out, shape)
+    return shaping_core.view(out, shape)
 
 
 def _chain_order(matrices) -> list:
@@ -978,7 +985,7 @@ def _chain(matrices, order, i, j):
     if i == j:
         return matrices[i]
     k = order[i][j]
-    return fn.mm(_chain(matrices, order, i, k), _chain(matrices, order, k + 1, j))
+    return mm(_chain(matrices, order, i, k), _chain(matrices, order, k + 1, j))
 
 
 def vecdot(x, y, *, dim=-1):
@@ -989,7 +996,7 @@ def vecdot(x, y, *, dim=-1):
             f"{name}: Expected x and y to have the same dtype, but found x of type {x.dtype.scalar_type} and y of "
             f"type {y.dtype.scalar_type} instead"
         )
-    return fn.sum(fn.mul(x, y), dim)
+    return reductions_core.sum(pointwise_core.mul(x, y), dim)
 
 
 def linalg_cross(input, other, *, dim=-1):
@@ -1004,7 +1011,7 @@ def linalg_cross(input, other, *, dim=-1):
         raise RuntimeError(
             f"expected scalar type {input.dtype.scalar_type} but found {other.dtype.scalar_type}"
         )
-    fn.broadcast_check(input, other)
+    broadcast_check(input, other)
     return apply_op(D.LINALG_CROSS, (input, other), (d,))
 
 
@@ -1017,6 +1024,87 @@ def cross(input, other, dim=None):
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     return linalg_cross(input, other, dim=dim)
+
+
+@public
+def matmul(input, other):
+    if other.__class__ is not Tensor:
+        other = as_operand(other)
+    sa, sb = input._data.shape, other._data.shape
+    na, nb = len(sa), len(sb)
+    if na == 2 and nb == 2:  # the common case first
+        if input._data.__class__ is not other._data.__class__:
+            check_same_device(input, other)
+        _check_mm(sa, sb)
+        if input._data.dtype is not other._data.dtype and input.dtype is not other.dtype:
+            raise product_dtypes.mm_error(input, other)
+        return apply_op(D.MM, (input, other))
+    check_same_device(input, other)
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
+    if na == 1 and nb == 1:
+        if product_dtypes.differ(input, other):
+            raise product_dtypes.dot_error(input, other)
+        if input.shape != other.shape:
+            n, k = input.shape[0], other.shape[0]
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{n}] and src [{k}] to have the same "
+                f"number of elements, but got {n} and {k} elements respectively"
+            )
+        return apply_op(D.DOT, (input, other))
+    if na == 2 and nb == 1:
+        n, k = input.shape
+        _check_mm(
+            input.shape,
+            (other.shape[0], 1),
+            f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({other.shape[0]})",
+        )
+        if product_dtypes.differ(input, other):
+            raise product_dtypes.mv_error(input, other)
+        return apply_op(D.MV, (input, other))
+    if na == 1 and nb == 2:
+        return squeeze(mm(unsqueeze(input, 0), other), 0, _name="SqueezeBackward4")
+    left = unsqueeze(input, 0) if na == 1 else input
+    right = unsqueeze(other, -1) if nb == 1 else other
+    if left.shape[-1] != right.shape[-2]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{right.shape[0]}, {left.shape[-1]}] but got: [{right.shape[0]}, {right.shape[-2]}]."
+        )
+    if product_dtypes.differ(input, other):
+        raise product_dtypes.batched_matmul_error(input, other)
+    out = apply_op(D.BMM, (left, right))
+    if na == 1:
+        out = squeeze(out, -2, _name="SqueezeBackward4")
+    if nb == 1:
+        out = squeeze(out, -1, _name="SqueezeBackward4")
+    return _view(D.UNSAFE_VIEW, out, (out.shape, out.shape))
+
+
+def _check_mm(sa, sb, message=None):
+    if sa[1] != sb[0]:
+        raise RuntimeError(
+            message or f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
+        )
+
+
+@public
+def mm(input, mat2):
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("self must be a matrix" if input.dim() != 2 else "mat2 must be a matrix")
+    return matmul(input, mat2)
+
+
+@public
+def dot(input, tensor):
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
+    return matmul(input, tensor)
+
+
+@public
+def mv(input, vec):
+    return matmul(input, vec)
 
 
 __all__ = exported(__name__)  # what `engine` exports from here (api.public)

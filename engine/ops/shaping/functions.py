@@ -1,9 +1,9 @@
 """Shape and indexing ops (`engine.split`, `Tensor.gather`, `engine.sort`, ...): torch's argument
-handling, then a row of derivatives.py ("shape and indexing").
+handling, then a row (rows.py).
 
 Views (narrow, diagonal, unfold, movedim, unflatten, as_strided, the pieces of split / chunk /
 unbind, ...) share storage and version counter with their base and record how to re-derive
-themselves from it, as functions.py's views do, so in-place ops through them work. The pieces of
+themselves from it, as core.py's views do, so in-place ops through them work. The pieces of
 split, chunk and unbind are the outputs of one node with several outputs: as in PyTorch, they
 may not be changed in place while their history is recorded.
 
@@ -21,32 +21,20 @@ import math
 import numbers
 import warnings
 
-from .. import backend
-from ..autograd import grad_mode
-from ..autograd.backward import edge_of
-from ..tensor import Tensor, wrap
-from . import derivatives as D
+from ... import backend
+from ...autograd import grad_mode
+from ...autograd.backward import edge_of
+from ...tensor import Tensor, wrap
+from .. import derivatives as D
+from ..api import exported, public
+from ..inplace import apply_inplace
+from ..op import apply_op, broadcast_error, check_same_device, new_node
+from ..operands import as_operand, norm_dim
+from ..promotion import result_type
+from ..reductions.core import unique_dims
+from ..views import MULTI_OUTPUT_NODE, note_view, set_creation_meta
 from . import kernels as K
-from .api import exported, public
-from .functions import (
-    _slice,
-    _view,
-    as_operand,
-    clone,
-    expand,
-    flatten,
-    norm_dim,
-    permute,
-    reshape,
-    transpose,
-    unique_dims,
-    unsqueeze,
-    view,
-)
-from .inplace import apply_inplace
-from .op import apply_op, broadcast_error, check_same_device, new_node
-from .promotion import result_type
-from .views import MULTI_OUTPUT_NODE, note_view, set_creation_meta
+from .core import _slice, _view, clone, expand, flatten, permute, reshape, transpose, unsqueeze, view
 
 return_types_sort = collections.namedtuple("sort", ["values", "indices"])
 return_types_topk = collections.namedtuple("topk", ["values", "indices"])
@@ -1243,24 +1231,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         extra.append(wrap(counts.astype(backend.int64.np, copy=False)))
     return (out, *extra) if extra else out
-
-
-# -------------------------------------------------------------------- for the math namespaces
-
-
-@public(function=False, name="_cat")
-def cat_with(a, others, dim):
-    """TensorMath.cat: `a` and `others` joined along dim (split's backward under create_graph)."""
-    from .functions import cat
-
-    return cat((a, *others), dim)
-
-
-@public(function=False, name="_stack")
-def stack_with(a, others, dim):
-    from .functions import stack
-
-    return stack((a, *others), dim)
 
 
 # ------------------------------------------------------------------------------ in place

@@ -1,22 +1,20 @@
-"""What engine.nn's rows need from the ops layer: ops PyTorch has as torch.<name> / Tensor.<name>
-(clamp_min), and the Tensor methods TensorMath calls to record an nn backward as one op.
-
-Kept apart from functions.py, with the nn rows' own needs only; tensor_methods.py imports it,
-so its methods are installed with the rest.
+"""The nn family's functional API outside engine.nn.functional: clamp_min (torch.<name> and
+Tensor.<name>), add/sub of a number recorded as ATen's Scalar overloads, and the ops TensorMath
+records an nn backward with (im2col, col2im, safe_softmax).
 """
 
 from __future__ import annotations
 
 import numpy
 
-from .. import backend
-from ..tensor import Tensor
-from . import derivatives as D
-from .api import exported, public
-from .functions import as_operand, broadcast_check, norm_dim
-from .inplace import apply_inplace
-from .op import apply_op
-from .promotion import result_type
+from ... import backend
+from ...tensor import Tensor
+from .. import derivatives as D
+from ..api import exported, public
+from ..inplace import apply_inplace
+from ..op import apply_op
+from ..operands import as_operand, broadcast_check, norm_dim
+from ..promotion import result_type
 
 
 @public
@@ -38,22 +36,29 @@ def clamp_min_(input, min):
     return apply_inplace(input, D.CLAMP_MIN, (), (min,))
 
 
-@public(function=False, name="_add_scalar")
 def add_scalar(input, other):
     """input + other for a number `other`, recorded as ATen's add.Scalar (AddBackward1)."""
     return apply_op(D.ADD_SCALAR, (as_operand(input),), (other,))
 
 
-@public(function=False, name="_sub_scalar")
 def sub_scalar(input, other):
     """input - other for a number `other`, recorded as ATen's sub.Scalar (SubBackward1)."""
     return apply_op(D.SUB_SCALAR, (as_operand(input),), (other,))
 
 
-@public(function=False, name="_safe_softmax")
 def safe_softmax(input, dim):
     """softmax that gives 0 along a row of -inf (SafeSoftmaxBackward0), as attention uses it."""
     return apply_op(D.SAFE_SOFTMAX, (input,), (norm_dim(dim, input.dim()),))
+
+
+def im2col(x, kernel, stride, pads, dilation):
+    """Sliding blocks as columns (Im2ColBackward0); F.unfold after its argument checks."""
+    return apply_op(D.IM2COL, (x,), (tuple(x.shape), kernel, stride, pads, dilation))
+
+
+def col2im(cols, shape, kernel, stride, pads, dilation):
+    """Columns added back into an image of `shape` (Col2ImBackward0), im2col's adjoint."""
+    return apply_op(D.COL2IM, (cols,), (tuple(shape), kernel, stride, pads, dilation))
 
 
 __all__ = exported(__name__)

@@ -1,8 +1,7 @@
 """Reductions and scans (`engine.prod`, `Tensor.cumsum`, `engine.median`, ...): torch's arguments, then a row.
 
 The core reductions (sum, mean, var, std, max, min, amax, argmax, argmin, all, any, norm)
-live in functions.py, with the helpers these share (dims,
-dtypes, empty-dim errors). Elements that a reduction picks (cummax, median, mode) are found
+live in core.py, with the helpers these share (dims, dtypes, empty-dim errors). Elements that a reduction picks (cummax, median, mode) are found
 on the raw arrays here and handed to the row as an indexing key, as `max(dim)` does.
 
 `vector_norm` and `linalg_norm` are not `engine.<name>`: they are `engine.linalg`'s
@@ -16,29 +15,28 @@ import numbers
 
 import numpy
 
-from .. import backend
-from ..tensor import Tensor, wrap
-from . import arg_errors
-from . import derivatives as D
+from ... import backend
+from ...tensor import Tensor, wrap
+from .. import arg_errors
+from .. import derivatives as D
+from ..api import exported, public
+from ..op import apply_multi, apply_op
+from ..operands import broadcast_check, norm_dim
+from ..pointwise.core import div
+from ..promotion import result_type
 from . import kernels as K
-from .api import exported, public
-from .functions import (
+from .core import (
     _grid_key,
-    broadcast_check,
     check_reduced_sizes,
-    div,
     extreme_values,
     keep_grad_dtype,
     matrix_norm_of,
-    norm_dim,
     picked_along,
     reduce_dims,
     reduction_dtype,
     variance_args,
     vector_norm_of,
 )
-from .op import apply_multi, apply_op
-from .promotion import result_type
 
 
 def _values_indices(name: str):

@@ -3,7 +3,7 @@ numbers (pow, div with a rounding mode, floor_divide, fmod, remainder, atan2, co
 logaddexp, xlogy, lerp, float_power), bitwise and logical ops, and the checks (isclose, allclose,
 nan_to_num), with their aliases (arcsin, fix, absolute, ...) and in-place forms.
 
-Differentiable ops are rows of the derivative table (its "elementwise" section); bitwise, logical and
+Differentiable ops are rows of the derivative table (rows.py); bitwise, logical and
 closeness ops are forward-only, as in PyTorch, computed on the arrays with torch's type promotion.
 Argument handling is torch's: which arguments may be Python numbers, its argument-parser errors where
 they may not, and the dtypes of integer and bool inputs.
@@ -13,26 +13,17 @@ from __future__ import annotations
 
 import inspect
 
-from .. import backend
-from ..tensor import Tensor, wrap
-from . import arg_errors, creation
-from . import derivatives as D
-from . import inplace as I
+from ... import backend
+from ...tensor import Tensor, wrap
+from .. import arg_errors, creation
+from .. import derivatives as D
+from .. import inplace as I
+from ..api import IN_PLACE, METHODS, exported, public
+from ..op import apply_op, broadcast_error, check_same_device
+from ..operands import as_operand, number_operands, with_number
+from ..promotion import result_type
 from . import kernels as K
-from .api import IN_PLACE, METHODS, exported, public
-from .functions import (
-    NOT_GIVEN,
-    POW_SIGNATURES,
-    _unary,
-    abs,
-    as_operand,
-    check_rounding_mode,
-    number_operands,
-    pow,
-    with_number,
-)
-from .op import apply_op, broadcast_error, check_same_device
-from .promotion import result_type
+from .core import NOT_GIVEN, POW_SIGNATURES, _unary, abs, check_rounding_mode, pow
 
 # --------------------------------------------------------------------------- helpers
 

@@ -1,0 +1,7 @@
+"""The shaping family: views, copies, indexing, joining and splitting, gather/scatter, sorting.
+
+`rows.py` its rows of the derivative table, `formulas.py` their backward formulas longer than a
+line, `kernels.py` their forwards longer than one expression. The functional API is in two
+layers: `core.py` (views, indexing, cat/stack, clone) sits below ops/inplace.py, which builds
+on it, and `functions.py` (split, gather/scatter, sort, flip, tril, unique, ...) above it.
+"""
