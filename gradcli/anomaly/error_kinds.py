@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import types
 
-from ..exception_text import message_of
+from ..program.exception_text import message_of
+from ..program.modules import ModuleCall
+from ..program.names import TensorNames, definition
+from ..program.sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
-from .modules import ModuleCall
-from .names import TensorNames, definition
 from .nonfinite import backward_finding
-from .sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .stats import shape_of
 
 #: engine.tensor methods whose errors are about autograd (requires_grad rules, hooks, .numpy()).

@@ -13,13 +13,13 @@ import sys
 import time
 from contextlib import ExitStack
 
-from ..exception_text import exception_text
-from ..frameworks import TORCH_MISSING, MixedTensors, after_torch_import, framework_of, is_missing_torch
-from ..running import CannotRun, compile_file, interrupted, main_module, running, using_device
+from ..libraries import TORCH_MISSING, MixedTensors, after_torch_import, framework_of, is_missing_torch
+from ..program.exception_text import exception_text
+from ..program.running import CannotRun, compile_file, interrupted, main_module, running, using_device
+from ..program.sites import Sites, raise_site, user_tb_frames, user_traceback
 from .error_kinds import caught_findings, classify
 from .findings import Location, Report, ScriptFailure
 from .instrument import Instrument, instrumented
-from .sites import Sites, raise_site, user_tb_frames, user_traceback
 from .warning_kinds import collect_warnings
 
 

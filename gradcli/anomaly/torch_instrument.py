@@ -24,13 +24,13 @@ from typing import Any
 
 from engine.autograd.anomaly import user_site
 
-from ..exception_text import message_of
+from ..program.exception_text import message_of
+from ..program.modules import ModuleCall, current_module
+from ..program.sites import SITE_KEY
 from .instrument import GradState, LeafUse, note_grad_read
-from .modules import ModuleCall, current_module
 from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
-SITE_KEY = "gradcli.site"
 #: In-place records kept per storage (the most recent ones), and storages kept (cleared past this,
 #: losing only the lines of in-place changes made before).
 MAX_BUMPS = 32
