@@ -383,7 +383,7 @@ def test_a_torch_tensor_without_grad_fn_is_explained(tmp_path):
 
 
 def test_torch_cases_are_drawn(tmp_path):
-    if not loading._is_tensor(torch.ones(1)):
+    if not loading.is_tensor(torch.ones(1)):
         pytest.skip(
             "gradcli.check.loading reads engine case inputs only (torch inputs come with `gradcli check`'s part)"
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import types
 
+from ..libraries import ENGINE, tensor_library
 from ..program.exception_text import message_of
 from ..program.modules import ModuleCall
 from ..program.names import TensorNames, definition
@@ -274,8 +275,8 @@ def _leaf_inplace(
 
 
 def _library(tensor) -> str:
-    """ "torch" for a torch tensor, else "engine": the module a fix should name."""
-    return "torch" if type(tensor).__module__.startswith("torch") else "engine"
+    """The library a fix should name: the tensor's ("engine" for what is no tensor)."""
+    return (tensor_library(tensor) or ENGINE).name
 
 
 def _no_grad_view_inplace(

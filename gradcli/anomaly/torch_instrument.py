@@ -1,6 +1,6 @@
 """What the engine's observer records, recorded for torch scripts through torch's own extension points.
 
-Installed by the runner only once the script imports torch (`frameworks.after_torch_import`),
+Installed by the runner only once the script imports torch (`libraries.after_torch_import`),
 removed when it ends; no torch function is patched. Two hooks:
 
 - a `TorchFunctionMode` sees each torch call the script makes (not the calls inside them): the

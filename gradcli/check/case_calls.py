@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..libraries import is_engine_tensor, is_torch_tensor
+from ..libraries import is_tensor
 from ..program.running import interrupted
 from .loading import PreparedCase
 
@@ -27,15 +27,8 @@ def interrupted_in(prepared: PreparedCase, exc: KeyboardInterrupt) -> BaseExcept
 
 
 def grad_enabled(prepared: PreparedCase) -> Any:
-    if prepared.framework == "torch":
-        import torch  # the user's file imported it
-
-        return torch.enable_grad()
-    import engine
-
-    return engine.enable_grad()
+    return prepared.library.enable_grad()
 
 
 def wants_grad(value: Any) -> bool:
-    is_tensor = is_engine_tensor(value) or is_torch_tensor(value)
-    return is_tensor and value.dtype.is_floating_point and value.requires_grad
+    return is_tensor(value) and value.dtype.is_floating_point and value.requires_grad

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..libraries import is_torch_tensor
+from ..libraries import TORCH
 from ..program.probing import instance_of
 
 
@@ -59,7 +59,7 @@ class float64_storage:
     def __enter__(self) -> float64_storage:
         for t in self.tensors:
             widened = self.widen and t.dtype.is_floating_point and t.dtype.itemsize < 8
-            if is_torch_tensor(t):
+            if TORCH.is_tensor(t):
                 saved = (t, t.data, t.grad if t.is_leaf else None)
                 try:
                     storage = _torch_storage(t, widened)
@@ -80,7 +80,7 @@ class float64_storage:
 
     def __exit__(self, *exc: object) -> None:
         for t, data, grad in reversed(self.saved):
-            if is_torch_tensor(t):
+            if TORCH.is_tensor(t):
                 if t.is_leaf:
                     t.grad = None
                 t.data = data

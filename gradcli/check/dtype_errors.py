@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..libraries import is_engine_tensor, is_torch_tensor
+from ..libraries import is_tensor
 from ..program.probing import attribute
 from .case_modules import is_module
 
@@ -235,7 +235,7 @@ def _lookup(frame: FrameType, dotted: str) -> Any:
 def _describe(value: Any) -> tuple[str, str] | None:
     """(dtype, 'a float32 tensor' / 'a Linear module with float32 parameters') for a floating
     tensor or a module with floating tensors; else None."""
-    if is_engine_tensor(value) or is_torch_tensor(value):
+    if is_tensor(value):
         if not value.dtype.is_floating_point:
             return None
         dtype = _dtype_name(value)

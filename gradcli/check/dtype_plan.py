@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..libraries import is_engine_tensor, is_torch_tensor
+from ..libraries import is_tensor
 from .case_modules import float64_storage, is_module, module_tensors
 from .reach import Reached, reached, replaced
 from .tolerances import least_precise
@@ -105,7 +105,7 @@ class DtypePlan:
 
 
 def _floating(x: Any) -> bool:
-    return (is_engine_tensor(x) or is_torch_tensor(x)) and x.dtype.is_floating_point
+    return (is_tensor(x)) and x.dtype.is_floating_point
 
 
 def _lower(x: Any) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.autograd.gradcheck.random_calls import RandomCall
 
-from ..libraries import is_engine_tensor, is_torch_tensor
+from ..libraries import is_tensor
 from ..program.shown_paths import display_path
 from .case_modules import is_module
 from .loading import PreparedCase
@@ -64,7 +64,7 @@ def forward_causes(
             )
         ]
     named = [names[i] if i < len(names) else f"inputs[{i}]" for i in range(len(inputs))]
-    watched = [(named[i], x) for i, x in enumerate(inputs) if is_engine_tensor(x) or is_torch_tensor(x)]
+    watched = [(named[i], x) for i, x in enumerate(inputs) if is_tensor(x)]
     changes = changes_during(lambda: call(*inputs), watched)
     causes = [_change_cause(change) for change in changes]
     if not causes and drift.kind == "input":

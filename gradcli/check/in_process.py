@@ -14,7 +14,8 @@ import os
 from types import ModuleType
 from typing import Any
 
-from ..libraries import library_of
+from ..libraries import for_file
+from ..program.source_tree import imported_modules
 from .cases import Case, validate_options
 from .config import load_config
 from .loading import LoadedFile, prepare
@@ -25,7 +26,7 @@ from .run_case import run_case
 def loaded_module(module: ModuleType, path: str, abspath: str) -> LoadedFile:
     """An imported module seen as the loader sees a check file it ran (`path` as reports show it)."""
     lines = [line.rstrip("\n") for line in linecache.getlines(abspath)]
-    library = library_of("\n".join(lines))
+    library = for_file(imported_modules("\n".join(lines)))
     return LoadedFile(path, abspath, module, [], lines, library=library)
 
 

@@ -16,28 +16,16 @@ from dataclasses import dataclass, field
 from types import FunctionType, ModuleType
 from typing import Any
 
-from ..libraries import (
-    MixedTensors,
-    framework_of,
-    is_engine_tensor,
-    is_torch_tensor,
-    library_of,
-    torch_module,
-)
+from ..libraries import ENGINE, LIBRARIES, Library, MixedTensors, for_file, is_tensor, library_of
 from ..program.probing import attribute, instance_of
 from ..program.running import LoadError, compile_file, file_module, interrupted, running, user_error
-from ..program.source_tree import parsed
+from ..program.source_tree import imported_modules, parsed
 from .cases import Case, collecting
 
 ANY_CASES_HINT = (
     "declare a top-level callable `f` and a tuple `inputs`, a top-level `model` (callable, with "
     ".parameters()) and `inputs`, or functions decorated with @gradcli.case(*inputs)"
 )
-INPUTS_HINTS = {
-    "engine": "e.g. engine.randn(3, dtype=engine.float64, requires_grad=True)",
-    "torch": "e.g. torch.randn(3, dtype=torch.float64, requires_grad=True)",
-}
-INPUTS_HINT = INPUTS_HINTS["engine"]
 
 
 @dataclass
@@ -51,13 +39,13 @@ class LoadedFile:
     source_lines: list[str] = field(default_factory=list)
     #: Why `cases` is empty, when loaded with `require_cases=False` (e.g. "no cases found").
     cases_error: LoadError | None = None
-    #: "engine" or "torch": the library the file's source imports (torch when it imports both)
-    library: str = "engine"
+    #: The library the file's source imports (torch when it imports both): what hints name.
+    library: Library = ENGINE
     #: The check options of its project's `[tool.gradcli]` (set by `collection.collect`).
     project_options: dict[str, Any] = field(default_factory=dict)
 
     def inputs_hint(self) -> str:
-        return INPUTS_HINTS[self.library]
+        return self.library.inputs_hint
 
     def line_text(self, line: int | None) -> str | None:
         if line is None or not 1 <= line <= len(self.source_lines):
@@ -74,8 +62,8 @@ class PreparedCase:
     inputs: tuple
     input_names: list[str]
     params: list[tuple[str, Any]] = field(default_factory=list)
-    #: "engine" or "torch": the library of the case's tensors
-    framework: str = "engine"
+    #: The library of the case's tensors.
+    library: Library = ENGINE
 
 
 _loaded_count = [0]
@@ -102,7 +90,7 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     except BaseException as exc:  # the user's file may raise anything, SystemExit included
         sys.modules.pop(name, None)
         raise user_error("exception while loading", exc, path, user.abspath, lines) from None
-    library = library_of(user.source)
+    library = for_file(imported_modules(user.source))
     loaded = LoadedFile(path, user.abspath, module, [], lines, library=library)
     try:
         loaded.cases = find_cases(loaded, decorated, user.source)
@@ -212,7 +200,7 @@ def _top_level_cases(loaded: LoadedFile, where: dict[str, int], decorated: bool)
     cases = []
     if forms:
         declared = namespace["inputs"]
-        if not (isinstance(declared, (tuple, list)) or callable(declared) or _is_tensor(declared)):
+        if not (isinstance(declared, (tuple, list)) or callable(declared) or is_tensor(declared)):
             line = where.get("inputs")
             raise LoadError(
                 f"`inputs` must be a tuple of arguments (or a function returning one), not {type(declared).__name__}",
@@ -270,7 +258,7 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
             ) from None
     else:
         built = declared
-    if _is_tensor(built):
+    if is_tensor(built):
         built = (built,)
     if isinstance(built, list):
         built = tuple(built)
@@ -285,7 +273,7 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
     params = _checked_parameters(loaded, case)
     names = _input_names(case.model if case.model is not None else case.func, len(built))
     try:
-        framework = framework_of(list(zip(names, built)) + params) or loaded.library
+        library = library_of(list(zip(names, built)) + params) or loaded.library
     except MixedTensors as exc:
         line = case.inputs_line or line
         raise LoadError(f"case {case.name!r} {exc}", loaded.path, line, loaded.line_text(line)) from None
@@ -297,22 +285,18 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
         raise LoadError(
             f"case {case.name!r}: no input is a floating-point tensor with requires_grad=True, so there is "
             f"nothing to check (inputs: {described}). Make the inputs to differentiate float tensors that "
-            f"require grad, {INPUTS_HINTS[framework]}",
+            f"require grad, {library.inputs_hint}",
             loaded.path,
             line,
             loaded.line_text(line),
         )
-    return PreparedCase(case, loaded, built, names, params, framework)
+    return PreparedCase(case, loaded, built, names, params, library)
 
 
 def _seed_libraries(seed: int) -> None:
     """Seed engine, and torch when the user's file imported it, before building inputs."""
-    import engine
-
-    engine.manual_seed(seed)
-    torch = torch_module()
-    if torch is not None:
-        torch.manual_seed(seed)
+    for library in LIBRARIES:
+        library.seed(seed)
 
 
 def _checked_parameters(loaded: LoadedFile, case: Case) -> list[tuple[str, Any]]:
@@ -361,7 +345,7 @@ def _named_parameters(
         ) from None
     out: list[tuple[str, Any]] = []
     for index, tensor in enumerate(params):
-        if not _is_tensor(tensor):
+        if not is_tensor(tensor):
             raise LoadError(
                 f"{prefix}.parameters() returned a {type(tensor).__name__} at position {index}; expected tensors",
                 loaded.path,
@@ -396,17 +380,12 @@ def _input_names(func: Callable, count: int) -> list[str]:
     return names
 
 
-def _is_tensor(value: Any) -> bool:
-    """An engine or a torch tensor."""
-    return is_engine_tensor(value) or is_torch_tensor(value)
-
-
 def _wants_grad(value: Any) -> bool:
-    return _is_tensor(value) and value.dtype.is_floating_point and value.requires_grad
+    return is_tensor(value) and value.dtype.is_floating_point and value.requires_grad
 
 
 def _describe(value: Any) -> str:
-    if _is_tensor(value):
+    if is_tensor(value):
         kind = f"{str(value.dtype).rsplit('.', 1)[-1]} tensor"
         if value.dtype.is_floating_point and not value.requires_grad:
             kind += " without requires_grad"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from types import CodeType, FunctionType, MethodType, ModuleType, SimpleNamespace
 from typing import Any
 
-from ..libraries import is_engine_tensor, is_torch_tensor
+from ..libraries import is_tensor
 from ..program.probing import attribute, instance_of
 from .case_modules import is_module
 
@@ -76,7 +76,7 @@ def reached(func: Callable, roots: dict[str, Any] | None = None) -> Reached:
         seen.add(id(value))
         try:
             for child, child_path, child_names, slot in _children(value, path, names, found):
-                if slot is not None and (is_engine_tensor(child) or is_torch_tensor(child)):
+                if slot is not None and (is_tensor(child)):
                     found.slots.setdefault(id(child), []).append(slot)
                 if id(child) not in seen:
                     pending.append((child, child_path, depth + 1, child_names))
@@ -126,7 +126,7 @@ def _scalar(value: Any) -> bool:
 def _children(value: Any, path: str, names: frozenset[str], found: Reached) -> Iterator[tuple]:
     """What `value` leads to: (child, its path, the code names that reached it, the slot it is
     read from or None)."""
-    if is_engine_tensor(value) or is_torch_tensor(value):
+    if is_tensor(value):
         if value.dtype.is_floating_point:
             found.tensors.append((path, value))
         return

@@ -1,6 +1,6 @@
 """Running prepared cases through `engine.autograd.check_gradients`, into plain dataclasses.
 
-A torch case runs through the same checker with `tensors=TorchTensors()` (checking_torch.py).
+A torch case runs through the same checker with its library's `tensors=` (`Library.gradcheck_tensors`).
 
 The results carry names (`x`, `model.fc1.weight`) instead of input positions, and for a
 failure the source of the custom backward(s) in the case's graph and where a failing input's
@@ -56,8 +56,8 @@ def run_case(
     case = prepared.case
     elements = differentiable_elements(prepared)
     func, inputs = callable_and_inputs(prepared)
-    library = _library(prepared)
-    plan = DtypePlan(prepared, settings.with_options(case.options), library.get("tensors", _engine()))
+    tensors = prepared.library.gradcheck_tensors()
+    plan = DtypePlan(prepared, settings.with_options(case.options), tensors)
     chosen = plan.settings
     fast = chosen.fast if chosen.fast is not None else elements >= FULL_MODE_BELOW
     watch = DtypeWatch(plan.dtype if plan.native else "float64", plan.native, plan.reference64)
@@ -80,7 +80,7 @@ def run_case(
                 max_mismatches=show,
                 progress=progress,
                 **plan.arguments(func, inputs),
-                **library,
+                tensors=tensors,
             )
             if report.forward_drift is not None:  # traced once more, with the same upcasts
                 causes = _drift_causes(report, prepared, func, inputs, names)
@@ -195,21 +195,6 @@ def _set_apart(pairs: list[PairResult], entries_of: Callable, explain: Callable)
         of = "" if pair.order == 1 and pair.output == "out" else f" (of {pair.output})"
         lines.append(f"{where}{of}: {explain(pair, entries[0])}")
     return lines
-
-
-def _engine() -> Any:
-    from engine.autograd.gradcheck.tensors import ENGINE
-
-    return ENGINE
-
-
-def _library(prepared: PreparedCase) -> dict[str, Any]:
-    """check_gradients' `tensors=` for a torch case (the engine's is its default)."""
-    if prepared.framework != "torch":
-        return {}
-    from .checking_torch import TorchTensors
-
-    return {"tensors": TorchTensors()}
 
 
 _AT_LINE = re.compile(r"\(at (?P<file>.+):(?P<line>\d+)\)")

@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.autograd import anomaly
 
-from ..libraries import is_engine_tensor, is_torch_tensor
+from ..libraries import is_tensor
 from ..program.exception_text import USER_ERRORS
 
 #: Changes reported per run (the first ones: later lines usually repeat them).
@@ -146,7 +146,7 @@ def _host_array(value: Any) -> Any:
     kind = type(value)
     if kind.__module__ == "numpy" and kind.__name__ == "ndarray":
         return value
-    if not (is_engine_tensor(value) or is_torch_tensor(value)):
+    if not (is_tensor(value)):
         return None
     try:
         tensor = value.detach().cpu()

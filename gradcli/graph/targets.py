@@ -11,15 +11,13 @@ from __future__ import annotations
 from contextlib import ExitStack
 from typing import Any
 
-import engine
 from engine import backend
 
 from ..check import loading
-from ..libraries import MixedTensors, torch_module
+from ..libraries import MixedTensors, is_tensor, loaded
 from ..program import sites
 from ..program.modules import recording_modules
 from ..program.names import NameIndex
-from ..program.names import is_any_tensor as is_tensor
 from ..program.running import LoadError, interrupted, user_error, using_device
 from .forward_lines import ForwardLines
 from .model import Graph
@@ -126,12 +124,10 @@ def find_targets(
 
 
 def _grad_enabled() -> ExitStack:
-    """Grad mode on in the engine and, when the file imported it, in torch."""
+    """Grad mode on in every library loaded (torch when the file imported it)."""
     stack = ExitStack()
-    stack.enter_context(engine.enable_grad())
-    torch = torch_module()
-    if torch is not None:
-        stack.enter_context(torch.enable_grad())
+    for library in loaded():
+        stack.enter_context(library.enable_grad())
     return stack
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..libraries import is_torch_tensor
+from ..libraries import TORCH
 from ..program.names import NameIndex
 from .model import Constant, Edge, GraphNode, Hooks, Leaf, Output, Saved, TensorMeta
 
@@ -126,7 +126,7 @@ def saved_buffers(node: Any) -> list[tuple[Any, int, Any]]:
     """The storages a node's saved tensors hold, as (key, bytes, storage), for the memory total."""
     out = []
     for _, tensor in _raw_saved(node):
-        if not is_torch_tensor(tensor):  # freed, or packed by saved_tensors_hooks (held elsewhere)
+        if not TORCH.is_tensor(tensor):  # freed, or packed by saved_tensors_hooks (held elsewhere)
             continue
         try:
             storage = tensor.untyped_storage()
@@ -235,7 +235,7 @@ def _custom_function_saved(node: Any, names: NameIndex) -> tuple[list[Saved], bo
         mine = versions
         if versions is not None:
             mine = None
-            if not blamed and is_torch_tensor(tensor) and tensor._version == versions[0]:
+            if not blamed and TORCH.is_tensor(tensor) and tensor._version == versions[0]:
                 mine, blamed = versions, True
         out.append(_saved_tensor(f"saved_tensors[{j}]", tensor, value, mine, node, names, known=not versions))
     return out, False
@@ -254,8 +254,8 @@ def _saved_tensor(
     saved_tensors_hooks returned, if one ran), `checked` what torch's checked read returned
     (None when it raised `versions`, (current, saved)); `known` is False when its saved
     version cannot be told."""
-    if not is_torch_tensor(tensor):  # what saved_tensors_hooks packed: its unpacked tensor, if read
-        if not is_torch_tensor(checked):
+    if not TORCH.is_tensor(tensor):  # what saved_tensors_hooks packed: its unpacked tensor, if read
+        if not TORCH.is_tensor(checked):
             return Saved(label, "value", value=_short_repr(tensor))
         tensor = checked
     current = int(tensor._version)
@@ -280,7 +280,7 @@ def _saved_tensor(
 
 def _saved_output_nr(label: str, checked: Any, node: Any) -> int | None:
     """Which output of `node` a saved tensor is (torch saves it without its grad_fn), or None."""
-    if is_torch_tensor(checked) and checked.grad_fn is node:
+    if TORCH.is_tensor(checked) and checked.grad_fn is node:
         return int(checked.output_nr)
     match = RESULT.search(label.split("[")[0])
     if match and label.startswith(SAVED + "result"):
@@ -319,5 +319,5 @@ def _unreadable(exc: Exception, limit: int = 60) -> str:
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
-    text = f"tensor of shape {tuple(value.shape)}" if is_torch_tensor(value) else repr(value)
+    text = f"tensor of shape {tuple(value.shape)}" if TORCH.is_tensor(value) else repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..libraries import framework_of
+from .. import libraries
 from ..program.names import NameIndex
 from . import meta, nodes, torch_nodes
 from .forward_lines import ForwardLines
@@ -42,6 +42,16 @@ class Reader:
 
 ENGINE = Reader(meta.infer_metas, nodes.node_record, nodes.saved_buffers, nodes.tally)
 TORCH = Reader(torch_nodes.infer_metas, torch_nodes.node_record, torch_nodes.saved_buffers)
+
+
+class _Readers:
+    """The `Reader` of each library (`libraries.Library.pick`)."""
+
+    def engine(self) -> Reader:
+        return ENGINE
+
+    def torch(self) -> Reader:
+        return TORCH
 
 
 def walk(roots: list[Any]) -> list[Any]:
@@ -84,7 +94,7 @@ def build_graph(
 
     Raises `gradcli.libraries.MixedTensors` when the targets are engine and torch tensors.
     """
-    reader = TORCH if framework_of(targets) == "torch" else ENGINE
+    reader = (libraries.library_of(targets) or libraries.ENGINE).pick(_Readers())
     with gc_paused():  # tens of thousands of small records, none cyclic: collections only cost time
         return _build(reader, targets, names, file, targets_from, device, seed, lines, levels)
 

@@ -1,41 +1,67 @@
-"""torch, when a user's file uses it: never imported by gradcli itself, only noticed.
+"""engine or torch: the one place gradcli tells the two tensor libraries apart.
 
-gradcli runs engine files and PyTorch files alike. Importing torch costs a second or more,
-so gradcli never imports it on its own: it watches for the user's code importing it
-(`after_torch_import`, a `sys.meta_path` finder that runs callbacks once torch's module has
-executed) and asks `sys.modules` whether a value is a torch tensor (`is_torch_tensor`).
+gradcli runs engine files and PyTorch files alike. Each library is one object (`ENGINE`,
+`TORCH`; `library.py` says what they do), found for a file by its imports (`for_files`) and for
+values by their types (`library_of`); everything that differs between the two is a method of
+that object, so no other module asks which library it has. torch is never imported by gradcli:
+its object notices the user's file importing it (`torch.after_torch_import`).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
-TORCH_MISSING = "this file imports torch, which is not installed: pip install 'gradcli[torch]'"
+from .engine import ENGINE
+from .library import Library, PerLibrary
+from .random_state import take_random_state
+from .torch import TORCH, TORCH_MISSING, after_torch_import, is_missing_torch
+
+#: Every library, engine first (the default).
+LIBRARIES: tuple[Library, ...] = (ENGINE, TORCH)
+
+__all__ = [
+    "ENGINE",
+    "LIBRARIES",
+    "TORCH",
+    "TORCH_MISSING",
+    "Library",
+    "MixedTensors",
+    "PerLibrary",
+    "after_torch_import",
+    "for_files",
+    "is_missing_torch",
+    "is_tensor",
+    "library_of",
+    "loaded",
+    "take_random_state",
+]
 
 
-def torch_module() -> Any | None:
-    """torch, if the user's code (or anything) has imported it; never imports it."""
-    return sys.modules.get("torch")
+def is_tensor(value: Any) -> bool:
+    """A tensor of any library."""
+    return any(library.is_tensor(value) for library in LIBRARIES)
 
 
-def is_torch_tensor(value: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and issubclass(type(value), torch.Tensor)  # never a user's __class__
+def tensor_library(value: Any) -> Library | None:
+    """The library `value` is a tensor of (None: not a tensor)."""
+    return next((library for library in LIBRARIES if library.is_tensor(value)), None)
 
 
-def is_engine_tensor(value: Any) -> bool:
-    engine = sys.modules.get("engine")
-    return engine is not None and issubclass(type(value), engine.Tensor)
+def loaded() -> list[Library]:
+    """The libraries imported now (torch only once the user's code imported it)."""
+    return [library for library in LIBRARIES if library.loaded()]
 
 
-def is_missing_torch(exc: BaseException) -> bool:
-    """Whether `exc` is the ImportError of a file importing torch where it is not installed."""
-    name = getattr(exc, "name", None) or ""
-    return isinstance(exc, ModuleNotFoundError) and (name == "torch" or name.startswith("torch."))
+def for_files(imported: Iterable[str]) -> list[Library]:
+    """The libraries files use, from the top-level modules they import: engine when none is named."""
+    names = set(imported)
+    return [library for library in LIBRARIES if library.module in names] or [ENGINE]
+
+
+def for_file(imported: Iterable[str]) -> Library:
+    """The library a file's messages should name: torch when it imports torch, else engine."""
+    return for_files(imported)[-1]
 
 
 class MixedTensors(Exception):
@@ -56,107 +82,15 @@ def _listed(names: list[str]) -> str:
     return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
-def framework_of(named: Iterable[tuple[str, Any]]) -> str | None:
-    """ "engine" or "torch": the library of the tensors among `named` values (None: no tensor).
+def library_of(named: Iterable[tuple[str, Any]]) -> Library | None:
+    """The library of the tensors among `named` values (None: no tensor).
 
     Raises MixedTensors naming both sides when there are tensors of both."""
-    engine_names, torch_names = [], []
+    found: dict[Library, list[str]] = {}
     for name, value in named:
-        if is_torch_tensor(value):
-            torch_names.append(name)
-        elif is_engine_tensor(value):
-            engine_names.append(name)
-    if engine_names and torch_names:
-        raise MixedTensors(engine_names, torch_names)
-    if torch_names:
-        return "torch"
-    return "engine" if engine_names else None
-
-
-@contextmanager
-def after_torch_import(callback: Callable[[Any], None]) -> Iterator[None]:
-    """For the block: call `callback(torch)` as soon as torch is imported (at once if it is).
-
-    Only a finder is added to `sys.meta_path`; torch's own import machinery is untouched.
-    """
-    if sys.modules.get("torch") is not None:
-        callback(sys.modules["torch"])
-        yield
-        return
-    watcher = _TorchWatcher(callback)
-    sys.meta_path.insert(0, watcher)
-    try:
-        yield
-    finally:
-        try:
-            sys.meta_path.remove(watcher)
-        except ValueError:
-            pass
-
-
-class _TorchWatcher:
-    """Finds torch as the other finders would, with a loader that calls back after executing it.
-
-    The finder and loader protocols by duck typing: importlib.abc costs ~4 ms of imports."""
-
-    def __init__(self, callback: Callable[[Any], None]):
-        self.callback = callback
-        self.finding = False
-
-    def find_spec(self, name, path=None, target=None):  # noqa: ANN001 - the finder protocol
-        if name != "torch" or self.finding:
-            return None
-        self.finding = True
-        try:
-            spec = importlib.util.find_spec(name)  # the other finders, other watchers included
-        finally:
-            self.finding = False
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _CallingBackLoader(spec.loader, self.callback)
-        return spec
-
-
-class _CallingBackLoader:
-    def __init__(self, loader: Any, callback: Callable[[Any], None]):
-        self.loader = loader
-        self.callback = callback
-
-    def create_module(self, spec):  # noqa: ANN001
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:  # noqa: ANN001
-        self.loader.exec_module(module)
-        self.callback(module)
-
-    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, ...
-        return getattr(self.loader, name)
-
-
-def imported_frameworks(source: str) -> set[str]:
-    """Which of "engine" and "torch" a file's source imports (anywhere in it, by its imports)."""
-    import ast
-
-    from ..program.source_tree import parsed
-
-    found: set[str] = set()
-    tree = parsed(source)
-    if tree is None:
-        return found
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        else:
-            continue
-        for name in names:
-            top = name.split(".")[0]
-            if top in ("engine", "torch"):
-                found.add(top)
-    return found
-
-
-def library_of(source: str) -> str:
-    """ "torch" for a file whose source imports torch, else "engine": what its hints should name."""
-    return "torch" if "torch" in imported_frameworks(source) else "engine"
+        library = tensor_library(value)
+        if library is not None:
+            found.setdefault(library, []).append(name)
+    if len(found) > 1:
+        raise MixedTensors(found.get(ENGINE, []), found.get(TORCH, []))
+    return next(iter(found), None)

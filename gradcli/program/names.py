@@ -12,22 +12,14 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 import types
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
-from engine.tensor import Tensor
-
-from ..libraries import is_engine_tensor, is_torch_tensor
+from ..libraries import is_tensor
 from .probing import attribute, instance_of
 from .sites import Location, Sites
 from .source_tree import parsed
-
-
-def is_any_tensor(value: Any) -> bool:
-    """An engine.Tensor or (when the user's file imported torch) a torch.Tensor."""
-    return is_engine_tensor(value) or is_torch_tensor(value)
 
 
 class NameIndex:
@@ -81,7 +73,7 @@ class NameIndex:
         for name, value in namespace.items():
             if name.startswith("__"):
                 continue
-            if is_any_tensor(value):
+            if is_tensor(value):
                 index.add(name, value)
                 index.top_level.append((name, value))
             else:
@@ -92,7 +84,7 @@ class NameIndex:
         for name, value in later:
             if instance_of(value, (list, tuple)) and len(value) <= 10_000:
                 for i, item in enumerate(value):
-                    if is_any_tensor(item):
+                    if is_tensor(item):
                         index.add(f"{name}[{i}]", item, cls.ITEM)
         return index
 
@@ -105,7 +97,7 @@ def _named_parameters(value: Any) -> list[tuple[str, Any]]:
     if not callable(method):
         return []
     try:
-        return [(str(k), t) for k, t in method() if is_any_tensor(t)]
+        return [(str(k), t) for k, t in method() if is_tensor(t)]
     except Exception:  # a user object's method: never let it break the drawing
         return []
 
@@ -121,8 +113,6 @@ class TensorNames:
 
     def _build(self) -> dict[int, tuple[str, Any]]:
         table: dict[int, tuple[str, Any]] = {}
-        torch = sys.modules.get("torch")  # never imported here: only when the script did
-        kinds = (Tensor, torch.Tensor) if torch is not None else Tensor
         scopes = [f.f_locals for f in reversed(self.frames)]
         if self.module is not None:
             scopes.append(self.module.__dict__)
@@ -131,20 +121,18 @@ class TensorNames:
                 if name.startswith("__"):
                     continue
                 try:
-                    self._add(table, name, value, kinds)
+                    self._add(table, name, value)
                 except Exception:  # a user object whose attributes raise: no name from it
                     continue
         return table
 
     @staticmethod
-    def _add(
-        table: dict[int, tuple[str, Any]], name: str, value: Any, Tensor: type | tuple[type, ...]
-    ) -> None:
-        if isinstance(value, Tensor):
+    def _add(table: dict[int, tuple[str, Any]], name: str, value: Any) -> None:
+        if is_tensor(value):
             table.setdefault(id(value), (name, value))
         elif isinstance(value, (list, tuple)) and len(value) <= 64:
             for i, item in enumerate(value):
-                if isinstance(item, Tensor):
+                if is_tensor(item):
                     table.setdefault(id(item), (f"{name}[{i}]", item))
         elif not isinstance(value, type) and callable(getattr(value, "named_parameters", None)):
             for pname, p in value.named_parameters():  # an engine.nn.Module, or alike

@@ -17,11 +17,12 @@ import sys
 import traceback
 import types
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
-from ..libraries import TORCH_MISSING, after_torch_import, imported_frameworks, is_missing_torch
+from ..libraries import LIBRARIES, TORCH_MISSING, for_files, is_missing_torch
 from .exception_text import exception_text, message_of
+from .source_tree import imported_modules
 
 
 class LoadError(Exception):
@@ -211,7 +212,6 @@ def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) 
     user's frames (`engine.autograd.anomaly.is_internal_file`), which every part of gradcli
     asks; here rather than at import, so that `gradcli --help` does not import the engine.
     """
-    import engine
     from engine.autograd import anomaly
 
     anomaly.register_internal_root(GRADCLI_DIR)
@@ -224,8 +224,9 @@ def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) 
         if seed is None:
             yield
         else:
-            engine.manual_seed(seed)
-            with after_torch_import(lambda torch: torch.manual_seed(seed)):
+            with ExitStack() as seeded:
+                for library in LIBRARIES:
+                    seeded.enter_context(library.seeded(seed))
                 yield
     finally:
         sys.argv = saved_argv
@@ -237,31 +238,19 @@ def running(user: UserFile, *, seed: int | None, argv: list[str] | None = None) 
 
 @contextmanager
 def using_device(device: str, paths: list[str] = ()) -> Iterator[None]:
-    """Make `device` the default device for the block, of engine and of torch once imported.
+    """Make `device` the default device for the block, of the libraries `paths` use (engine when
+    they name none) and of torch once imported.
 
     `paths` are the files to run: when they import torch and not engine, engine's device is
     left alone (CuPy need not be installed to run torch on CUDA). Raises
     engine.backend.CudaUnavailable when the device cannot be had.
     """
-    import engine
-
-    imported = set().union(*(imported_frameworks(_text_of(p)) for p in paths)) if paths else set()
-    uses_torch, uses_engine = "torch" in imported, "engine" in imported or "torch" not in imported
-    if uses_torch and device != "cpu":
-        _check_torch_device(device)
-    previous = engine.get_default_device()
-    if uses_engine:
-        engine.set_default_device(device)
-    try:
-        if device == "cpu":
-            yield
-        else:
-            with after_torch_import(lambda torch: torch.set_default_device(device)):
-                yield
-    finally:
-        engine.set_default_device(previous)
-        if sys.modules.get("torch") is not None and device != "cpu":
-            sys.modules["torch"].set_default_device(None)
+    imported = set().union(*(imported_modules(_text_of(p)) for p in paths)) if paths else set()
+    used = for_files(imported)
+    with ExitStack() as devices:
+        for library in reversed(LIBRARIES):  # torch's check first: its message names torch
+            devices.enter_context(library.on_device(device, library in used))
+        yield
 
 
 def _text_of(path: str) -> str:
@@ -273,19 +262,6 @@ def _text_of(path: str) -> str:
             return _decode(handle.read())
     except OSError:
         return ""
-
-
-def _check_torch_device(device: str) -> None:
-    from engine.backend import CudaUnavailable
-
-    try:
-        import torch
-    except ImportError:
-        return  # the file's own import will say that torch is not installed
-    if not torch.cuda.is_available():
-        raise CudaUnavailable(
-            f"torch {torch.__version__} finds no CUDA device (torch.cuda.is_available() is False)"
-        )
 
 
 def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:

@@ -15,3 +15,21 @@ def parsed(source: str | bytes) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def imported_modules(source: str) -> set[str]:
+    """The top-level modules a file's source imports, anywhere in it (`import a.b` names `a`);
+    empty when it cannot be parsed."""
+    found: set[str] = set()
+    tree = parsed(source)
+    if tree is None:
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found.update(name.split(".")[0] for name in names)
+    return found

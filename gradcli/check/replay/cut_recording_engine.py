@@ -33,12 +33,12 @@ def engine_ops() -> TensorOps:
     import engine
     from engine import backend
 
-    from ...libraries import is_engine_tensor
+    from ...libraries import ENGINE
 
     def host(t: Any) -> Any:
         return numpy.array(backend.to_numpy(t._data))
 
-    return TensorOps("engine", is_engine_tensor, lambda t: engine.finfo(t.dtype).eps, host)
+    return TensorOps(ENGINE.name, ENGINE.is_tensor, lambda t: engine.finfo(t.dtype).eps, host)
 
 
 @contextmanager

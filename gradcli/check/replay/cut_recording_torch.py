@@ -24,13 +24,13 @@ from .cut_recording import Call, Recorder, TensorOps, nudged, tensors_in
 def torch_ops() -> TensorOps:
     import torch  # the user's file imported it
 
-    from ...libraries import is_torch_tensor
+    from ...libraries import TORCH
 
     def host(t: Any) -> Any:
         values = t.detach().cpu()
         return (values.float() if values.dtype == torch.bfloat16 else values).numpy().copy()
 
-    return TensorOps("torch", is_torch_tensor, lambda t: torch.finfo(t.dtype).eps, host)
+    return TensorOps(TORCH.name, TORCH.is_tensor, lambda t: torch.finfo(t.dtype).eps, host)
 
 
 @contextmanager

@@ -5,7 +5,7 @@ only those the case's graph holds; none when the forward cannot run again, never
 what the file defines) and for the checked inputs it reaches (`no_gradient`). The same run
 records where values left the graph (cut_recording.py); each cut of a failing input's value is
 then replayed with that cut's values nudged, the random generators put back first
-(rng_snapshot.py), and reported (graph_cuts.py) only if an output the failing pair involves
+(`libraries.take_random_state`), and reported (graph_cuts.py) only if an output the failing pair involves
 changed. At most MAX_NUDGED such replays; all of it within the case's time limit.
 """
 
@@ -17,13 +17,14 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ...libraries import take_random_state
 from ...program.exception_text import USER_ERRORS
 from ...program.probing import attribute
 from ...program.shown_paths import display_path
 from ..case_calls import callable_and_inputs, grad_enabled, interrupted_in, wants_grad
 from ..loading import PreparedCase
 from ..results import CaseResult, SourceLocation
-from . import graph_cuts, rng_snapshot
+from . import graph_cuts
 from .cut_recording import Recorder, TensorOps
 
 #: Replays that nudge a cut, per failed case: distinct cut lines beyond these are not tested.
@@ -49,13 +50,13 @@ def _examine(prepared: PreparedCase, result: CaseResult) -> None:
     func, inputs = callable_and_inputs(prepared)
     ops, observing = _library(prepared)
     names = prepared.input_names + [name for name, _ in prepared.params]
-    before = rng_snapshot.take()
+    before = take_random_state()
     recorder = Recorder(inputs, ops)
     try:
         outputs = _run(prepared, func, inputs, observing(recorder))
     except USER_ERRORS:  # the check has reported it
         return
-    after = rng_snapshot.take()
+    after = take_random_state()
     result.backwards = [
         loc for cls in functions_in_graph(outputs) if (loc := _backward_location(cls)) is not None
     ]
@@ -128,13 +129,21 @@ def _graph_cut(name: str, event: Any) -> graph_cuts.GraphCut:
 
 
 def _library(prepared: PreparedCase) -> tuple[TensorOps, Callable[[Recorder], AbstractContextManager]]:
-    if prepared.framework == "torch":
+    return prepared.library.pick(_CutRecorders())
+
+
+class _CutRecorders:
+    """Each library's way of recording where values leave the graph (its module imported when asked)."""
+
+    def engine(self) -> tuple[TensorOps, Callable[[Recorder], AbstractContextManager]]:
+        from . import cut_recording_engine as library
+
+        return library.engine_ops(), library.observing
+
+    def torch(self) -> tuple[TensorOps, Callable[[Recorder], AbstractContextManager]]:
         from . import cut_recording_torch as library
 
         return library.torch_ops(), library.observing
-    from . import cut_recording_engine as library
-
-    return library.engine_ops(), library.observing
 
 
 def functions_in_graph(outputs: tuple) -> list[type]:

@@ -21,7 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from engine.autograd.gradcheck.random_calls import RandomCall, random_call
 from engine.autograd.gradcheck.tensors import Tensors
 
-from .replay import rng_snapshot
+from .random_state import take_random_state
 
 
 class TorchTensors(Tensors):
@@ -108,7 +108,7 @@ class TorchTensors(Tensors):
         return repr(torch.Size(shape))
 
     def random_state(self) -> Any:
-        return rng_snapshot.take()  # torch's, numpy's, Python's and the engine's generators
+        return take_random_state()  # torch's, numpy's, Python's and the engine's generators
 
     def set_random_state(self, state: Any) -> None:
         state()
