@@ -10,9 +10,9 @@ from typing import Any
 
 from .check.cases import Case, case
 from .check.kink_warnings import GradcliWarning, NondifferentiableWarning
+from .version import __version__
 
-__all__ = ["Case", "GradcliWarning", "NondifferentiableWarning", "assert_gradients", "case"]
-__version__ = "0.1.0"
+__all__ = ["Case", "GradcliWarning", "NondifferentiableWarning", "__version__", "assert_gradients", "case"]
 
 
 def __getattr__(name: str) -> Any:

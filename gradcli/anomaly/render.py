@@ -74,7 +74,7 @@ UNBOUNDED = 1 << 16
 
 def json_document(report: Report, *, strict: bool = False) -> str:
     """The report as one JSON document (schema above)."""
-    from .. import __version__
+    from ..version import __version__
 
     findings = sorted(report.findings, key=lambda f: f.severity != ERROR)
     document = {

@@ -1,7 +1,9 @@
 """`[tool.gradcli]` in pyproject.toml: a project's own defaults, found as pytest finds its config.
 
 Options are taken from the case first, then from the command line (or `assert_gradients`'s
-keywords), then from `[tool.gradcli]`, then gradcli's defaults. The table holds the check
+keywords), then from `[tool.gradcli]`, then gradcli's defaults: `starting_settings` merges the
+last three, for the CLI and for checks in a process that imported the case alike (a case's own
+options come on top in `run_case`). The table holds the check
 options a case may set (`eps`, `atol`, `rtol`, `order`, `fast`, `nondet_tol`, `dtype`,
 `reference`) and `files`: the glob patterns a directory is searched with (default
 `check_*.py`, `*_check.py`).
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..program.running import LoadError
 from .cases import OPTION_NAMES, validate_options
+from .results import Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -76,3 +79,22 @@ def load_config(start: str) -> ProjectConfig:
     if not isinstance(files, (list, tuple)) or not all(isinstance(f, str) for f in files):
         raise LoadError('[tool.gradcli] files must be a list of glob patterns, e.g. ["check_*.py"]', path)
     return ProjectConfig(path, options, tuple(files))
+
+
+def starting_settings(project: dict[str, Any], given: dict[str, Any]) -> Settings:
+    """What a file's cases start from: `given` (the command line, or keywords) over `project` (its
+    `[tool.gradcli]`) over the defaults."""
+    return Settings().with_options({**project, **given})
+
+
+def run_settings(paths: list[str], given: dict[str, Any]) -> Settings:
+    """What a run's files started from: their project's settings when they share one `[tool.gradcli]`
+    (whether or not any case was selected), else `given` over the defaults (each case shows its
+    own). A table that cannot be read is left out: it is reported with its file."""
+    tables = set()
+    for path in paths:
+        try:
+            tables.add(tuple(sorted(load_config(path).options.items())))
+        except LoadError:
+            continue
+    return starting_settings(dict(next(iter(tables))) if len(tables) == 1 else {}, given)

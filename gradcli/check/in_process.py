@@ -8,7 +8,6 @@ and `checking.run_case` as `gradcli check`. Options: the case's own, then the ca
 
 from __future__ import annotations
 
-import dataclasses
 import linecache
 import os
 from types import ModuleType
@@ -17,7 +16,7 @@ from typing import Any
 from ..libraries import for_file
 from ..program.source_tree import imported_modules
 from .cases import Case, validate_options
-from .config import load_config
+from .config import load_config, starting_settings
 from .loading import LoadedFile, prepare
 from .results import CaseResult, Settings
 from .run_case import run_case
@@ -32,8 +31,7 @@ def loaded_module(module: ModuleType, path: str, abspath: str) -> LoadedFile:
 
 def project_settings(start: str, **overrides: Any) -> Settings:
     """Defaults, then `[tool.gradcli]` found from `start`, then `overrides` (validated as case options)."""
-    options = {**load_config(start).options, **validate_options(overrides)}
-    return dataclasses.replace(Settings(), **options)
+    return starting_settings(load_config(start).options, validate_options(overrides))
 
 
 def check_case(loaded: LoadedFile, case: Case, settings: Settings, *, seed: int = 0) -> CaseResult:

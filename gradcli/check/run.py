@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..render.error import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError
 from . import run_case as checking
-from .results import MISMATCH_ROWS, SHOW_DEFAULT, CaseResult, Settings
+from .config import run_settings, starting_settings
+from .results import MISMATCH_ROWS, SHOW_DEFAULT, CaseResult
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,20 +35,6 @@ class CheckRun:
     dump: str | None = None  # --dump FILE.npz
     plot: str | None = None  # --plot DIR
     timeout: float | None = None  # --timeout SECONDS, per case
-
-
-def starting_settings(project_options: dict[str, object], given: dict[str, object]) -> Settings:
-    """A file's cases start from the command line, over its [tool.gradcli], over the defaults (a
-    case's own options come on top, in run_case)."""
-    return Settings().with_options({**project_options, **given})
-
-
-def run_settings(prepared: list, given: dict[str, object]) -> Settings:
-    """The JSON's top-level settings: what the files' cases started from. Files of one project share
-    them; files under pyproject.tomls with different [tool.gradcli] tables have none in common, and
-    the top level then shows the command line over the defaults (each case shows its own)."""
-    tables = {tuple(sorted(case.file.project_options.items())) for case in prepared}
-    return starting_settings(dict(next(iter(tables))) if len(tables) == 1 else {}, given)
 
 
 def run_check(
@@ -121,7 +108,7 @@ def run_check(
             results,
             errors,
             skipped,
-            settings=run_settings(prepared, run.given).for_run(),
+            settings=run_settings([t.path for t in chosen], run.given).for_run(),
             device=run.device,
             seed=run.seed,
             pattern=run.pattern,

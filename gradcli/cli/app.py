@@ -23,7 +23,7 @@ def _print_version(ctx: typer.Context, asked: bool) -> None:
         try:
             number = version("gradcli")
         except PackageNotFoundError:  # run from a source tree that was never installed
-            from .. import __version__ as number
+            from ..version import __version__ as number
         print(f"gradcli {number}")
         raise Exit(EXIT_OK)
 

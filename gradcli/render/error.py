@@ -27,8 +27,6 @@ JSON schema (schema id "gradcli.error/1")::
 
 from __future__ import annotations
 
-import json
-
 SCHEMA = "gradcli.error/1"
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
@@ -42,7 +40,9 @@ def error_document(
     code: int, kind: str, message: str, file: str | None = None, line: int | None = None
 ) -> str:
     """The error document, as text (one line)."""
-    from .. import __version__
+    import json  # only when there is an error to write: --version and --help stay light
+
+    from ..version import __version__
 
     error = {"code": code, "kind": kind, "message": message, "file": file, "line": line}
     return json.dumps({"schema": SCHEMA, "version": __version__, "error": error})

@@ -399,7 +399,7 @@ def json_document(
     deselected: int = 0,
 ) -> str:
     """The --json output (schema in this module's docstring)."""
-    from ... import __version__
+    from ...version import __version__
 
     passed = sum(r.passed for r in results)
     document = {

@@ -478,7 +478,7 @@ def dot_source(
 
     With `show_saved`, a node's saved values (`_saved_alpha = 1`) are lines of its label, as
     torchviz's `show_attrs` draws them, and its saved tensors orange boxes beside it; with
-    `group_modules`, the nodes of each `nn.Module` sit in one cluster (`graphing.modules`).
+    `group_modules`, the nodes of each `nn.Module` sit in one cluster (`graph.modules`).
     """
     kept = _kept(graph, depth)
     lines = [
@@ -631,7 +631,7 @@ def graph_dict(graph: Graph, *, depth: int | None = None) -> dict[str, Any]:
 
 def _head_dict(graph: Graph, depth: int | None, kept: list[bool]) -> dict[str, Any]:
     """Every key of the document before "nodes" and "edges"."""
-    from ... import __version__
+    from ...version import __version__
 
     return {
         "schema": SCHEMA,
