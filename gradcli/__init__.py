@@ -8,17 +8,17 @@ engine and rich) is imported on first use.
 
 from typing import Any
 
-from .cases import Case, case
-from .kink_warnings import GradcliWarning, NondifferentiableWarning
+from .check.cases import Case, case
+from .check.kink_warnings import GradcliWarning, NondifferentiableWarning
+from .version import __version__
 
-__all__ = ["Case", "GradcliWarning", "NondifferentiableWarning", "assert_gradients", "case"]
-__version__ = "0.1.0"
+__all__ = ["Case", "GradcliWarning", "NondifferentiableWarning", "__version__", "assert_gradients", "case"]
 
 
 def __getattr__(name: str) -> Any:
     """`gradcli.assert_gradients`, imported when first asked for."""
     if name == "assert_gradients":
-        from .asserting import assert_gradients
+        from .check.asserting import assert_gradients
 
         return assert_gradients
     raise AttributeError(f"module 'gradcli' has no attribute {name!r}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from .cases import Case, collecting
+from .check.cases import Case, collecting
 
 _RECORDED = pytest.StashKey[list[Case]]()  # every case declared in this pytest run
 _LOADED = pytest.StashKey[Any]()  # the module as a LoadedFile, made when its cases are collected
@@ -96,9 +96,9 @@ def _case_items(module: pytest.Module) -> list[CaseItem]:
     own = [replace(c, file=abspath) for c in recorded if _declared_in(c, module)]
     if not own:
         return []
-    from .in_process import loaded_module
-    from .loading import find_cases
-    from .running import LoadError
+    from .check.in_process import loaded_module
+    from .check.loading import find_cases
+    from .program.running import LoadError
 
     loaded = loaded_module(module.obj, module.nodeid.split("::", 1)[0], abspath)
     module.stash[_LOADED] = loaded
@@ -148,10 +148,10 @@ class CaseItem(pytest.Item):
         self.keywords.update((mark.name, mark) for mark in marks)
 
     def runtest(self) -> None:
-        from .in_process import check_case, project_settings
-        from .kink_warnings import warn_kinks
-        from .render.failure_text import failure_report
-        from .running import LoadError
+        from .check.in_process import check_case, project_settings
+        from .check.kink_warnings import warn_kinks
+        from .check.render.failure_text import failure_report
+        from .program.running import LoadError
 
         try:
             settings = project_settings(str(self.path))

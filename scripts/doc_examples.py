@@ -35,7 +35,7 @@ def output_of(command: str) -> str:
 
     from typer.testing import CliRunner
 
-    from gradcli.cli import app
+    from gradcli.cli.app import app
 
     here = os.getcwd()
     os.chdir(ROOT)

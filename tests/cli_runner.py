@@ -14,7 +14,7 @@ from typing import Any
 from json_contract import validated
 from typer.testing import CliRunner, Result
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 
 def run_gradcli(*args: Any, traceback: bool = False, internal: bool = False, **invoke: Any) -> Result:

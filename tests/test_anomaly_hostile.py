@@ -13,7 +13,7 @@ import pytest
 from json_contract import validated
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -43,7 +43,7 @@ def engine_library():
 
 def torch_library():
     torch = pytest.importorskip("torch")
-    from gradcli.checking_torch import TorchTensors
+    from gradcli.libraries.torch_tensors import TorchTensors
 
     class WrongAt(torch.autograd.Function):
         wrong: list = []

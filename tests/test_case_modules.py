@@ -14,11 +14,11 @@ import pytest
 from cli_runner import run_gradcli_json
 from typer.testing import CliRunner
 
-from gradcli.checking import run_case
-from gradcli.cli import app
-from gradcli.collection import Target, collect
-from gradcli.results import Settings
-from gradcli.selection import compile_expression
+from gradcli.check.collection import Target, collect
+from gradcli.check.results import Settings
+from gradcli.check.run_case import run_case
+from gradcli.check.selection import compile_expression
+from gradcli.cli.app import app
 
 TWO_MODELS = """
 import engine, gradcli
@@ -96,8 +96,8 @@ def test_float32_models_in_decorated_cases_pass_and_modules_parameters_are_check
 
 def test_without_the_float64_copies_the_same_file_fails_as_the_issue_reports(tmp_path, monkeypatch):
     """The failure the float64 storage prevents (guards the test above against passing vacuously)."""
-    import gradcli.check_dtype as check_dtype
-    from gradcli.reach import Reached
+    import gradcli.check.dtype_plan as check_dtype
+    from gradcli.check.reach import Reached
 
     monkeypatch.setattr(check_dtype, "reached", lambda func, roots: Reached())
     monkeypatch.setattr(check_dtype, "module_tensors", lambda modules: [])

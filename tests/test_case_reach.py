@@ -14,11 +14,11 @@ import pytest
 from cli_runner import run_gradcli_json
 from typer.testing import CliRunner
 
-from gradcli.checking import run_case
-from gradcli.cli import app
-from gradcli.collection import Target, collect
-from gradcli.results import Settings
-from gradcli.selection import compile_expression
+from gradcli.check.collection import Target, collect
+from gradcli.check.results import Settings
+from gradcli.check.run_case import run_case
+from gradcli.check.selection import compile_expression
+from gradcli.cli.app import app
 
 HELPERS = """
 import {lib} as torch
@@ -199,8 +199,8 @@ def test_every_form_of_reach_is_checked_in_float64(reach_file):
 
 def test_without_the_reach_the_same_file_fails_on_dtypes(reach_file, monkeypatch):
     """Guards the test above: every case there needs what reach.py finds."""
-    import gradcli.check_dtype as check_dtype
-    from gradcli.reach import Reached
+    import gradcli.check.dtype_plan as check_dtype
+    from gradcli.check.reach import Reached
 
     monkeypatch.setattr(check_dtype, "reached", lambda func, roots: Reached())
     code, doc = check_json(reach_file)

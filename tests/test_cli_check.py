@@ -15,7 +15,7 @@ from cli_runner import run_gradcli
 from json_contract import validated
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -160,7 +160,8 @@ def test_model_form_checks_every_parameter_by_name():
 
 
 def test_model_parameters_are_restored_exactly():
-    from gradcli import checking, loading, results
+    from gradcli.check import loading, results
+    from gradcli.check import run_case as checking
 
     loaded = loading.load_file(str(CORPUS / "model_form.py"))
     prepared = loading.prepare(loaded, loaded.cases[0])

@@ -13,8 +13,8 @@ import pytest
 from cli_runner import run_gradcli_json
 from typer.testing import CliRunner
 
-from gradcli.cli import app
-from gradcli.tolerances import NATIVE
+from gradcli.check.tolerances import NATIVE
+from gradcli.cli.app import app
 
 KERNEL = """
 import {lib} as torch
@@ -110,10 +110,10 @@ def test_the_failure_headline_names_dtype_and_reference(tmp_path, lib):
 
 def test_a_native_check_leaves_no_trace(tmp_path, lib):
     """BatchNorm's running statistics and the weights, read and perturbed in float32, are put back."""
-    from gradcli.checking import run_case
-    from gradcli.collection import Target, collect
-    from gradcli.results import Settings
-    from gradcli.selection import compile_expression
+    from gradcli.check.collection import Target, collect
+    from gradcli.check.results import Settings
+    from gradcli.check.run_case import run_case
+    from gradcli.check.selection import compile_expression
 
     collected = collect([Target(str(write(tmp_path, lib)))], compile_expression(None))
     module = collected.prepared[0].file.module

@@ -11,7 +11,7 @@ from json_contract import validated
 
 import engine
 from engine.autograd import check_gradients
-from gradcli.render.heatmap import RAMP
+from gradcli.check.render.heatmap import RAMP
 
 BUGGY = Path(__file__).resolve().parent.parent / "examples" / "buggy.py"
 
@@ -249,8 +249,9 @@ def test_a_large_jacobian_is_drawn_in_blocks_and_a_transposed_gradient_shows_its
 
 
 def _run_first_case(path, keep_jacobians):
-    from gradcli import checking, collection, results
-    from gradcli.selection import compile_expression
+    from gradcli.check import collection, results
+    from gradcli.check import run_case as checking
+    from gradcli.check.selection import compile_expression
 
     chosen, _ = collection.targets([str(path)])
     collected = collection.collect(chosen, compile_expression(None), seed=0)
@@ -286,9 +287,10 @@ def test_a_small_jacobian_is_kept_whole_and_dump_keeps_a_large_one(tmp_path):
 
 @pytest.mark.parametrize("width", [60, 80, 120, 200])
 def test_the_failure_text_fits_the_width(width):
-    from gradcli import checking, collection, results
-    from gradcli.render.failure_text import failure_report
-    from gradcli.selection import compile_expression
+    from gradcli.check import collection, results
+    from gradcli.check import run_case as checking
+    from gradcli.check.render.failure_text import failure_report
+    from gradcli.check.selection import compile_expression
 
     chosen, _ = collection.targets([str(BUGGY)])
     collected = collection.collect(chosen, compile_expression(None), seed=0)

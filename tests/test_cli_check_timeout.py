@@ -5,7 +5,7 @@ import textwrap
 from json_contract import validated
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 CASES = """
 import time

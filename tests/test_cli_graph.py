@@ -2,7 +2,7 @@
 errors, and a 10,000-node graph.
 
 In-process through typer's CliRunner. The JSON output is validated against the schema written
-in `gradcli/render/graph.py`'s docstring (parsed here), and the dot output is parsed back.
+in `gradcli/graph/render/drawing.py`'s docstring (parsed here), and the dot output is parsed back.
 """
 
 import json
@@ -16,7 +16,7 @@ import pytest
 from cli_runner import run_gradcli
 from json_contract import validated
 
-from gradcli.render import graph as graph_render
+from gradcli.graph.render import drawing as graph_render
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPR = ROOT / "examples" / "expr.py"
@@ -335,7 +335,7 @@ def test_unknown_metadata_is_a_question_mark(tmp_path):
 
 
 def documented_schema():
-    """The JSON schema as written in gradcli/render/graph.py's docstring, parsed."""
+    """The JSON schema as written in gradcli/graph/render/drawing.py's docstring, parsed."""
     doc = graph_render.__doc__
     text = doc[doc.index("::") + 2 :]
     text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
@@ -729,7 +729,7 @@ def test_a_10000_node_graph_renders_in_every_format(tmp_path):
 
 def test_the_walk_is_iterative_for_very_deep_graphs():
     import engine
-    from gradcli import graphing
+    from gradcli import graph as graphing
 
     x = engine.ones(1, requires_grad=True)
     h = x
@@ -743,7 +743,7 @@ def test_the_walk_is_iterative_for_very_deep_graphs():
 
 def test_ascii_guides_where_the_console_cannot_encode_box_drawing():
     import engine
-    from gradcli import graphing
+    from gradcli import graph as graphing
 
     x = engine.ones(2, requires_grad=True)
     graph = graphing.build_graph([("loss", (x * x).sum())])

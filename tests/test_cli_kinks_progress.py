@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.text import Text
 from typer.testing import CliRunner
 
-from gradcli.cli import app
-from gradcli.render import progress
+from gradcli.check.render import progress
+from gradcli.cli.app import app
 
 KINKS = """
     import engine

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from cli_runner import run_gradcli
+from cli_runner import run_gradcli, run_gradcli_json
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -255,6 +255,14 @@ def test_files_of_projects_with_different_tables_share_no_top_level_settings(pro
     doc = ran(project / "check_a.py", project / "sub" / "b_check.py")[2]
     assert {c["settings"]["atol"] for c in doc["cases"]} == {0.25, 0.5}
     assert doc["settings"]["atol"] == 1e-5  # the command line over the defaults
+
+
+@pytest.mark.parametrize("pattern, exit_code", [("not wrong", 0), ("square", 1), ("nothing", 5)])
+def test_the_top_level_settings_are_the_projects_whatever_was_selected(project, pattern, exit_code):
+    write(project / "pyproject.toml", "[tool.gradcli]\natol = 1e-4\n")
+    code, doc = run_gradcli_json("check", project / "check_a.py", "--json", "-k", pattern)
+    assert code == exit_code, doc
+    assert doc["settings"]["atol"] == 1e-4
 
 
 # ------------------------------------------------------------------- real command

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from gradcli.plurals import noun, plural
+from gradcli.render.plurals import noun, plural
 
 
 def test_plural_counts_and_irregular_forms():
@@ -22,7 +22,7 @@ def test_pair_result_carries_every_field_of_the_engines_pair_report():
     import dataclasses
 
     from engine.autograd.gradcheck.report import PairReport
-    from gradcli.results import Mismatch, PairResult
+    from gradcli.check.results import Mismatch, PairResult
 
     report = PairReport(
         output_index=1,
@@ -87,7 +87,7 @@ def test_as_json_is_asdict_in_field_order_without_the_left_out_keys():
 def test_compile_file_says_why_a_file_cannot_run(tmp_path):
     import pytest
 
-    from gradcli.running import CannotRun, compile_file
+    from gradcli.program.running import CannotRun, compile_file
 
     def reason(path) -> tuple[str, str, int | None, str | None]:
         with pytest.raises(CannotRun) as caught:
@@ -104,7 +104,7 @@ def test_compile_file_says_why_a_file_cannot_run(tmp_path):
 
 
 def test_compile_file_reads_the_coding_declaration_as_python_does(tmp_path):
-    from gradcli.running import compile_file
+    from gradcli.program.running import compile_file
 
     path = tmp_path / "latin.py"
     path.write_bytes("# -*- coding: latin-1 -*-\nname = 'café'\n".encode("latin-1"))
@@ -117,7 +117,7 @@ def test_compile_file_reads_the_coding_declaration_as_python_does(tmp_path):
 
 def test_running_sets_path_argv_and_main_for_the_block_only(tmp_path):
 
-    from gradcli.running import compile_file, main_module, running
+    from gradcli.program.running import compile_file, main_module, running
 
     path = tmp_path / "script.py"
     path.write_text("import sys\nseen = (sys.argv[:], sys.path[0], __name__)\n")
@@ -141,7 +141,7 @@ def _ended(body, **options) -> tuple[int | None, str]:
     from rich.console import Console
     from typer import Exit
 
-    from gradcli.exits import exit_codes
+    from gradcli.cli.exits import exit_codes
 
     stream = io.StringIO()
     err = Console(file=stream, width=200, markup=False, highlight=False)
@@ -163,8 +163,8 @@ def _raise(exc: BaseException):
 def test_exit_codes_for_each_way_a_command_ends():
     from typer import Exit
 
-    from gradcli.exits import UsageError
-    from gradcli.running import LoadError
+    from gradcli.cli.exits import UsageError
+    from gradcli.program.running import LoadError
 
     assert _ended(lambda: None) == (None, "")
     assert _ended(_raise(Exit(1))) == (1, "")
@@ -210,7 +210,7 @@ def test_a_function_class_is_the_users_by_the_engines_rule(tmp_path, monkeypatch
     import importlib.util
 
     import engine
-    from gradcli.failure_replay import _defined_by_user
+    from gradcli.check.replay.failure_replay import _defined_by_user
 
     path = tmp_path / "mine.py"
     path.write_text("from engine.autograd import Function\n\nclass Mine(Function):\n    pass\n")
@@ -230,7 +230,7 @@ def test_a_function_class_is_the_users_by_the_engines_rule(tmp_path, monkeypatch
 def _classified(err: BaseException):
     """The finding gradcli anomaly makes of `err`, raised here (not in the engine)."""
     from gradcli.anomaly import Instrument, classify
-    from gradcli.anomaly.sites import Sites
+    from gradcli.program.sites import Sites
 
     try:
         raise err

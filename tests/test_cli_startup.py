@@ -46,7 +46,7 @@ def test_importing_the_cli_loads_neither_rich_nor_the_engine():
     modules = set(eval(done.stdout))
     assert "gradcli.cli" in modules
     assert _heavy(modules) == set()
-    assert not {"gradcli.render", "gradcli.jacobians", "gradcli.collection"} & modules
+    assert not {"gradcli.check.render", "gradcli.check.jacobians", "gradcli.check.collection"} & modules
 
 
 def test_version_loads_nothing_heavy():
@@ -66,6 +66,6 @@ def test_a_passing_check_loads_the_engine_core_and_no_more(path):
     modules = _modules("check", path)
     assert {"engine", "engine.autograd.gradcheck", "rich.console"} <= modules  # it did run the check
     # nothing the run does not use: syntax colouring (a failure's source), plots, engine.optim
-    assert not {"pygments", "matplotlib", "engine.optim", "gradcli.jacobians"} & modules
+    assert not {"pygments", "matplotlib", "engine.optim", "gradcli.check.jacobians"} & modules
     assert "pydantic" not in {name.split(".")[0] for name in modules}  # typer 0.28 parses, alone
     assert "click" not in {name.split(".")[0] for name in modules}  # typer's own copy of click

@@ -486,7 +486,7 @@ def test_no_gpu_is_a_clear_error(monkeypatch):
 
 @pytest.mark.parametrize("command", ["check", "graph"])
 def test_the_cli_exits_2_with_one_line_when_no_gpu(monkeypatch, command):
-    from gradcli.cli import app
+    from gradcli.cli.app import app
 
     cupy, cupyx = fake_cupy.make(device_count=0)
     monkeypatch.setattr(backend, "_import_cupy", lambda: (cupy, cupyx))
@@ -499,7 +499,7 @@ def test_the_cli_exits_2_with_one_line_when_no_gpu(monkeypatch, command):
 
 
 def test_the_cli_checks_on_cuda_and_reports_the_device(fake_cuda):
-    from gradcli.cli import app
+    from gradcli.cli.app import app
 
     path = os.path.join(os.path.dirname(__file__), "corpus", "good.py")
     result = CliRunner().invoke(app, ["check", path, "--device", "cuda", "--json"])

@@ -21,7 +21,7 @@ EXAMPLES = [
 def test_every_verdict_class_has_an_example():
     text = (ROOT / "docs" / "verdicts.md").read_text()
     headings = {line[3:] for line in text.splitlines() if line.startswith("## ")}
-    from gradcli.verdicts import CLASSES
+    from gradcli.check.verdicts import CLASSES
 
     assert headings == set(CLASSES)
 

@@ -22,7 +22,7 @@ from engine.autograd.gradcheck.report import empty_report
 from engine.autograd.gradcheck.state import Options
 from engine.autograd.gradcheck.tensors import ENGINE
 from engine.autograd.gradcheck.util import as_tuple
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 numerical = importlib.import_module("engine.autograd.gradcheck.numerical")
 batched = importlib.import_module("engine.autograd.gradcheck.batched")

@@ -91,7 +91,7 @@ def test_only_kinks_are_set_apart_from_real_mismatches():
 
 def test_torch_kinks_are_nondiff_through_the_torch_adapter():
     torch = pytest.importorskip("torch")
-    from gradcli.checking_torch import TorchTensors
+    from gradcli.libraries.torch_tensors import TorchTensors
 
     report = check_gradients(abs_plus_relu, (leaf(torch, KINKED),), tensors=TorchTensors())
     assert report.passed

@@ -14,8 +14,8 @@ from pathlib import Path
 from json_contract import validated
 from rich.console import Console
 
-from gradcli.graphing import load_graph
-from gradcli.render import graph as draw
+from gradcli.graph import load_graph
+from gradcli.graph.render import drawing as draw
 
 ROOT = Path(__file__).resolve().parent.parent
 

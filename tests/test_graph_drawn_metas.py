@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcli.graphing import load_graph, meta
+from gradcli.graph import load_graph, meta
 
 GRAPHS = {
     "broadcasts": """

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import engine
 from engine.autograd import anomaly
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 ENGINE_SCRIPT = """
 import engine

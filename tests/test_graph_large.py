@@ -11,8 +11,8 @@ import pytest
 from json_contract import validated
 from typer.testing import CliRunner
 
-from gradcli.cli import app
-from gradcli.graphing import load_graph, walker
+from gradcli.cli.app import app
+from gradcli.graph import load_graph, walker
 
 CHAIN = """
 import engine
@@ -85,7 +85,7 @@ def test_json_of_a_long_chain_has_every_node(tmp_path, records):
 @pytest.mark.parametrize("depth", [None, 900])
 def test_json_of_a_big_graph_is_streamed_as_its_whole_document(tmp_path, depth):
     """Written a node at a time, the document is the one graph_dict gives, compact."""
-    from gradcli.render import graph as draw
+    from gradcli.graph.render import drawing as draw
 
     full = load_graph(str(chain(tmp_path, 1_500, stale=True)))
     streamed = draw.json_document(full, depth=depth)

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import engine.nn.module
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 ENGINE_SCRIPT = """
 import engine

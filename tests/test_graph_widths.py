@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 GUIDES = "│├└"
 # A model with long names, saved tensors, a stale one and a deep chain: every kind of line.

@@ -15,7 +15,7 @@ from cli_runner import run_gradcli
 from json_contract import validated
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 X64 = "engine.randn(3, dtype=engine.float64, requires_grad=True)"
 

@@ -189,7 +189,7 @@ def test_ctrl_c_in_a_case_names_it(tmp_path, command, where):
 
 
 ENTRIES = {
-    "console script": "from gradcli.entry import main\nmain()",
+    "console script": "from gradcli.cli.entry import main\nmain()",
     "python -m gradcli": "import runpy\nrunpy.run_module('gradcli', run_name='__main__')",
 }
 
@@ -201,7 +201,7 @@ def test_ctrl_c_at_any_moment_exits_130_quietly(tmp_path, delay, entry):
     the one window left): importing the CLI, loading the file, running it."""
     path = write(tmp_path, f"import time\nimport engine\n{X}time.sleep(30)\n")
     harness = (
-        "import os, signal, sys, threading\nimport gradcli.entry\n"
+        "import os, signal, sys, threading\nimport gradcli.cli.entry\n"
         f"sys.argv = ['gradcli', 'check', {str(path)!r}]\n"
         f"threading.Timer({delay}, os.kill, (os.getpid(), signal.SIGINT)).start()\n" + ENTRIES[entry]
     )

@@ -22,7 +22,7 @@ from json_contract import validated, violations
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 from gradcli.schemas import NAMES, schema, schema_text
 
 ROOT = Path(__file__).resolve().parent.parent

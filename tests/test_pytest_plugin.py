@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 import engine
 import gradcli
-from gradcli.cases import collecting
-from gradcli.cli import app
-from gradcli.config import tomllib
-from gradcli.loading import load_file
+from gradcli.check.cases import collecting
+from gradcli.check.config import tomllib
+from gradcli.check.loading import load_file
+from gradcli.cli.app import app
 
 pytest_plugins = ["pytester"]
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 
-from gradcli.render.fit import LaidOut, fitted, number
+from gradcli.check.render.fit import LaidOut, fitted, number
 
 
 def _build(dropped: frozenset[str]) -> Table:

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 from json_contract import validated  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from gradcli.cli import app  # noqa: E402
+from gradcli.cli.app import app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).resolve().parent / "anomaly_scripts"

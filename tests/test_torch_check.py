@@ -15,12 +15,12 @@ from json_contract import validated  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from engine.autograd import check_gradients  # noqa: E402
-from gradcli.checking import run_case  # noqa: E402
-from gradcli.checking_torch import TorchTensors  # noqa: E402
-from gradcli.cli import app  # noqa: E402
-from gradcli.collection import Target, collect  # noqa: E402
-from gradcli.results import Settings  # noqa: E402
-from gradcli.selection import compile_expression  # noqa: E402
+from gradcli.check.collection import Target, collect  # noqa: E402
+from gradcli.check.results import Settings  # noqa: E402
+from gradcli.check.run_case import run_case  # noqa: E402
+from gradcli.check.selection import compile_expression  # noqa: E402
+from gradcli.cli.app import app  # noqa: E402
+from gradcli.libraries.torch_tensors import TorchTensors  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "torch"
@@ -333,7 +333,7 @@ def test_model_parameters_are_restored_exactly():
     assert not collected.errors
     prepared = collected.prepared
     (case,) = prepared
-    assert case.framework == "torch"
+    assert case.library.name == "torch"
     params = [p for _, p in case.params]
     for p in params:
         p.grad = torch.ones_like(p)

@@ -2,7 +2,7 @@
 
 Each expectation is compared with torch's own graph, walked here independently of gradcli
 (`type(fn).__name__`, `next_functions`, `_saved_*`, versions), so a wrong reading fails.
-The JSON output is validated against the schema documented in gradcli/render/graph.py.
+The JSON output is validated against the schema documented in gradcli/graph/render/drawing.py.
 """
 
 import runpy
@@ -14,8 +14,8 @@ from json_contract import validated
 from test_cli_graph import documented_schema, expand, parse_dot, validate
 from typer.testing import CliRunner
 
-from gradcli import loading
-from gradcli.cli import app
+from gradcli.check import loading
+from gradcli.cli.app import app
 
 torch = pytest.importorskip("torch")
 
@@ -383,9 +383,9 @@ def test_a_torch_tensor_without_grad_fn_is_explained(tmp_path):
 
 
 def test_torch_cases_are_drawn(tmp_path):
-    if not loading._is_tensor(torch.ones(1)):
+    if not loading.is_tensor(torch.ones(1)):
         pytest.skip(
-            "gradcli.loading reads engine case inputs only (torch inputs come with `gradcli check`'s part)"
+            "gradcli.check.loading reads engine case inputs only (torch inputs come with `gradcli check`'s part)"
         )
     path = write(
         tmp_path,

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 from json_contract import validated  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from gradcli.cli import app  # noqa: E402
+from gradcli.cli.app import app  # noqa: E402
 
 HEADER = """
 import torch

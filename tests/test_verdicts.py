@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import engine
 from engine.autograd import check_gradients, gradcheck
 from engine.autograd.gradcheck import GradcheckError
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 try:  # at collection, as every torch test module does: an in-process pytester run drops the modules
     import torch  # it imported, and torch loaded a second time in one process crashes it

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import types
 
-from ..exception_text import message_of
+from ..libraries import ENGINE, tensor_library
+from ..program.exception_text import message_of
+from ..program.modules import ModuleCall
+from ..program.names import TensorNames, definition
+from ..program.sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
-from .modules import ModuleCall
-from .names import TensorNames, definition
 from .nonfinite import backward_finding
-from .sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .stats import shape_of
 
 #: engine.tensor methods whose errors are about autograd (requires_grad rules, hooks, .numpy()).
@@ -274,8 +275,8 @@ def _leaf_inplace(
 
 
 def _library(tensor) -> str:
-    """ "torch" for a torch tensor, else "engine": the module a fix should name."""
-    return "torch" if type(tensor).__module__.startswith("torch") else "engine"
+    """The library a fix should name: the tensor's ("engine" for what is no tensor)."""
+    return (tensor_library(tensor) or ENGINE).name
 
 
 def _no_grad_view_inplace(

@@ -1,6 +1,6 @@
 """What `gradcli anomaly` reports: findings, their locations and tensor statistics, the run's report.
 
-Plain dataclasses holding no engine objects, so `gradcli.render.anomaly` needs nothing else.
+Plain dataclasses holding no engine objects, so `gradcli.anomaly.render` needs nothing else.
 `AnomalyFound` is how the instrument stops the script at an anomaly the engine would not raise for.
 """
 
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..program.sites import Location
 
 ERROR, WARNING = "error", "warning"
 
@@ -25,21 +27,6 @@ ERROR_KINDS = (
     "autograd-error",
 )
 WARNING_KINDS = ("grad-accumulation", "nonleaf-grad-read", "unused-parameter")
-
-
-@dataclass
-class Location:
-    """A line of the user's code; `role` says what it is for a related line."""
-
-    file: str
-    line: int
-    function: str | None = None
-    source: str | None = None
-    role: str = ""
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 @dataclass
@@ -65,7 +52,7 @@ class TensorStats:
 class Finding:
     """One anomaly: its kind, what happened, the culprit line, and the lines related to it.
 
-    Fields are in the order of the JSON schema (`gradcli.render.anomaly`), which is `asdict` of this.
+    Fields are in the order of the JSON schema (`gradcli.anomaly.render`), which is `asdict` of this.
     """
 
     kind: str

@@ -18,9 +18,9 @@ from engine.autograd import anomaly
 from engine.autograd.anomaly import Observer
 from engine.tensor import Tensor
 
+from ..program.modules import ModuleCall, current_module
+from ..program.sites import Sites, node_site
 from . import nonfinite
-from .modules import ModuleCall, current_module
-from .sites import Sites, node_site
 from .stats import all_finite, array_of, finite_fast, has, is_float_array, shape_of
 
 #: Freed-node records kept (id(node) -> backward run); cleared past this, losing only line info.

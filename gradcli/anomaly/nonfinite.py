@@ -6,9 +6,9 @@ what was found: the counts and ranges of the tensors involved, the op, and how t
 
 from __future__ import annotations
 
+from ..program.names import op_name
+from ..program.sites import Sites
 from .findings import ERROR, AnomalyFound, Finding, Location, TensorStats
-from .names import op_name
-from .sites import Sites
 from .stats import has, shape_of, tensor_stats
 
 # ----------------------------------------------------------------------------- forward

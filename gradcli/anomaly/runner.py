@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import linecache
 import re
-import sys
 import time
 from contextlib import ExitStack
 
-from ..exception_text import exception_text
-from ..frameworks import TORCH_MISSING, MixedTensors, after_torch_import, framework_of, is_missing_torch
-from ..running import CannotRun, compile_file, interrupted, main_module, running, using_device
+from ..libraries import TORCH_MISSING, MixedTensors, after_torch_import, is_missing_torch, library_of, loaded
+from ..program.exception_text import exception_text
+from ..program.running import CannotRun, compile_file, interrupted, main_module, running, using_device
+from ..program.sites import Sites, raise_site, user_tb_frames, user_traceback
 from .error_kinds import caught_findings, classify
 from .findings import Location, Report, ScriptFailure
 from .instrument import Instrument, instrumented
-from .sites import Sites, raise_site, user_tb_frames, user_traceback
 from .warning_kinds import collect_warnings
 
 
@@ -139,7 +138,7 @@ def _failure(exc: BaseException, sites: Sites) -> ScriptFailure:
 
 def _mixed_tensors(exc: BaseException) -> str | None:
     """Why the line that raised failed, when the variables it names are engine and torch tensors both."""
-    if sys.modules.get("torch") is None or not isinstance(exc, (TypeError, RuntimeError, ValueError)):
+    if len(loaded()) < 2 or not isinstance(exc, (TypeError, RuntimeError, ValueError)):
         return None
     frames = user_tb_frames(exc.__traceback__)
     if not frames:
@@ -148,7 +147,7 @@ def _mixed_tensors(exc: BaseException) -> str | None:
     scope = {**frame.f_globals, **frame.f_locals}
     names = dict.fromkeys(re.findall(r"[A-Za-z_]\w*", linecache.getline(frame.f_code.co_filename, lineno)))
     try:
-        framework_of((name, scope[name]) for name in names if name in scope)
+        library_of((name, scope[name]) for name in names if name in scope)
     except MixedTensors as mixed:
         return str(mixed)
     return None

@@ -8,12 +8,12 @@ autograd errors.
 
 from __future__ import annotations
 
-from ..exception_text import message_of
+from ..program.exception_text import message_of
+from ..program.names import TensorNames
+from ..program.sites import Sites, raise_site, user_tb_frames
 from .error_kinds import modified_saved_finding
 from .findings import Finding
-from .names import TensorNames
 from .nonfinite import backward_finding
-from .sites import Sites, raise_site, user_tb_frames
 from .torch_instrument import TorchInstrument
 
 

@@ -1,6 +1,6 @@
 """What the engine's observer records, recorded for torch scripts through torch's own extension points.
 
-Installed by the runner only once the script imports torch (`frameworks.after_torch_import`),
+Installed by the runner only once the script imports torch (`libraries.after_torch_import`),
 removed when it ends; no torch function is patched. Two hooks:
 
 - a `TorchFunctionMode` sees each torch call the script makes (not the calls inside them): the
@@ -24,13 +24,13 @@ from typing import Any
 
 from engine.autograd.anomaly import user_site
 
-from ..exception_text import message_of
+from ..program.exception_text import message_of
+from ..program.modules import ModuleCall, current_module
+from ..program.sites import SITE_KEY
 from .instrument import GradState, LeafUse, note_grad_read
-from .modules import ModuleCall, current_module
 from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
-SITE_KEY = "gradcli.site"
 #: In-place records kept per storage (the most recent ones), and storages kept (cleared past this,
 #: losing only the lines of in-place changes made before).
 MAX_BUMPS = 32

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import types
 
-from ..plurals import noun
+from ..program.names import TensorNames, definition
+from ..program.sites import Sites
+from ..render.plurals import noun
 from .findings import WARNING, Finding
 from .instrument import GradState, Instrument, LeafUse
-from .names import TensorNames, definition
-from .sites import Sites
 from .stats import shape_of
 
 

@@ -1,5 +1,2 @@
-"""Output for people (rich, plain text off a terminal) and for tools (JSON), one module per command."""
-
-from .console import make_console
-
-__all__ = ["make_console"]
+"""What every command's output is made of: consoles, JSON data, text blocks, the error document,
+and where a report goes (stdout or -o FILE). Each command renders its own report in its package."""

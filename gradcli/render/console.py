@@ -20,7 +20,7 @@ PLAIN_WIDTH = 120
 
 class _Console(Console):
     def on_broken_pipe(self) -> None:
-        """A reader that went away: rich would exit 1; gradcli.stdout_guard exits 141."""
+        """A reader that went away: rich would exit 1; gradcli.cli.stdout_guard exits 141."""
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 

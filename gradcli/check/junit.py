@@ -1,0 +1,77 @@
+"""`gradcli check --junitxml FILE`: the run as a JUnit XML report, for CI systems that do not run pytest.
+
+The layout is pytest's (`<testsuites><testsuite name="gradcli">`): one `<testcase>` per case,
+`classname` the file and `name` the case; a failed case holds `<failure type=CLASS message="CLASS: reason">` with
+the case's text report (the one `gradcli check` prints) as its body; a case with kinks (KINK,
+passed or not) holds its kink warnings in `<system-err>`, one `WARNING: ...` line each; a file that
+could not be loaded is a `<testcase>` named after the file holding an `<error>`, and a file skipped
+(it imports torch, not installed) one holding a `<skipped>`.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+
+from ..program.running import LoadError
+from ..render.console import make_console
+from .render import report as render
+from .results import CaseResult
+
+
+def write_junit_xml(
+    path: str,
+    results: list[CaseResult],
+    errors: list[LoadError],
+    elapsed: float,
+    skipped: list[LoadError] = (),
+) -> None:
+    """Write the report of one run to `path` (OSError if it cannot be written)."""
+    failures = sum(not r.passed for r in results)
+    suite = ET.Element(
+        "testsuite",
+        name="gradcli",
+        tests=str(len(results) + len(errors) + len(skipped)),
+        failures=str(failures),
+        errors=str(len(errors)),
+        skipped=str(len(skipped)),
+        time=f"{elapsed:.3f}",
+        timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        hostname=socket.gethostname(),
+    )
+    for error in errors:
+        case = ET.SubElement(suite, "testcase", classname="", name=error.file or "", time="0.000")
+        ET.SubElement(case, "error", message=error.headline).text = str(error)
+    for file in skipped:
+        case = ET.SubElement(suite, "testcase", classname="", name=file.file or "", time="0.000")
+        ET.SubElement(case, "skipped", message=file.headline)
+    for result in results:
+        case = ET.SubElement(
+            suite, "testcase", classname=result.file, name=result.name, time=f"{result.elapsed:.3f}"
+        )
+        if not result.passed:
+            failure = ET.SubElement(case, "failure", message=headline(result), type=result.verdict)
+            failure.text = text_report(result)
+        if result.warnings:
+            ET.SubElement(case, "system-err").text = "".join(f"WARNING: {w}\n" for w in result.warnings)
+    report = ET.Element("testsuites")
+    report.append(suite)
+    ET.indent(report)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(
+            '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(report, encoding="unicode") + "\n"
+        )
+
+
+def headline(result: CaseResult) -> str:
+    """One line saying why a case failed: its class and reason."""
+    return f"{result.verdict}: {result.reason}"
+
+
+def text_report(result: CaseResult) -> str:
+    """The failure report of one case, as `gradcli check` prints it off a terminal."""
+    buffer = io.StringIO()
+    render.print_failures(make_console(buffer), [result])
+    return buffer.getvalue().rstrip() + "\n"
