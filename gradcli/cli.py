@@ -35,6 +35,7 @@ from .options import (
     file_names,
     started_in,
 )
+from .output_files import inputs_of, refuse_clashes
 from .results import FULL_MODE_BELOW, MISMATCH_ROWS, CaseResult, Settings
 from .stdout_guard import command_stdout
 from .tolerances import FLOAT64
@@ -305,7 +306,9 @@ def check(
             dump,
             plot,
             timeout,
+            output,
         )
+        refuse_clashes(run.outputs())
         with output_console(output, make_console(stdout)) as out:
             code = _run(list(files), matcher, run, out, err, started)
     raise Exit(code)
@@ -327,6 +330,16 @@ class _Run:
     dump: str | None = None  # --dump FILE.npz
     plot: str | None = None  # --plot DIR
     timeout: float | None = None  # --timeout SECONDS, per case
+    output: str | None = None  # -o FILE
+
+    def outputs(self) -> dict[str, str | None]:
+        """The files the run writes, by option."""
+        return {
+            "--output": self.output,
+            "--junitxml": self.junitxml,
+            "--dump": self.dump,
+            "--plot": self.plot,
+        }
 
 
 def _starting_settings(project_options: dict[str, object], given: dict[str, object]) -> Settings:
@@ -357,6 +370,8 @@ def _run(
     keep = run.dump is not None or run.plot is not None  # the full Jacobians of failing pairs
     try:
         chosen, errors = collection.targets(files)
+        read = [f.partition("::")[0] for f in files] + [t.path for t in chosen]
+        refuse_clashes(run.outputs(), inputs_of(read))
         with running.using_device(run.device, [t.path for t in chosen]):
             collected = collection.Collection(errors=errors)
             prepared = collected.prepared
@@ -443,10 +458,7 @@ def _write_junit_xml(
 ) -> None:
     from .junit import write_junit_xml
 
-    try:
-        write_junit_xml(path, results, errors, elapsed, skipped)
-    except OSError as exc:
-        raise UsageError(f"cannot write --junitxml {path}: {exc.strerror or exc}") from None
+    write_junit_xml(path, results, errors, elapsed, skipped)  # a path it cannot write: UsageError
 
 
 GRAPH_HELP = """Draw the backward graph (the grad_fn nodes) behind a result computed in FILE.
@@ -524,6 +536,7 @@ def graph(
         debug, document=chosen != "tree", json_output=chosen == "json", usage=(draw.OutputError,)
     )
     with streams as (stdout, err):
+        refuse_clashes({"--output": output}, [file])
         built = graphing.load_graph(
             file,
             target=target,
@@ -592,6 +605,7 @@ def anomaly(
         _command_streams(debug, document=json_output, json_output=json_output) as (stdout, err),
         output_console(output, make_console(stdout)) as out,
     ):
+        refuse_clashes({"--output": output}, [script])
         report = anomalies.run_script(
             script, list(args or ()), device=device, seed=seed, check_forward=check_forward
         )
