@@ -378,7 +378,7 @@ def _run(
             # a file's cases run before the next file loads: in the state their file left (#18)
             stopped = False  # -x: the files after the failure are still collected, to count them
             with check_progress(err, 0, enabled=not run.json_output) as bar:
-                for part in collection.each_file(chosen, matcher, seed=run.seed):
+                for part in collection.each_file(chosen, matcher, seed=run.seed, timeout=run.timeout):
                     collected.add(part)
                     bar.add(0 if stopped else len(part.prepared))
                     for case in [] if stopped else part.prepared:

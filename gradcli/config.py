@@ -58,6 +58,12 @@ def load_config(start: str) -> ProjectConfig:
             table = tomllib.load(handle).get("tool", {}).get("gradcli", {})
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise LoadError(f"cannot read [tool.gradcli]: {exc}", path) from None
+    except UnicodeDecodeError as exc:
+        raise LoadError(
+            f"cannot read [tool.gradcli]: not UTF-8 (byte {exc.start}: {exc.reason})", path
+        ) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise LoadError("cannot read [tool.gradcli]: nested too deeply for the TOML parser", path) from None
     if not isinstance(table, dict):
         raise LoadError("[tool.gradcli] must be a table", path)
     unknown = sorted(set(table) - set(KEYS))

@@ -27,6 +27,13 @@ def is_torch_tensor(value: Any) -> bool:
     return torch is not None and issubclass(type(value), torch.Tensor)  # never a user's __class__
 
 
+def is_uninitialized(value: Any) -> bool:
+    """Whether `value` is torch's UninitializedParameter (or buffer): a lazy module's, before its first call."""
+    torch = sys.modules.get("torch")
+    mixin = getattr(getattr(getattr(torch, "nn", None), "parameter", None), "UninitializedTensorMixin", None)
+    return mixin is not None and isinstance(value, mixin)
+
+
 def is_engine_tensor(value: Any) -> bool:
     engine = sys.modules.get("engine")
     return engine is not None and issubclass(type(value), engine.Tensor)
@@ -126,6 +133,14 @@ class _CallingBackLoader:
         return self.loader.create_module(spec)
 
     def exec_module(self, module) -> None:  # noqa: ANN001
+        spec = module.__spec__
+        if spec.submodule_search_locations is None:  # a module file, not the torch package
+            raise ImportError(
+                f"import torch found {spec.origin}, not PyTorch: the local torch.py shadows the torch "
+                "package (rename it)",
+                name="torch",
+                path=spec.origin,
+            )
         self.loader.exec_module(module)
         self.callback(module)
 

@@ -128,6 +128,13 @@ class JsonErrorsGroup(TyperGroup):
 
         return super().parse_args(ctx, with_shell(args))
 
+    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: str | None = None) -> None:
+        from .completion import answering
+
+        answering(
+            lambda: super(JsonErrorsGroup, self)._main_shell_completion(ctx_args, prog_name, complete_var)
+        )
+
     def invoke(self, ctx: Context) -> object:
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
         try:
