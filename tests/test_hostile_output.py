@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import gradcli_process
 from json_contract import validated
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,18 +66,7 @@ COMMANDS = list(FILES)
 SCHEMAS = {"check": "gradcli.check/1", "graph": "gradcli.graph/1", "anomaly": "gradcli.anomaly/1"}
 
 
-def gradcli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """`python -m gradcli ARGS` in `cwd`, as a user's shell runs it (real fds, no COLUMNS)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    env.pop("COLUMNS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "gradcli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+gradcli = gradcli_process
 
 
 def one_document(stdout: str) -> dict:
@@ -246,3 +236,43 @@ def test_an_interrupt_with_json_is_an_error_document_with_130(tmp_path, command)
     assert result.returncode == 130, result.stderr
     error = one_document(result.stdout)["error"]
     assert (error["code"], error["kind"]) == (130, "interrupted")
+
+
+CLOSES_STDOUT = 'import sys\n\nsys.stdout.close()\nprint("gone", file=sys.stderr)\nraise ValueError("after closing stdout")\n'
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_file_that_closes_stdout_then_raises_still_gets_one_document(tmp_path, command):
+    result = gradcli(command, user_file(tmp_path, command, CLOSES_STDOUT), "--json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    document = one_document(result.stdout)
+    assert "after closing stdout" in json.dumps(document) and "gone" in result.stderr
+    assert "internal error" not in result.stderr and "Fatal Python error" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "anomaly"])  # graph reports a loading error on stderr
+def test_a_file_that_closes_stdout_then_raises_still_gets_its_report(tmp_path, command):
+    result = gradcli(command, user_file(tmp_path, command, CLOSES_STDOUT), cwd=tmp_path)
+    assert result.returncode == 2 and "after closing stdout" in result.stdout + result.stderr, result.stderr
+    assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_output_to_dev_stdout_is_the_document_on_stdout(tmp_path, command):
+    if not Path("/dev/stdout").exists():
+        pytest.skip("no /dev/stdout")
+    name = user_file(tmp_path, command)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    piped = subprocess.run(
+        [sys.executable, "-m", "gradcli", command, name, "--json", "-o", "/dev/stdout"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert piped.returncode == 0, piped.stderr
+    assert one_document(piped.stdout)["schema"] == SCHEMAS[command]
+    with open(tmp_path / "redirected.json", "w") as redirected:  # `> redirected.json`
+        done = subprocess.run(
+            [sys.executable, "-m", "gradcli", command, name, "--json", "-o", "/dev/stdout"],
+            cwd=tmp_path, stdout=redirected, stderr=subprocess.PIPE, text=True, timeout=120, env=env,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert one_document((tmp_path / "redirected.json").read_text())["schema"] == SCHEMAS[command]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ..libraries import is_missing_torch
 from ..program.isolation import fresh_files
 from ..program.running import LoadError
+from ..render.error import UsageError
 from .config import load_config
 from .loading import LoadedFile, PreparedCase, load_file, prepare
 from .selection import Matcher
@@ -61,11 +62,14 @@ def targets(arguments: list[str]) -> tuple[list[Target], list[LoadError]]:
     """The check files the arguments name, in order, each once (node ids of one file merged).
 
     A directory whose `[tool.gradcli]` cannot be read is an error, gathered; the others go on.
+    `FILE::` (no case after it) is a UsageError.
     """
     found: dict[str, Target] = {}
     errors: list[LoadError] = []
     for argument in arguments:
-        path, _, name = argument.partition("::")
+        path, separator, name = argument.partition("::")
+        if separator and not name:
+            raise UsageError(f"node id {argument!r} names no case: give FILE::CASE, or FILE for every case")
         searched = os.path.isdir(path) and not name
         try:
             paths = search(path) if searched else [path]
@@ -109,21 +113,24 @@ def collect(chosen: list[Target], matcher: Matcher, *, seed: int = 0) -> Collect
     return collection
 
 
-def each_file(chosen: list[Target], matcher: Matcher, *, seed: int = 0) -> Iterator[Collection]:
+def each_file(
+    chosen: list[Target], matcher: Matcher, *, seed: int = 0, timeout: float | None = None
+) -> Iterator[Collection]:
     """Each target file loaded, its cases selected and their inputs built, one file at a time.
 
     Every file starts from the state the run started in (`isolation`); a file's cases should be
     run before the next one is asked for, so that they run in the state their file left (grad
     mode, default dtype ...) and not in a later file's. Every loading error is gathered
-    (LoadError, from a file or from its `[tool.gradcli]`).
+    (LoadError, from a file or from its `[tool.gradcli]`); an inputs factory that runs past
+    `timeout` seconds is one.
     """
     with fresh_files() as fresh:
         for target in chosen:
             fresh()
-            yield _collect_file(target, matcher, seed)
+            yield _collect_file(target, matcher, seed, timeout)
 
 
-def _collect_file(target: Target, matcher: Matcher, seed: int) -> Collection:
+def _collect_file(target: Target, matcher: Matcher, seed: int, timeout: float | None) -> Collection:
     collection = Collection()
     try:
         loaded = load_file(target.path, seed=seed)
@@ -138,7 +145,7 @@ def _collect_file(target: Target, matcher: Matcher, seed: int) -> Collection:
             collection.deselected += 1
             continue
         try:
-            collection.prepared.append(prepare(loaded, case, seed=seed))
+            collection.prepared.append(prepare(loaded, case, seed=seed, timeout=timeout))
         except LoadError as exc:
             collection.errors.append(exc)
     return collection

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,12 @@ def load_config(start: str) -> ProjectConfig:
             table = tomllib.load(handle).get("tool", {}).get("gradcli", {})
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise LoadError(f"cannot read [tool.gradcli]: {exc}", path) from None
+    except UnicodeDecodeError as exc:
+        raise LoadError(
+            f"cannot read [tool.gradcli]: not UTF-8 (byte {exc.start}: {exc.reason})", path
+        ) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise LoadError("cannot read [tool.gradcli]: nested too deeply for the TOML parser", path) from None
     if not isinstance(table, dict):
         raise LoadError("[tool.gradcli] must be a table", path)
     unknown = sorted(set(table) - set(KEYS))
@@ -98,3 +105,15 @@ def run_settings(paths: list[str], given: dict[str, Any]) -> Settings:
         except LoadError:
             continue
     return starting_settings(dict(next(iter(tables))) if len(tables) == 1 else {}, given)
+
+
+def inputs_of(paths: Iterable[str]) -> list[str]:
+    """The files a run reads: `paths` and the pyproject.toml nearest each (its `[tool.gradcli]`)."""
+    found = []
+    for path in paths:
+        if not os.path.isdir(path):
+            found.append(path)
+        project = find_pyproject(path)
+        if project is not None:
+            found.append(project)
+    return found

@@ -11,12 +11,14 @@ could not be loaded is a `<testcase>` named after the file holding an `<error>`,
 from __future__ import annotations
 
 import io
+import re
 import socket
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from ..program.running import LoadError
 from ..render.console import make_console
+from ..render.output_files import written
 from .render import report as render
 from .results import CaseResult
 
@@ -58,11 +60,25 @@ def write_junit_xml(
             ET.SubElement(case, "system-err").text = "".join(f"WARNING: {w}\n" for w in result.warnings)
     report = ET.Element("testsuites")
     report.append(suite)
+    for element in report.iter():
+        element.attrib = {key: xml_safe(value) for key, value in element.attrib.items()}
+        element.text = None if element.text is None else xml_safe(element.text)
     ET.indent(report)
-    with open(path, "w", encoding="utf-8") as handle:
+    with written(path, "--junitxml", text=True) as handle:
         handle.write(
             '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(report, encoding="unicode") + "\n"
         )
+
+
+#: What XML 1.0 cannot hold (and DEL), as pytest's junitxml finds it.
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u0080-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """`text` with each character XML cannot hold written `#xHH` (not an XML escape, as pytest's
+    junitxml shows them): ESC from an exception's colours, BEL in a case name, NUL in a load error,
+    a lone surrogate from a name that was not UTF-8."""
+    return _NOT_XML.sub(lambda found: f"#x{ord(found.group()):02X}", text)
 
 
 def headline(result: CaseResult) -> str:

@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from types import FunctionType, ModuleType
 from typing import Any
 
-from ..libraries import ENGINE, LIBRARIES, Library, MixedTensors, for_file, is_tensor, library_of
+from ..libraries import (
+    ENGINE,
+    LIBRARIES,
+    Library,
+    MixedTensors,
+    for_file,
+    is_tensor,
+    is_uninitialized,
+    library_of,
+)
 from ..program.probing import attribute, instance_of
 from ..program.running import LoadError, compile_file, file_module, interrupted, running, user_error
 from ..program.source_tree import imported_modules, parsed
@@ -238,14 +247,27 @@ def _unique_names(cases: list[Case]) -> None:
             record.name = f"{record.name}[{index}]"
 
 
-def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
-    """Build the case's inputs (calling its factory, seeded) and check there is something to differentiate."""
+def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0, timeout: float | None = None) -> PreparedCase:
+    """Build the case's inputs (calling its factory, seeded, for at most `timeout` seconds, as
+    `check --timeout` bounds the case) and check there is something to differentiate."""
+    from .time_limit import TimedOut, time_limit
+
     line = case.line
     declared = case.inputs
     if callable(declared):
         _seed_libraries(seed)
         try:
-            built = declared()
+            with time_limit(timeout):
+                built = declared()
+        except TimedOut as exc:
+            raise user_error(
+                "",
+                exc,
+                loaded.path,
+                loaded.abspath,
+                loaded.source_lines,
+                message=f"building the inputs of case {case.name!r} {exc}",
+            ) from None
         except KeyboardInterrupt as exc:
             raise interrupted(f"while running {loaded.path}::{case.name}", exc) from None
         except BaseException as exc:
@@ -272,6 +294,17 @@ def prepare(loaded: LoadedFile, case: Case, *, seed: int = 0) -> PreparedCase:
 
     params = _checked_parameters(loaded, case)
     names = _input_names(case.model if case.model is not None else case.func, len(built))
+    lazy = [name for name, value in list(zip(names, built)) + params if is_uninitialized(value)]
+    if lazy:
+        raise LoadError(
+            f"case {case.name!r}: {', '.join(lazy)} {'is' if len(lazy) == 1 else 'are'} not initialized "
+            "(torch.nn.parameter.UninitializedParameter, from a lazy module such as torch.nn.LazyLinear): "
+            "call the module once on an input in the file, so that its parameters get their shapes, "
+            "before checking it",
+            loaded.path,
+            line,
+            loaded.line_text(line),
+        )
     try:
         library = library_of(list(zip(names, built)) + params) or loaded.library
     except MixedTensors as exc:

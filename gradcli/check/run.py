@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..render.error import EXIT_FAILED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, UsageError
+from ..render.output_files import refuse_clashes
 from . import run_case as checking
-from .config import run_settings, starting_settings
+from .config import inputs_of, run_settings, starting_settings
 from .results import MISMATCH_ROWS, SHOW_DEFAULT, CaseResult
 
 if TYPE_CHECKING:
@@ -35,6 +36,16 @@ class CheckRun:
     dump: str | None = None  # --dump FILE.npz
     plot: str | None = None  # --plot DIR
     timeout: float | None = None  # --timeout SECONDS, per case
+    output: str | None = None  # -o FILE
+
+    def outputs(self) -> dict[str, str | None]:
+        """The files the run writes, by option."""
+        return {
+            "--output": self.output,
+            "--junitxml": self.junitxml,
+            "--dump": self.dump,
+            "--plot": self.plot,
+        }
 
 
 def run_check(
@@ -53,13 +64,15 @@ def run_check(
     keep = run.dump is not None or run.plot is not None  # the full Jacobians of failing pairs
     try:
         chosen, errors = collection.targets(files)
+        read = [f.partition("::")[0] for f in files] + [t.path for t in chosen]
+        refuse_clashes(run.outputs(), inputs_of(read))
         with running.using_device(run.device, [t.path for t in chosen]):
             collected = collection.Collection(errors=errors)
             prepared = collected.prepared
             # a file's cases run before the next file loads: in the state their file left (#18)
             stopped = False  # -x: the files after the failure are still collected, to count them
             with check_progress(err, 0, enabled=not run.json_output) as bar:
-                for part in collection.each_file(chosen, matcher, seed=run.seed):
+                for part in collection.each_file(chosen, matcher, seed=run.seed, timeout=run.timeout):
                     collected.add(part)
                     bar.add(0 if stopped else len(part.prepared))
                     for case in [] if stopped else part.prepared:
@@ -84,7 +97,9 @@ def run_check(
     elapsed = time.perf_counter() - started
     skipped = collected.skipped
     if run.junitxml is not None:
-        write_junit_xml_for(run.junitxml, results, errors, skipped, elapsed)
+        from .junit import write_junit_xml  # a path it cannot write: UsageError
+
+        write_junit_xml(run.junitxml, results, errors, elapsed, skipped)
     if run.dump is not None or run.plot is not None:
         from . import jacobians  # --dump / --plot only
     if run.dump is not None:
@@ -132,14 +147,3 @@ def run_check(
         out, len(results) - failed, failed, len(errors), elapsed, collected.deselected, warnings, len(skipped)
     )
     return code
-
-
-def write_junit_xml_for(
-    path: str, results: list[CaseResult], errors: list, skipped: list, elapsed: float
-) -> None:
-    from .junit import write_junit_xml
-
-    try:
-        write_junit_xml(path, results, errors, elapsed, skipped)
-    except OSError as exc:
-        raise UsageError(f"cannot write --junitxml {path}: {exc.strerror or exc}") from None

@@ -28,6 +28,10 @@ _TOKEN = re.compile(r"\s*(?:(?P<paren>[()])|(?P<ident>(?:\w|[:+\-.\[\]\\/*?])+))
 _KEYWORDS = ("and", "or", "not")
 
 
+#: Parentheses nested deeper than this are refused: each level is three calls of the parser.
+MAX_NESTING = 100
+
+
 class ExpressionError(ValueError):
     """A -k expression that does not parse; the message says where, as pytest's does."""
 
@@ -58,11 +62,13 @@ def _tokens(text: str) -> list[_Token]:
 
 
 class _Parser:
-    """Recursive descent over the tokens; each rule returns a matcher."""
+    """Recursive descent over the tokens; each rule returns a matcher. Nesting is bounded
+    (MAX_NESTING) and `not` chains are counted, so no expression reaches Python's recursion limit."""
 
     def __init__(self, text: str):
         self.tokens = _tokens(text)
         self.index = 0
+        self.depth = 0  # parentheses open
 
     def peek(self) -> _Token:
         return self.tokens[self.index]
@@ -99,13 +105,24 @@ class _Parser:
         return parts[0] if len(parts) == 1 else (lambda names: all(p(names) for p in parts))
 
     def not_expr(self) -> Matcher:
-        if self.accept("not"):
-            inner = self.not_expr()
-            return lambda names: not inner(names)
+        negations = 0  # `not not ... x` read in a loop: thousands of them recurse nowhere
+        while self.accept("not"):
+            negations += 1
+        inner = self.operand()
+        return (lambda names: not inner(names)) if negations % 2 else inner
+
+    def operand(self) -> Matcher:
         if self.accept("("):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise ExpressionError(
+                    f"at column {self.tokens[self.index - 1].column}: parentheses nested deeper than "
+                    f"{MAX_NESTING} levels"
+                )
             inner = self.or_expr()
             if not self.accept(")"):
                 raise self.fail("right parenthesis")
+            self.depth -= 1
             return inner
         token = self.peek()
         if token.kind != "ident":

@@ -47,7 +47,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     try:
         yield
     except TimedOut as exc:
-        raise TimedOut(seconds, user_line(exc)) from None
+        raise TimedOut(seconds, user_line(exc)).with_traceback(exc.__traceback__) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

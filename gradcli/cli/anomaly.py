@@ -46,12 +46,14 @@ def anomaly(
     from ..anomaly.runner import run_script
     from ..render.console import make_console
     from ..render.output import output_console
+    from ..render.output_files import refuse_clashes
 
     json_output = chosen_format(fmt, json_flag) == "json"
     with (
         command_streams(debug, document=json_output, json_output=json_output) as (stdout, err),
         output_console(output, make_console(stdout)) as out,
     ):
+        refuse_clashes({"--output": output}, [script])
         report = run_script(script, list(args or ()), device=device, seed=seed, check_forward=check_forward)
         if json_output:
             out.file.write(show.json_document(report, strict=strict) + "\n")

@@ -181,6 +181,7 @@ def check(
     from ..check.selection import ExpressionError, compile_expression
     from ..render.console import make_console
     from ..render.output import output_console
+    from ..render.output_files import refuse_clashes
 
     json_output = chosen_format(fmt, json_flag) == "json"
     with command_streams(debug, document=json_output, json_output=json_output) as (stdout, err):
@@ -222,7 +223,9 @@ def check(
             dump,
             plot,
             timeout,
+            output,
         )
+        refuse_clashes(asked.outputs())
         with output_console(output, make_console(stdout)) as out:
             code = run_check(list(files), matcher, asked, out, err, started)
     raise Exit(code)

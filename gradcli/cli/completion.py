@@ -10,11 +10,13 @@ typer's own options take no SHELL (they always detect it); these keep gradcli's 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 from typer._click.core import Context
-from typer._click.exceptions import BadParameter
+from typer._click.exceptions import BadParameter, UsageError
 from typer._completion_classes import completion_init
 from typer._completion_shared import Shells
 from typer._types import TyperChoice
@@ -59,10 +61,27 @@ def install(ctx: Context, asked: str | None) -> None:
         return
     from typer._completion_shared import install as install_script
 
-    shell, path = install_script(shell=_shell(asked), prog_name=PROG, complete_var=COMPLETE_VAR)
+    shell = _shell(asked)
+    try:
+        shell, path = install_script(shell=shell, prog_name=PROG, complete_var=COMPLETE_VAR)
+    except OSError as exc:  # HOME unwritable, or not a folder
+        where = f" {exc.filename}:" if exc.filename else ""
+        raise UsageError(f"cannot install {shell} completion:{where} {exc.strerror or exc}") from None
     typer.echo(f"{shell} completion installed in {path}")
     typer.echo("Completion will take effect once you restart the terminal.")
     raise typer.Exit(0)
+
+
+def answering(complete: Callable[[], None]) -> None:
+    """Run typer's answer to a shell's completion request (`_GRADCLI_COMPLETE` set; it exits when
+    it answered). A request it cannot read (`COMP_CWORD=abc`, a variable missing) is the caller's
+    mistake: exit 2 saying so, not a traceback."""
+    try:
+        complete()
+    except (ValueError, LookupError) as exc:
+        shown = f"{exc!r}" if isinstance(exc, LookupError) else str(exc)
+        sys.stderr.write(f"error: cannot read the shell's completion request ({COMPLETE_VAR}): {shown}\n")
+        raise SystemExit(2) from None
 
 
 OPTIONS = ("--show-completion", "--install-completion")

@@ -77,12 +77,14 @@ def graph(
     from ..graph.render import drawing as draw
     from ..graph.targets import load_graph
     from ..render.console import make_console
+    from ..render.output_files import refuse_clashes
 
     chosen = chosen_format(fmt, json_flag).replace("text", "tree")
     streams = command_streams(
         debug, document=chosen != "tree", json_output=chosen == "json", usage=(draw.OutputError,)
     )
     with streams as (stdout, err):
+        refuse_clashes({"--output": output}, [file])
         built = load_graph(
             file,
             target=target,

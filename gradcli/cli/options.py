@@ -32,6 +32,14 @@ def started_in(path: str | None) -> str | None:
     return None if path is None else os.path.abspath(path)
 
 
+def output_path(path: str | None) -> str | None:
+    """-o FILE resolved now (`started_in`); None (stdout itself) for a path that is stdout
+    (`-o /dev/stdout`), whose document must go where stdout's does, not to fd 1 as user code sees it."""
+    from ..render.output_files import names_stdout
+
+    return None if path is None or names_stdout(path) else started_in(path)
+
+
 def file_names(incomplete: str) -> list[str]:
     """Completion of a PATH argument: the files and directories (with a trailing /) whose name
     starts with what was typed, hidden ones only once a `.` is typed."""
@@ -74,7 +82,7 @@ Output = Annotated[
         "--output",
         "-o",
         metavar="FILE",
-        callback=started_in,
+        callback=output_path,
         help="Write the report or document to FILE, not stdout.",
     ),
 ]
@@ -119,6 +127,13 @@ class JsonErrorsGroup(TyperGroup):
         from .completion import with_shell
 
         return super().parse_args(ctx, with_shell(args))
+
+    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: str | None = None) -> None:
+        from .completion import answering
+
+        answering(
+            lambda: super(JsonErrorsGroup, self)._main_shell_completion(ctx_args, prog_name, complete_var)
+        )
 
     def invoke(self, ctx: Context) -> object:
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]

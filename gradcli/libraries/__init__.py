@@ -32,6 +32,7 @@ __all__ = [
     "for_files",
     "is_missing_torch",
     "is_tensor",
+    "is_uninitialized",
     "library_of",
     "loaded",
     "take_random_state",
@@ -41,6 +42,11 @@ __all__ = [
 def is_tensor(value: Any) -> bool:
     """A tensor of any library."""
     return any(library.is_tensor(value) for library in LIBRARIES)
+
+
+def is_uninitialized(value: Any) -> bool:
+    """A parameter of any library without a shape yet (a lazy module's, before its first call)."""
+    return any(library.is_uninitialized(value) for library in LIBRARIES)
 
 
 def tensor_library(value: Any) -> Library | None:

@@ -45,6 +45,10 @@ class Library(ABC):
     def is_tensor(self, value: Any) -> bool:
         """A tensor of this library, by its real type (never a user's `__class__`)."""
 
+    def is_uninitialized(self, value: Any) -> bool:
+        """A parameter without a shape yet (a lazy module's, before its first call)."""
+        return False
+
     @abstractmethod
     def seeded(self, seed: int) -> AbstractContextManager[None]:
         """For the block: the library's generators seeded with `seed` (torch: once imported)."""

@@ -38,6 +38,13 @@ class Torch(Library):
         torch = sys.modules.get("torch")
         return torch is not None and issubclass(type(value), torch.Tensor)
 
+    def is_uninitialized(self, value: Any) -> bool:
+        torch = sys.modules.get("torch")
+        mixin = getattr(
+            getattr(getattr(torch, "nn", None), "parameter", None), "UninitializedTensorMixin", None
+        )
+        return mixin is not None and isinstance(value, mixin)
+
     def seeded(self, seed: int) -> Any:
         return after_torch_import(lambda torch: torch.manual_seed(seed))
 
@@ -186,6 +193,14 @@ class _CallingBackLoader:
         return self.loader.create_module(spec)
 
     def exec_module(self, module) -> None:  # noqa: ANN001
+        spec = module.__spec__
+        if spec.submodule_search_locations is None:  # a module file, not the torch package
+            raise ImportError(
+                f"import torch found {spec.origin}, not PyTorch: the local torch.py shadows the torch "
+                "package (rename it)",
+                name="torch",
+                path=spec.origin,
+            )
         self.loader.exec_module(module)
         self.callback(module)
 

@@ -264,8 +264,11 @@ def _text_of(path: str) -> str:
         return ""
 
 
-def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: list[str]) -> LoadError:
-    """A LoadError at the innermost frame of the traceback that lies in the user's file."""
+def user_error(
+    what: str, exc: BaseException, path: str, abspath: str, lines: list[str], *, message: str | None = None
+) -> LoadError:
+    """A LoadError at the innermost frame of the traceback that lies in the user's file (`message`:
+    what it says, instead of `what` and the exception)."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != abspath:
         tb = tb.tb_next  # drop gradcli's own frames from what --debug shows
@@ -278,4 +281,4 @@ def user_error(what: str, exc: BaseException, path: str, abspath: str, lines: li
     text = lines[line - 1] if line and line <= len(lines) else None
     if is_missing_torch(exc):
         return LoadError(TORCH_MISSING, path, line, text, exc)
-    return LoadError(f"{what}: {exception_text(exc)}", path, line, text, exc)
+    return LoadError(message or f"{what}: {exception_text(exc)}", path, line, text, exc)

@@ -69,6 +69,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from contextlib import AbstractContextManager
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -80,7 +81,7 @@ from ...render.plurals import noun, plural
 from .. import Constant, ForwardLine, Graph, GraphNode, Leaf, Saved, TensorMeta
 from ..gc_pause import gc_paused
 from ..modules import node_modules
-from .graphviz_run import IMAGE_FORMATS, OutputError, run_dot
+from .graphviz_run import IMAGE_FORMATS, OutputError, dot_text, run_dot
 from .tree_fit import fit_lines, fitting_depth
 
 SCHEMA = "gradcli.graph/1"
@@ -131,11 +132,10 @@ def emit(
         _to_stdout(out, data, fmt)
         return
     if isinstance(data, bytes):
-        try:
-            with open(output, "wb") as binary:
-                binary.write(data)
-        except OSError as exc:
-            raise OutputError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+        from ...render.output_files import written
+
+        with written(output, "--output") as binary:
+            binary.write(data)
     else:
         with _open(output) as handle:
             handle.write(data)
@@ -156,10 +156,9 @@ def _document(
     if fmt == "html":
         from .html_page import html_page
 
-        svg = run_dot(source, "svg").decode()
+        svg = dot_text(source, "svg")
         return html_page(graph, svg, graph_dict(graph, depth=depth), modules=node_modules(graph))
-    data = run_dot(source, fmt)
-    return data.decode() if fmt == "svg" else data
+    return dot_text(source, fmt) if fmt == "svg" else run_dot(source, fmt)
 
 
 def _to_stdout(out: Console, data: str | bytes, fmt: str) -> None:
@@ -174,7 +173,7 @@ def _to_stdout(out: Console, data: str | bytes, fmt: str) -> None:
     buffer.flush()
 
 
-def _open(path: str) -> TextIO:
+def _open(path: str) -> AbstractContextManager[TextIO]:
     from ...render.output import output_file  # a write that fails (a full disk) is an error naming the path
 
     return output_file(path)

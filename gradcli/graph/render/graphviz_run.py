@@ -33,7 +33,11 @@ def run_dot(source: str, fmt: str, *, timeout: float = 600.0) -> bytes:
         raise OutputError(graphviz_hint(fmt))
     try:
         done = subprocess.run(
-            [program, f"-T{fmt}"], input=source.encode(), capture_output=True, timeout=timeout, check=False
+            [program, f"-T{fmt}"],
+            input=source.encode(errors="backslashreplace"),  # a name that was not UTF-8 shown escaped
+            capture_output=True,
+            timeout=timeout,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise OutputError(
@@ -46,3 +50,15 @@ def run_dot(source: str, fmt: str, *, timeout: float = 600.0) -> bytes:
             f"Graphviz ({program} -T{fmt}) failed: {detail}; --format dot writes the source instead"
         )
     return done.stdout
+
+
+def dot_text(source: str, fmt: str) -> str:
+    """`run_dot` for a text format (svg): its output decoded; OutputError if it is not UTF-8."""
+    data = run_dot(source, fmt)
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        raise OutputError(
+            f"Graphviz (dot -T{fmt}) wrote output that is not UTF-8 ({exc.reason} at byte {exc.start}); "
+            "--format dot writes the source instead"
+        ) from None
