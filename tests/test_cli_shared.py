@@ -196,7 +196,7 @@ def test_the_engine_names_gradcli_only_once_gradcli_runs_user_code(tmp_path):
     script.write_text("x = 1\n")
     probe = (
         "from engine.autograd import anomaly\n"
-        "from gradcli import running\n"
+        "from gradcli.program import running\n"
         "print(anomaly.is_internal_file(running.__file__))\n"
         f"user = running.compile_file({str(script)!r}, 'script')\n"
         "with running.running(user, seed=None):\n"
