@@ -13,6 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 import engine  # noqa: E402
 
+pytestmark = pytest.mark.torch_parity
+
 LIBS = {"engine": engine, "torch": torch}
 
 
