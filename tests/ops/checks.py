@@ -37,3 +37,18 @@ def differentiated(sample, inputs: list, squared: bool = False) -> tuple[Callabl
         return out * out if squared else out
 
     return f, diff
+
+
+def graph(t):
+    """The node names of t's graph, depth first, as nested tuples (None for a missing edge); the
+    engine names AccumulateGrad and CopySlices with a namespace, so names are compared bare."""
+
+    def walk(fn):
+        if fn is None:
+            return None
+        name = type(fn).__name__.split("::")[-1]
+        if name == "AccumulateGrad":
+            return name
+        return (name, tuple(walk(child) for child, _ in fn.next_functions))
+
+    return walk(t.grad_fn)

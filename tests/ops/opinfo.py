@@ -24,6 +24,8 @@ PROPERTIES = (
     "double_backward_squared",
     "torch_parity",
     "torch_parity_float32",
+    "torch_parity_in_float32",
+    "torch_parity_graph",
     "device_parity",
 )
 
@@ -41,6 +43,7 @@ class Sample:
     squared: bool = False  # also the second derivative of output * output (non-zero for linear ops)
     torch_tol: tuple[float, float] = (1e-7, 1e-9)  # rtol, atol against torch
     float32_first: bool = False  # torch's promotion with the first tensor in float32 (or its refusal)
+    in_float32: bool = False  # also torch's values and gradients with every input in float32
     device: bool = True  # the CuPy stand-in (and CUDA) compute what the CPU does
     skips: dict[str, str] = field(default_factory=dict)  # property -> why it is skipped
 
@@ -65,6 +68,8 @@ class Sample:
             "double_backward_squared": self.differentiable and self.squared,
             "torch_parity": True,
             "torch_parity_float32": self.float32_first,
+            "torch_parity_in_float32": self.in_float32,
+            "torch_parity_graph": True,
             "device_parity": self.device,
         }[prop]
 

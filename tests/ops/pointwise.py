@@ -280,6 +280,9 @@ OPS = [
         [
             Sample("", lambda lib, x: x.relu(), [D34], ref=lambda x: np.maximum(x, 0), squared=True),
             Sample("func", lambda lib, x: lib.relu(x), [D34], ref=lambda x: np.maximum(x, 0), squared=True),
+            Sample(
+                "graph", lambda lib, x2: lib.nn.functional.relu(x2), [("r", (4, 3))], torch_tol=(1e-10, 1e-12)
+            ),
         ],
     ),
     OpInfo(

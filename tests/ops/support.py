@@ -313,3 +313,21 @@ BCE_T = loss_target(5, (3, 4), 0.0, 1.0)
 def probs_from(x):
     """Map any real x into (0.05, 0.95) smoothly, so binary_cross_entropy sees valid probabilities."""
     return 0.05 + 0.9 * x.sigmoid()
+
+
+# ------------------------------------------------------------------------------ whole graphs against torch's
+
+TGT4_VS = np.array([0, 2, 1, 1])
+IDX_VS = np.array([[1, 2], [3, 9]])
+WEIGHT3_VS = np.array([0.2, 1.0, 3.0])
+
+
+def UNIT(rng, n):
+    """Values in (0, 1): probabilities for binary_cross_entropy's input, targets for the regression losses."""
+    return rng.uniform(0.0, 1.0, n)
+
+
+_RNG = np.random.default_rng(5)
+PROBS_VS = _RNG.dirichlet(np.ones(3), 4)  # soft targets
+T43_VS = _RNG.uniform(0.0, 1.0, (4, 3))
+C3_VS = _RNG.standard_normal(3)
