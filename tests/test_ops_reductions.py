@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 from opcheck import check_error, check_op, compare_with_torch
+from ops.support import values
 
 import engine
 from engine.ops import reductions
@@ -21,15 +22,6 @@ except ImportError:
     torch = None
 
 inf, nan = math.inf, math.nan
-R34, D34, P34, I34 = ("r", (3, 4)), ("d", (3, 4)), ("p", (3, 4)), ("int", (3, 4))
-R234, D234 = ("r", (2, 3, 4)), ("d", (2, 3, 4))
-S, DS = ("r", ()), ("d", ())
-
-
-def values(*rows):
-    """A domain of fixed values (ties, zeros, NaN, infinities), in the shape asked for."""
-    data = np.array(rows, dtype=float).reshape(-1)
-    return lambda rng, n: data[:n]
 
 
 # ---------------------------------------------------------------------- what torch alone pins

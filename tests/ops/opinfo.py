@@ -4,7 +4,7 @@ A `Sample` is one way of calling the op: `call(lib, *tensors)` runs it on `lib` 
 torch) and returns a tensor or a tuple of them (the first floating one is the output checked);
 `kinds` gives one `(domain, shape)` per tensor argument (domains: tests/opcheck.py's DOMAINS, or
 a function `rng, n -> values`). Float inputs are made float64 and require grad; int and bool
-inputs do not. Each flag turns one property test (tests/ops/test_*.py) on or off for the sample;
+inputs do not. The flags say which property tests (tests/ops/test_*.py) apply to the sample;
 `skips` names a property the sample is known to fail, with the reason.
 """
 
@@ -44,7 +44,6 @@ class Sample:
     torch_tol: tuple[float, float] = (1e-7, 1e-9)  # rtol, atol against torch
     float32_first: bool = False  # torch's promotion with the first tensor in float32 (or its refusal)
     in_float32: bool = False  # also torch's values and gradients with every input in float32
-    device: bool = True  # the CuPy stand-in (and CUDA) compute what the CPU does
     skips: dict[str, str] = field(default_factory=dict)  # property -> why it is skipped
 
     @property
@@ -70,7 +69,7 @@ class Sample:
             "torch_parity_float32": self.float32_first,
             "torch_parity_in_float32": self.in_float32,
             "torch_parity_graph": True,
-            "device_parity": self.device,
+            "device_parity": True,
         }[prop]
 
 

@@ -6,7 +6,8 @@ of its family. Each property is one test module parametrised over this list:
 - test_forward.py            values against a numpy reference (`ref`), the output's node name (`node`)
 - test_grads.py              first derivatives against central finite differences
 - test_double_backward.py    second derivatives (of the output, and with `squared` of its square)
-- test_torch_parity.py       torch 2.13's values, dtypes, node names and gradients (marker torch_parity)
+- test_torch_parity.py       torch 2.13's values, dtypes, node names (of the whole graph) and gradients,
+                             with a float32 first operand, in float32 (marker torch_parity)
 - test_device_parity.py      the same on the CuPy stand-in (tests/fake_cupy.py) and on CUDA where present
 """
 

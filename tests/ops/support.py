@@ -7,8 +7,8 @@ import math
 import numpy as np
 
 inf, nan = math.inf, math.nan
-R, D, INT, BOOL = "r", "d", "int", "bool"
-R34, P34, D34, U34, I34 = ("r", (3, 4)), ("p", (3, 4)), ("d", (3, 4)), ("u", (3, 4)), ("int", (3, 4))
+R, D = "r", "d"
+R34, P34, D34, I34 = ("r", (3, 4)), ("p", (3, 4)), ("d", (3, 4)), ("int", (3, 4))
 R234, D234 = ("r", (2, 3, 4)), ("d", (2, 3, 4))
 S, DS = ("r", ()), ("d", ())
 MASK34 = np.array([[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)
