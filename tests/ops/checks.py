@@ -9,12 +9,13 @@ import numpy as np
 import engine
 
 
-def tensors(lib, arrays: list[np.ndarray], device: str = "cpu") -> list:
-    """Float arrays as float64 tensors requiring grad, int and bool ones as they are."""
+def tensors(lib, arrays: list[np.ndarray], device: str | None = None) -> list:
+    """Float arrays as float64 tensors requiring grad, int and bool ones as they are (on `device`, else
+    the default device)."""
     out = []
     for a in arrays:
         floating = np.issubdtype(a.dtype, np.floating)
-        kwargs = {"device": device} if device != "cpu" else {}
+        kwargs = {} if device is None else {"device": device}
         out.append(lib.tensor(a.astype(np.float64) if floating else a, requires_grad=floating, **kwargs))
     return out
 

@@ -43,12 +43,14 @@ def _run(sample, arrays, device):
 
 def _compare(sample, rtol, atol, on_device):
     arrays = make_arrays(sample.kinds)
-    _, expected = _run(sample, arrays, "cpu")
-    engine.set_default_device("cuda")  # the constants a sample makes (indices, masks) go there too
+    default = engine.get_default_device()
+    engine.set_default_device("cpu")  # the constants a sample makes (indices, masks) go where its inputs are
     try:
+        _, expected = _run(sample, arrays, "cpu")
+        engine.set_default_device("cuda")
         inputs, got = _run(sample, arrays, "cuda")
     finally:
-        engine.set_default_device("cpu")
+        engine.set_default_device(default)
     assert all(on_device(t) for t in inputs) and len(got) == len(expected)
     for g, e in zip(got, expected):
         assert (g is None) == (e is None)
