@@ -11,6 +11,9 @@
 - `fake_cuda`: the stand-in installed as `cupy` for one test (tests/test_device_dispatch.py).
 - `lib`: tests taking it run once on `engine` and once on `torch` (skipped where torch is not
   installed), with the same assertions: one expectation checked on both.
+- `torch_parity` (pyproject's marker): a test comparing the engine with torch carries it and skips
+  where torch is not installed; `-m "not torch_parity"` runs the rest without torch. The `torch`
+  fixture is torch itself: a test taking it is marked, as is `lib`'s torch run.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ CPU_TEXT_TESTS = (
 
 
 def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if "torch" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.torch_parity)
     if TEST_DEVICE == "cpu":
         return
     mark = pytest.mark.xfail(
@@ -64,6 +70,12 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if any(key in item.nodeid for key in CPU_TEXT_TESTS):
             item.add_marker(mark)
+
+
+def pytest_runtest_setup(item) -> None:
+    """A torch_parity test skips where torch is not installed."""
+    if item.get_closest_marker("torch_parity") is not None:
+        pytest.importorskip("torch")
 
 
 _NUMPY, _ARRAY = Tensor.numpy, Tensor.__array__
@@ -104,11 +116,17 @@ def device(request) -> str:
     return request.param
 
 
-@pytest.fixture(params=["engine", "torch"])
+@pytest.fixture
+def torch():
+    """torch itself (the test is marked torch_parity, and skips where torch is not installed)."""
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(params=["engine", pytest.param("torch", marks=pytest.mark.torch_parity)])
 def lib(request):
     """The module a test runs on: the engine, then torch where it is installed."""
     if request.param == "torch":
-        pytest.importorskip("torch")
+        request.getfixturevalue("torch")
     module = importlib.import_module(request.param)
     yield module
     module.set_grad_enabled(True)  # a failed grad-mode test must not leak its mode

@@ -5,6 +5,8 @@
 - with torch installed: the same call with `lib = torch` on the same float64 inputs gives
   the same values, dtypes, shapes and node name (`grad_fn.name()`), and the same gradients.
 
+`match_torch(fn)` runs `fn(lib)` on both: the same results, or the same exception and message.
+
 `kinds` is one `(domain, shape)` per tensor argument; domains are the keys of DOMAINS (or a
 function `rng, n -> values`). Outputs may be one tensor or a tuple/namedtuple (the first
 floating output is differentiated). Integer or bool inputs: give an `int` or `bool` domain;
@@ -70,7 +72,7 @@ def _first_float(out):
 
 
 def _as_list(out) -> list:
-    return list(out) if isinstance(out, tuple) else [out]
+    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def _numpy(t) -> np.ndarray:
@@ -144,6 +146,38 @@ def compare_with_torch(fn, arrays, *, rtol: float = 1e-7, atol: float = 1e-9, gr
             assert ge is None or not _numpy(ge).any()
             continue
         np.testing.assert_allclose(_numpy(ge), _numpy(gt), rtol=rtol, atol=atol)
+
+
+def _tolerance(dtype_name: str) -> float:
+    return {"float16": 1e-3, "float32": 2e-6}.get(dtype_name, 1e-12)
+
+
+def match_torch(fn, rtol: float | None = None) -> None:
+    """`fn(lib)` on the engine behaves as on torch: equal results (values, dtypes, shapes, node names;
+    Python values equal), or the same exception type and message, `torch` read as `engine`. Values
+    agree to a few units in the last place of their dtype, or to `rtol`."""
+    if torch is None:
+        pytest.skip("torch is not installed")
+    try:
+        theirs = fn(torch)
+    except Exception as exc:  # torch refuses: so must the engine, in the same words
+        with pytest.raises(type(exc)) as ours:
+            fn(engine)
+        assert str(ours.value) == str(exc).replace("torch", "engine")
+        return
+    ours = fn(engine)
+    for e, t in zip(_as_list(ours), _as_list(theirs), strict=True):
+        if not isinstance(t, torch.Tensor):
+            assert e == t
+            continue
+        dtype = str(t.dtype).replace("torch.", "")
+        assert str(e.dtype).replace("engine.", "") == dtype
+        assert tuple(e.shape) == tuple(t.shape)
+        tolerance = _tolerance(dtype) if rtol is None else rtol
+        np.testing.assert_allclose(_numpy(e), _numpy(t), rtol=tolerance, atol=0, equal_nan=True)
+        assert (e.grad_fn is None) == (t.grad_fn is None)
+        if t.grad_fn is not None:
+            assert e.grad_fn.name() == t.grad_fn.name().replace("torch", "engine")
 
 
 def check_error(fn, match_engine: str | None = None, exception=RuntimeError) -> None:

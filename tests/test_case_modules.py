@@ -219,8 +219,7 @@ def test_modules_that_are_not_modules_are_loading_errors(tmp_path, modules, mess
     assert result.exit_code == 2 and message in result.stderr and f"{path}:7" in result.stderr
 
 
-def test_torch_modules_in_decorated_cases(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_torch_modules_in_decorated_cases(torch, tmp_path):
     path = write(
         tmp_path,
         """

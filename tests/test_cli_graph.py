@@ -128,8 +128,7 @@ def test_the_docs_document_the_same_json_schema_as_the_module():
     assert "```text\n" + schema + "\n```" in (ROOT / "docs" / "graph.md").read_text()
 
 
-def test_engine_builds_the_same_graph_as_torch_when_torch_is_here():
-    torch = pytest.importorskip("torch")
+def test_engine_builds_the_same_graph_as_torch_when_torch_is_here(torch):
     ns: dict = {"torch": torch}
     exec(EXPR.read_text().replace("import engine as torch", ""), ns)
 

@@ -126,8 +126,7 @@ def test_smooth_l1_target_gradient_is_the_negated_input_gradient():
     np.testing.assert_allclose(t_only.grad.numpy(), t.grad.numpy())
 
 
-def test_smooth_l1_target_gradient_matches_torch():
-    torch = pytest.importorskip("torch")
+def test_smooth_l1_target_gradient_matches_torch(torch):
     a, b = _data(5), _data(6)
     t = engine.tensor(b, requires_grad=True)
     F.smooth_l1_loss(engine.tensor(a), t, beta=0.5).backward()

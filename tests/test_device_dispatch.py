@@ -1,11 +1,12 @@
 """The engine's device seams, exercised with tests/fake_cupy.py: a numpy-backed stand-in for CuPy.
 
 These tests run without a GPU and do NOT test CUDA: the stand-in computes with numpy, so
-equal results show that every op, layer, optimizer and the checker reach their arrays
+equal results show that layers, optimizers and the checker reach their arrays
 through the array-module dispatch (`backend.xp_of`, explicit transfers) rather than a
 numpy-only path, and that device semantics (errors, `.to()`, reprs, reports) follow
-PyTorch's. The same behaviour on a real GPU is covered by tests/test_devices.py, which
-skips here.
+PyTorch's. Every op's forward, first and second derivatives on the stand-in are the registry's
+(tests/ops/test_device_parity.py). The same behaviour on a real GPU is covered by
+tests/test_devices.py, which skips here.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ import pickle
 import fake_cupy
 import numpy
 import pytest
-import test_nn_grads
-import test_op_grads
 from typer.testing import CliRunner
 
 import engine
@@ -312,49 +311,7 @@ def test_partial_overlap_with_a_view_cupy_made_without_a_base_is_refused(fake_cu
         t.add_(u)
 
 
-# ------------------------------------------------------- every op and layer: CPU == stand-in
-
-
-def _run(fn, arrays, device, order):
-    """Outputs, first grads (fixed v) and, with order 2, grads of <grads, w>; all as host arrays."""
-    inputs = [engine.tensor(a, requires_grad=True, device=device) for a in arrays]
-    out = fn(*inputs)
-    rng = numpy.random.default_rng(0)
-    v = engine.tensor(rng.standard_normal(tuple(out.shape)), device=device)
-    grads = engine.autograd.grad(out, inputs, v, allow_unused=True, create_graph=order == 2)
-    result = [host(out)] + [None if g is None else host(g) for g in grads]
-    if order == 2:
-        terms = [
-            (g * engine.tensor(rng.standard_normal(a.shape), device=device)).sum()
-            for g, a in zip(grads, arrays)
-            if g is not None
-        ]
-        terms = [t for t in terms if t.requires_grad]
-        if terms:
-            second = engine.autograd.grad(sum(terms), inputs, allow_unused=True)
-            result += [None if g is None else host(g) for g in second]
-    return result, inputs, out
-
-
-CASES = [("op:" + c[0], c[1], c[3]) for c in test_op_grads.CASES] + [
-    ("nn:" + c[0], c[1], c[3]) for c in test_nn_grads.CASES
-]
-
-
-@pytest.mark.parametrize("name, fn, kinds", CASES, ids=[c[0] for c in CASES])
-def test_op_on_cuda_matches_cpu(fake_cuda, name, fn, kinds):
-    """Forward, backward and double backward of every table case, on 'cuda' and on the CPU."""
-    arrays, _ = test_op_grads.make_inputs(kinds)
-    expected, _, _ = _run(fn, arrays, "cpu", 2)
-    engine.set_default_device("cuda")  # constants the case makes (targets, indices) go there too
-    got, inputs, out = _run(fn, arrays, "cuda", 2)
-    assert on_fake(out) and all(on_fake(t) for t in inputs)
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        if e is None:
-            assert g is None
-        else:
-            numpy.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+# ------------------------------------------------------- layers and optimizers: CPU == stand-in
 
 
 def test_layers_and_optimizers_train_on_cuda_as_on_cpu(fake_cuda):

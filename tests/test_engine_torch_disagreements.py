@@ -100,8 +100,7 @@ def test_zero_and_fill_write_into_an_expanded_view_as_torch_lets_them():
     assert base.tolist() == [2.0, 2.0, 2.0]
 
 
-def test_the_same_as_torch_where_installed():
-    torch = pytest.importorskip("torch")
+def test_the_same_as_torch_where_installed(torch):
     for op in MASKED:
         grads = []
         for lib in (engine, torch):

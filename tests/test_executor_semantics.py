@@ -27,7 +27,7 @@ executor = importlib.import_module("engine.autograd.backward")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(params=["engine", "torch"])
+@pytest.fixture(params=["engine", pytest.param("torch", marks=pytest.mark.torch_parity)])
 def lib(request):
     return engine if request.param == "engine" else pytest.importorskip("torch")
 
@@ -301,9 +301,9 @@ print(repr([(w.category.__name__, str(w.message)) for w in caught]))
 TORCH_CPP_SUFFIX = re.compile(r" \(Triggered internally at [^)]*\.\)")  # where in torch's C++ it was raised
 
 
+@pytest.mark.torch_parity
 def test_the_reference_cycle_warning_is_pytorchs():
     """In a fresh process each (the warning is shown once per process): the same warnings, same text."""
-    pytest.importorskip("torch")
     seen = {}
     for name in ("engine", "torch"):
         done = subprocess.run(

@@ -739,8 +739,7 @@ def outcome(T, check, build, **kwargs) -> str:
 
 @pytest.mark.parametrize("fast_mode", [False, True], ids=["full", "fast"])
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_verdict_matches_torch(name, fast_mode):
-    torch = pytest.importorskip("torch")
+def test_verdict_matches_torch(torch, name, fast_mode):
     build = TORCH_CASES[name]
     ours = outcome(engine, gradcheck, build, fast_mode=fast_mode)
     theirs = outcome(torch, torch.autograd.gradcheck, build, fast_mode=fast_mode)
@@ -748,8 +747,7 @@ def test_verdict_matches_torch(name, fast_mode):
 
 
 @pytest.mark.parametrize("name", ["correct_elementwise", "correct_matmul", "correct_custom_square"])
-def test_second_order_verdict_matches_torch(name):
-    torch = pytest.importorskip("torch")
+def test_second_order_verdict_matches_torch(torch, name):
     build = TORCH_CASES[name]
     assert outcome(engine, gradgradcheck, build) == outcome(torch, torch.autograd.gradgradcheck, build)
     detached = lambda T: (make_functions(T).CubeDetached.apply, (randn(T, 3),))  # noqa: E731

@@ -89,8 +89,7 @@ def test_only_kinks_are_set_apart_from_real_mismatches():
     assert pair.max_rel_err == pytest.approx(0.5 / 3)
 
 
-def test_torch_kinks_are_nondiff_through_the_torch_adapter():
-    torch = pytest.importorskip("torch")
+def test_torch_kinks_are_nondiff_through_the_torch_adapter(torch):
     from gradcli.libraries.torch_tensors import TorchTensors
 
     report = check_gradients(abs_plus_relu, (leaf(torch, KINKED),), tensors=TorchTensors())

@@ -69,8 +69,8 @@ def test_the_verbose_tree_prints_the_line_under_each_node_and_the_default_tree_d
     assert "h = scaled(x).exp()" not in graph(path).stdout
 
 
+@pytest.mark.torch_parity
 def test_torch_nodes_made_inside_a_module_carry_the_users_line(tmp_path):
-    pytest.importorskip("torch")
     path = write(
         tmp_path,
         """

@@ -4,7 +4,6 @@ without parameters (ReLU, Softmax, Dropout) are boxed too and nested modules nes
 import re
 import textwrap
 
-import pytest
 from typer.testing import CliRunner
 
 import engine.nn.module
@@ -81,8 +80,7 @@ def test_engine_modules_without_parameters_get_a_cluster_and_nested_modules_nest
     assert engine.nn.module._global_forward_hooks == {}  # removed when the file has run
 
 
-def test_torch_modules_without_parameters_get_a_cluster_and_nested_modules_nest(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_torch_modules_without_parameters_get_a_cluster_and_nested_modules_nest(torch, tmp_path):
     result = dot(tmp_path, TORCH_SCRIPT, "--group-modules")
     found = clusters(result.stdout)
     assert {k: v for k, v in found.items() if k != "model.3"} == EXPECTED

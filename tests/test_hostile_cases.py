@@ -106,8 +106,7 @@ def test_seed_takes_every_integer_torch_takes_negative_ones_as_torch_maps_them(t
         assert result.exit_code == 2 and "Invalid value for '--seed'" in result.output, result.output
 
 
-def test_engine_manual_seed_maps_negative_seeds_as_torch_does():
-    torch = pytest.importorskip("torch")
+def test_engine_manual_seed_maps_negative_seeds_as_torch_does(torch):
     import engine
 
     for seed in (-1, -(2**63), 2**64 - 1, 7):

@@ -106,9 +106,8 @@ SPECIAL = [-np.inf, np.inf, np.nan, -30.0, -10.0, -6.0, -5.7, 0.0, -0.0, 1e-30, 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_gelu_special_values_and_deep_tail_are_torchs(dtype, approximate):
+def test_gelu_special_values_and_deep_tail_are_torchs(torch, dtype, approximate):
     """inf, NaN, signed zeros and the negative tail (-0.0 where Phi is below the dtype's resolution)."""
-    torch = pytest.importorskip("torch")
     values = np.array(SPECIAL, dtype=dtype)
     got = F.gelu(engine.tensor(values), approximate=approximate).numpy()
     want = torch.nn.functional.gelu(torch.tensor(values), approximate=approximate).numpy()

@@ -12,8 +12,8 @@ SCRIPT = os.path.join(
 )
 
 
+@pytest.mark.torch_parity
 def test_report_counts_what_the_engine_has():
-    pytest.importorskip("torch")
     out = subprocess.run(
         [sys.executable, SCRIPT, "--json"], capture_output=True, text=True, check=True
     ).stdout

@@ -1,7 +1,7 @@
 """Linear algebra: the matrix products, einsum and friends, and engine.linalg's matrix functions.
 
-Each case runs through opcheck.check_op: finite differences first and second order, and, with
-torch installed, torch's values, dtypes, shapes, node names and gradients. Decompositions are
+Each op's values, node names, first and second derivatives and torch's values and gradients are
+the registry's (tests/ops/linalg.py); here, what those checks cannot see. Decompositions are
 checked through functions of them that do not depend on the signs LAPACK picks for singular
 vectors and eigenvectors (numpy's and torch's LAPACK may pick differently); the formulas'
 handling of sign-dependent losses is checked against torch's with the signs aligned.
@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
-from opcheck import check_error, check_op, compare_with_torch, make_arrays
+from opcheck import check_error, check_op, make_arrays
+from ops.support import spd, sym
 
 import engine
 from engine.ops.linalg import functions as linalg_ops
@@ -22,17 +23,7 @@ try:
 except ImportError:
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 INF = math.inf
-
-
-def spd(lib, x):
-    """A symmetric positive-definite matrix (batch) made from x, so finite differences see one."""
-    return x @ x.mT + x.shape[-1] * lib.eye(x.shape[-1], dtype=x.dtype)
-
-
-def sym(lib, x):
-    return x + x.mT
 
 
 def case(name, fn, node, *shapes, domain="r"):
@@ -40,202 +31,7 @@ def case(name, fn, node, *shapes, domain="r"):
     return pytest.param(fn, [(domain, shape) for shape in shapes], node, id=name)
 
 
-# Functions of decompositions that do not depend on the signs LAPACK gives singular vectors and eigenvectors
-
-
-def svd_product(r):
-    """U Vh over the k leading singular vectors (an orthogonal factor of A: no sign in it)."""
-    k = r.S.shape[-1]
-    return r.U[..., :, :k] @ r.Vh[..., :k, :]
-
-
-def svd_reconstruct(r):
-    return (r.U * r.S[..., None, :]) @ r.Vh
-
-
-def svd_projectors(r):
-    return r.U @ r.U.mT + r.Vh.mT @ r.Vh
-
-
-def eigh_reconstruct(r):
-    return (r.eigenvectors * r.eigenvalues[..., None, :]) @ r.eigenvectors.mT
-
-
 # --------------------------------------------------------------------------- products
-
-# fmt: off
-PRODUCTS = [
-    case("addmm", lambda lib, s, a, b: lib.addmm(s, a, b), "AddmmBackward0", (2, 3), (2, 4), (4, 3)),
-    case("addmm-scaled", lambda lib, s, a, b: lib.addmm(s, a, b, beta=0.5, alpha=-2),
-         "AddmmBackward0", (3,), (2, 4), (4, 3)),
-    case("addmm-0d-self", lambda lib, s, a, b: lib.addmm(s, a, b, alpha=3),
-         "AddmmBackward0", (), (2, 4), (4, 3)),
-    case("addmm-beta0", lambda lib, s, a, b: lib.addmm(s, a, b, beta=0),
-         "AddmmBackward0", (2, 3), (2, 4), (4, 3)),
-    case("addmm-alpha0", lambda lib, s, a, b: lib.addmm(s, a, b, alpha=0),
-         "AddmmBackward0", (2, 3), (2, 4), (4, 3)),
-    case("addmm-keywords", lambda lib, s, a, b: lib.addmm(input=s, mat1=a, mat2=b),
-         "AddmmBackward0", (1, 3), (2, 4), (4, 3)),
-    case("Tensor.addmm", lambda lib, s, a, b: s.addmm(a, b, beta=2),
-         "AddmmBackward0", (2, 3), (2, 4), (4, 3)),
-    case("addmv", lambda lib, s, a, v: lib.addmv(s, a, v, beta=0.5, alpha=2),
-         "AddmvBackward0", (2,), (2, 4), (4,)),
-    case("addmv-0d-self", lambda lib, s, a, v: lib.addmv(s, a, v), "AddmvBackward0", (), (2, 4), (4,)),
-    case("addr", lambda lib, s, a, b: lib.addr(s, a, b, beta=0.5, alpha=2),
-         "AddrBackward0", (2, 3), (2,), (3,)),
-    case("addr-broadcast", lambda lib, s, a, b: s.addr(a, b), "AddrBackward0", (3,), (2,), (3,)),
-    case("addr-0d-self", lambda lib, s, a, b: lib.addr(s, a, b, alpha=0.5), "AddrBackward0", (), (2,), (3,)),
-    case("baddbmm", lambda lib, s, a, b: lib.baddbmm(s, a, b, beta=0.5, alpha=2),
-         "BaddbmmBackward0", (2, 2, 3), (2, 2, 4), (2, 4, 3)),
-    case("baddbmm-broadcast", lambda lib, s, a, b: s.baddbmm(a, b),
-         "BaddbmmBackward0", (3,), (2, 2, 4), (2, 4, 3)),
-    case("addbmm", lambda lib, s, a, b: lib.addbmm(s, a, b, beta=0.5, alpha=2),
-         "AddbmmBackward0", (2, 3), (3, 2, 4), (3, 4, 3)),
-    case("addbmm-broadcast", lambda lib, s, a, b: s.addbmm(a, b),
-         "AddbmmBackward0", (1,), (3, 2, 4), (3, 4, 3)),
-    case("bmm", lambda lib, a, b: lib.bmm(a, b), "BmmBackward0", (2, 2, 4), (2, 4, 3)),
-    case("Tensor.bmm", lambda lib, a, b: a.bmm(b), "BmmBackward0", (1, 3, 4), (1, 4, 1)),
-    case("outer", lambda lib, a, b: lib.outer(a, b), "MulBackward0", (2,), (3,)),
-    case("ger", lambda lib, a, b: a.ger(b), "MulBackward0", (2,), (3,)),
-    case("inner-1d", lambda lib, a, b: lib.inner(a, b), "ViewBackward0", (3,), (3,)),
-    case("inner-2d", lambda lib, a, b: lib.inner(a, b), "ViewBackward0", (2, 3), (4, 3)),
-    case("inner-3d-1d", lambda lib, a, b: a.inner(b), "ViewBackward0", (2, 2, 3), (3,)),
-    case("inner-0d", lambda lib, a, b: lib.inner(a, b), "MulBackward0", (), (2, 3)),
-    case("kron", lambda lib, a, b: lib.kron(a, b), "UnsafeViewBackward0", (2, 3), (3, 2)),
-    case("kron-ranks", lambda lib, a, b: a.kron(b), "UnsafeViewBackward0", (2, 1, 2), (3,)),
-    case("kron-0d", lambda lib, a, b: lib.kron(a, b), "UnsafeViewBackward0", (), ()),
-    case("tensordot-int", lambda lib, a, b: lib.tensordot(a, b), "ViewBackward0", (2, 3, 4), (3, 4, 2)),
-    case("tensordot-0", lambda lib, a, b: lib.tensordot(a, b, dims=0), "ViewBackward0", (2,), (3,)),
-    case("tensordot-all", lambda lib, a, b: lib.tensordot(a, b, 2), "ViewBackward0", (2, 3), (2, 3)),
-    case("tensordot-lists", lambda lib, a, b: lib.tensordot(a, b, dims=([0, -1], [2, 0])),
-         "ViewBackward0", (3, 2, 4), (4, 5, 3)),
-    case("tensordot-broadcast-dim", lambda lib, a, b: lib.tensordot(a, b, dims=([1], [0])),
-         "ViewBackward0", (3, 1), (2, 4)),
-    case("tensordot-tensor-dims", lambda lib, a, b: lib.tensordot(a, b, dims=lib.tensor([[1], [0]])),
-         "ViewBackward0", (3, 2), (2, 4)),
-    case("linalg.matmul", lambda lib, a, b: lib.linalg.matmul(a, b), "UnsafeViewBackward0", (2, 3, 4), (4,)),
-    case("multi_dot-2", lambda lib, a, b: lib.linalg.multi_dot([a, b]), "ViewBackward0", (2, 3), (3, 4)),
-    case("multi_dot-3", lambda lib, a, b, c: lib.linalg.multi_dot((a, b, c)),
-         "ViewBackward0", (5, 2), (2, 4), (4, 3)),
-    case("multi_dot-4", lambda lib, a, b, c, d: lib.linalg.multi_dot([a, b, c, d]),
-         "ViewBackward0", (2, 3), (3, 4), (4, 5), (5, 2)),
-    case("multi_dot-vectors", lambda lib, a, b, c: lib.linalg.multi_dot([a, b, c]),
-         "ViewBackward0", (3,), (3, 4), (4,)),
-    case("vecdot", lambda lib, a, b: lib.linalg.vecdot(a, b), "SumBackward1", (2, 3), (3,)),
-    case("vecdot-dim", lambda lib, a, b: lib.linalg.vecdot(a, b, dim=0), "SumBackward1", (3, 4), (3, 4)),
-    case("linalg.cross", lambda lib, a, b: lib.linalg.cross(a, b), "LinalgCrossBackward0", (2, 3), (1, 3)),
-    case("linalg.cross-dim", lambda lib, a, b: lib.linalg.cross(a, b, dim=-2),
-         "LinalgCrossBackward0", (3, 2), (3, 2)),
-    case("cross", lambda lib, a, b: lib.cross(a, b, dim=0), "LinalgCrossBackward0", (3, 3), (3, 1)),
-    case("Tensor.cross", lambda lib, a, b: a.cross(b, dim=1), "LinalgCrossBackward0", (2, 3), (2, 3)),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("fn, kinds, node", PRODUCTS)
-def test_products(fn, kinds, node):
-    check_op(fn, kinds, node=node)
-
-
-# fmt: off
-EINSUM = [
-    ("ij,jk->ik", [(2, 3), (3, 4)], "ViewBackward0"),
-    ("ij,jk", [(2, 3), (3, 4)], "ViewBackward0"),
-    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)], "ViewBackward0"),
-    ("i,j->ij", [(2,), (3,)], "MulBackward0"),
-    ("i,i->", [(3,), (3,)], "ViewBackward0"),
-    ("ij,ij->ij", [(2, 3), (1, 3)], "MulBackward0"),
-    ("ij->ji", [(2, 3)], "PermuteBackward0"),
-    ("ij->", [(2, 3)], "SumBackward1"),
-    ("ii", [(3, 3)], "SumBackward1"),
-    ("ii->i", [(3, 3)], "PermuteBackward0"),
-    ("iij->ji", [(3, 3, 2)], "PermuteBackward0"),
-    ("bii,bj->bij", [(2, 3, 3), (2, 4)], "MulBackward0"),
-    ("...ij,...jk->...ik", [(5, 2, 3), (3, 2)], "ViewBackward0"),
-    ("b...,b...->...", [(2, 3, 4), (2, 1, 4)], "ViewBackward0"),
-    ("i...->...", [(3, 2)], "SumBackward1"),
-    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)], "ViewBackward0"),
-    ("bij,bjk,k->bi", [(2, 2, 3), (2, 3, 4), (4,)], "ViewBackward0"),
-    ("Ab,bC->AC", [(2, 3), (3, 2)], "ViewBackward0"),
-    (" i j , j k -> i k ", [(2, 3), (3, 4)], "ViewBackward0"),
-    ("->", [()], "PermuteBackward0"),
-    (",i->i", [(), (3,)], "MulBackward0"),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("equation, shapes, node", EINSUM, ids=[c[0] for c in EINSUM])
-def test_einsum(equation, shapes, node):
-    check_op(lambda lib, *xs: lib.einsum(equation, *xs), [("r", s) for s in shapes], node=node)
-
-
-def test_einsum_takes_a_list_of_operands_and_the_sublist_format():
-    check_op(
-        lambda lib, a, b: lib.einsum("ij,jk->ik", [a, b]),
-        [("r", (2, 3)), ("r", (3, 4))],
-        node="ViewBackward0",
-    )
-    check_op(lambda lib, a, b: lib.einsum(a, [0, 1], b, [1, 2], [0, 2]), [("r", (2, 3)), ("r", (3, 4))])
-    check_op(lambda lib, a, b: lib.einsum(a, [..., 0, 1], b, [1, 27]), [("r", (4, 2, 3)), ("r", (3, 2))])
-
-
-# fmt: off
-INTEGER_PRODUCTS = [
-    ("addmm", lambda lib, s, a, b: lib.addmm(s, a, b, beta=2, alpha=3), [(2, 2), (2, 3), (3, 2)]),
-    ("addmm-float-alpha", lambda lib, s, a, b: lib.addmm(s, a, b, alpha=0.5), [(2, 2), (2, 3), (3, 2)]),
-    ("addmv", lambda lib, s, a, v: lib.addmv(s, a, v), [(2,), (2, 3), (3,)]),
-    ("addr", lambda lib, s, a, b: lib.addr(s, a, b, alpha=2), [(2, 3), (2,), (3,)]),
-    ("baddbmm", lambda lib, s, a, b: lib.baddbmm(s, a, b), [(2, 2, 2), (2, 2, 3), (2, 3, 2)]),
-    ("addbmm", lambda lib, s, a, b: lib.addbmm(s, a, b), [(2, 2), (3, 2, 3), (3, 3, 2)]),
-    ("bmm", lambda lib, a, b: lib.bmm(a, b), [(2, 2, 3), (2, 3, 2)]),
-    ("outer", lambda lib, a, b: lib.outer(a, b), [(2,), (3,)]),
-    ("kron", lambda lib, a, b: lib.kron(a, b), [(2, 2), (2,)]),
-    ("tensordot", lambda lib, a, b: lib.tensordot(a, b, 1), [(2, 3), (3, 2)]),
-    ("einsum", lambda lib, a, b: lib.einsum("ij,jk->ik", a, b), [(2, 3), (3, 2)]),
-    ("multi_dot", lambda lib, a, b: lib.linalg.multi_dot([a, b]), [(2, 3), (3, 2)]),
-    ("cross", lambda lib, a, b: lib.linalg.cross(a, b), [(2, 3), (2, 3)]),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("name, fn, shapes", INTEGER_PRODUCTS, ids=[c[0] for c in INTEGER_PRODUCTS])
-def test_products_of_integer_tensors(name, fn, shapes):
-    check_op(fn, [("int", s) for s in shapes])
-
-
-# torch's own addr backward refuses mixed dtypes: its values only
-@pytest.mark.parametrize(
-    "fn, grad",
-    [
-        pytest.param(lambda lib, a, b: lib.outer(a, b), True, id="outer"),
-        pytest.param(lambda lib, a, b: lib.kron(a, b), True, id="kron"),
-        pytest.param(lambda lib, a, b: lib.einsum("i,j->ij", a, b), True, id="einsum-mul"),
-        pytest.param(lambda lib, a, b: lib.addr(a.outer(a), a, b[:2]), False, id="addr"),
-    ],
-)
-def test_products_promote_dtypes_as_torch(fn, grad):
-    check_op(fn, [("int", (2,)), ("r", (3,))], grad=grad)
-
-
-# fmt: off
-IN_PLACE = [
-    ("addmm_", {"beta": 0.5, "alpha": 2}, "AddmmBackward0", [(2, 3), (2, 4), (4, 3)]),
-    ("addmv_", {"alpha": -1}, "AddmvBackward0", [(2,), (2, 4), (4,)]),
-    ("addr_", {"beta": 2}, "AddrBackward0", [(2, 3), (2,), (3,)]),
-    ("baddbmm_", {}, "BaddbmmBackward0", [(2, 2, 3), (2, 2, 4), (2, 4, 3)]),
-    ("addbmm_", {"alpha": 0.5}, "AddbmmBackward0", [(2, 3), (3, 2, 4), (3, 4, 3)]),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("name, kwargs, node, shapes", IN_PLACE, ids=[c[0] for c in IN_PLACE])
-def test_in_place_products(name, kwargs, node, shapes):
-    def fn(lib, s, a, b):
-        y = s * 1
-        assert getattr(y, name)(a, b, **kwargs) is y
-        return y
-
-    check_op(fn, [("r", shape) for shape in shapes], node=node)
 
 
 def test_addmm_saves_what_torch_saves():
@@ -246,24 +42,6 @@ def test_addmm_saves_what_torch_saves():
 
 
 # ------------------------------------------------------------------------- determinants
-
-# fmt: off
-DETERMINANTS = [
-    case("linalg.det", lambda lib, x: lib.linalg.det(x), "LinalgDetBackward0", (3, 3)),
-    case("det-batch", lambda lib, x: lib.det(x), "LinalgDetBackward0", (2, 3, 3)),
-    case("Tensor.det", lambda lib, x: x.det(), "LinalgDetBackward0", (1, 1)),
-    case("slogdet", lambda lib, x: lib.linalg.slogdet(x)[1], "LinalgSlogdetBackward0", (3, 3)),
-    case("slogdet-batch", lambda lib, x: lib.slogdet(x).logabsdet, "LinalgSlogdetBackward0", (2, 3, 3)),
-    case("slogdet-sign", lambda lib, x: x.slogdet().sign, "LinalgSlogdetBackward0", (2, 3, 3)),
-    case("logdet", lambda lib, x: lib.logdet(spd(lib, x)), "WhereBackward0", (2, 3, 3)),
-    case("Tensor.logdet", lambda lib, x: spd(lib, x).logdet(), "WhereBackward0", (3, 3)),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("fn, kinds, node", DETERMINANTS)
-def test_determinants(fn, kinds, node):
-    check_op(fn, kinds, node=node)
 
 
 def test_slogdet_returns_torchs_named_tuples():
@@ -277,7 +55,7 @@ def test_slogdet_returns_torchs_named_tuples():
 SINGULAR = [[1.0, 2.0], [2.0, 4.0]]
 
 
-@needs_torch
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_det_of_a_singular_matrix_has_torchs_gradient(create_graph):
     """Without create_graph torch's gradient at an exactly singular matrix is zero; with it, the adjugate."""
@@ -294,7 +72,7 @@ def test_det_of_a_singular_matrix_has_torchs_gradient(create_graph):
         np.testing.assert_allclose(grads[1], grads[3], atol=1e-12)
 
 
-@needs_torch
+@pytest.mark.torch_parity
 def test_det_of_a_batch_with_one_singular_matrix_under_create_graph():
     arrays = np.stack([np.array(SINGULAR), np.array([[2.0, 1.0], [0.5, 3.0]])])
     grads = []
@@ -307,7 +85,7 @@ def test_det_of_a_batch_with_one_singular_matrix_under_create_graph():
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
 
 
-@needs_torch
+@pytest.mark.torch_parity
 def test_slogdet_of_a_singular_matrix_gives_lapacks_infinities():
     results = []
     for lib in (engine, torch):
@@ -329,31 +107,6 @@ def test_logdet_of_a_negative_determinant_is_nan():
 
 # --------------------------------------------------------------------- inverse, solve
 
-# fmt: off
-SOLVES = [
-    case("linalg.inv", lambda lib, x: lib.linalg.inv(x), "LinalgInvExBackward0", (3, 3)),
-    case("inverse-batch", lambda lib, x: lib.inverse(x), "LinalgInvExBackward0", (2, 3, 3)),
-    case("Tensor.inverse", lambda lib, x: x.inverse(), "LinalgInvExBackward0", (1, 1)),
-    case("solve", lambda lib, a, b: lib.linalg.solve(a, b), "LinalgSolveExBackward0", (3, 3), (3, 2)),
-    case("solve-vector", lambda lib, a, b: lib.linalg.solve(a, b), "LinalgSolveExBackward0", (3, 3), (3,)),
-    case("solve-batch-vector", lambda lib, a, b: lib.linalg.solve(a, b),
-         "LinalgSolveExBackward0", (2, 3, 3), (2, 3)),
-    case("solve-broadcast-vector", lambda lib, a, b: lib.linalg.solve(a, b),
-         "LinalgSolveExBackward0", (2, 3, 3), (3,)),
-    case("solve-broadcast-A", lambda lib, a, b: lib.linalg.solve(a, b),
-         "LinalgSolveExBackward0", (3, 3), (2, 3, 1)),
-    case("solve-broadcast-B", lambda lib, a, b: lib.linalg.solve(a, b),
-         "LinalgSolveExBackward0", (2, 1, 3, 3), (3, 3, 2)),
-    case("solve-right", lambda lib, a, b: lib.linalg.solve(a, b, left=False),
-         "LinalgSolveExBackward0", (3, 3), (2, 3)),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("fn, kinds, node", SOLVES)
-def test_inverse_and_solve(fn, kinds, node):
-    check_op(fn, kinds, node=node)
-
 
 @pytest.mark.parametrize("requires", [(True, False), (False, True)], ids=["A", "B"])
 def test_solve_gives_a_gradient_to_whichever_input_requires_it(requires):
@@ -366,52 +119,6 @@ def test_solve_gives_a_gradient_to_whichever_input_requires_it(requires):
 
 # ------------------------------------------------------------------------ factorizations
 
-# fmt: off
-FACTORIZATIONS = [
-    case("cholesky", lambda lib, x: lib.linalg.cholesky(spd(lib, x)), "LinalgCholeskyExBackward0", (3, 3)),
-    case("cholesky-upper-batch", lambda lib, x: lib.linalg.cholesky(spd(lib, x), upper=True),
-         "LinalgCholeskyExBackward0", (2, 3, 3)),
-    case("qr-tall", lambda lib, x: lib.linalg.qr(x), "LinalgQrBackward0", (4, 3)),
-    case("qr-R", lambda lib, x: lib.linalg.qr(x).R, "LinalgQrBackward0", (2, 3, 3)),
-    case("qr-wide", lambda lib, x: lib.linalg.qr(x), "LinalgQrBackward0", (3, 5)),
-    case("qr-wide-R", lambda lib, x: lib.linalg.qr(x)[1], "LinalgQrBackward0", (3, 5)),
-    case("qr-complete-wide", lambda lib, x: lib.linalg.qr(x, mode="complete"), "LinalgQrBackward0", (2, 4)),
-    case("qr-complete-square", lambda lib, x: lib.linalg.qr(x, "complete").R, "LinalgQrBackward0", (3, 3)),
-    case("svdvals", lambda lib, x: lib.linalg.svdvals(x), "LinalgSvdBackward0", (4, 3)),
-    case("svdvals-wide-batch", lambda lib, x: lib.linalg.svdvals(x), "LinalgSvdBackward0", (2, 2, 4)),
-    case("svd-S", lambda lib, x: lib.linalg.svd(x).S, "LinalgSvdBackward0", (3, 3)),
-    case("svd-reconstruct", lambda lib, x: svd_reconstruct(lib.linalg.svd(x, False)), "MmBackward0", (4, 3)),
-    case("svd-projectors", lambda lib, x: svd_projectors(lib.linalg.svd(x, False)), "AddBackward0", (2, 3, 3)),
-    case("svd-UVh-tall", lambda lib, x: svd_product(lib.linalg.svd(x, full_matrices=False)), "MmBackward0", (4, 3)),
-    case("svd-UVh-wide", lambda lib, x: svd_product(lib.linalg.svd(x, full_matrices=False)), "MmBackward0", (2, 4)),
-    case("svd-full-tall", lambda lib, x: svd_product(lib.linalg.svd(x)), "MmBackward0", (4, 3)),
-    case("svd-full-wide", lambda lib, x: svd_product(lib.linalg.svd(x)), "MmBackward0", (2, 3)),
-    case("torch.svd", lambda lib, x: (lambda r: r.U @ r.V.mT)(lib.svd(x)), "MmBackward0", (4, 3)),
-    case("torch.svd-S", lambda lib, x: lib.svd(x, compute_uv=False).S, "LinalgSvdBackward0", (3, 4)),
-    case("eigvalsh", lambda lib, x: lib.linalg.eigvalsh(sym(lib, x)), "LinalgEighBackward0", (3, 3)),
-    case("eigvalsh-U", lambda lib, x: lib.linalg.eigvalsh(sym(lib, x), UPLO="U"),
-         "LinalgEighBackward0", (2, 3, 3)),
-    case("eigh-eigenvalues", lambda lib, x: lib.linalg.eigh(sym(lib, x)).eigenvalues,
-         "LinalgEighBackward0", (3, 3)),
-    case("eigh-squares", lambda lib, x: lib.linalg.eigh(sym(lib, x)).eigenvectors ** 2, "PowBackward0", (2, 3, 3)),
-    case("eigh-reconstruct", lambda lib, x: eigh_reconstruct(lib.linalg.eigh(sym(lib, x), UPLO="U")),
-         "MmBackward0", (3, 3)),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("fn, kinds, node", FACTORIZATIONS)
-def test_factorizations(fn, kinds, node):
-    check_op(fn, kinds, node=node, rtol=1e-6)
-
-
-def test_eigh_reads_one_triangle_and_its_gradient_is_torchs():
-    """eigh(A) reads A's lower triangle (UPLO='U': its upper one); torch's gradient is not projected on it."""
-    check_op(lambda lib, x: lib.linalg.eigvalsh(x), [("r", (3, 3))], grad=False)
-    check_op(lambda lib, x: lib.linalg.eigh(x, UPLO="U").eigenvalues, [("r", (3, 3))], grad=False)
-    if torch is not None:
-        compare_with_torch(lambda lib, x: lib.linalg.eigvalsh(x), make_arrays([("r", (3, 3))]))
-
 
 def test_cholesky_reads_one_triangle():
     a = engine.tensor([[4.0, 2.0], [1.0, 3.0]])
@@ -421,7 +128,7 @@ def test_cholesky_reads_one_triangle():
     )
 
 
-@needs_torch
+@pytest.mark.torch_parity
 @pytest.mark.parametrize(
     "shape, full", [((4, 3), False), ((3, 5), False), ((2, 3, 3), False), ((4, 3), True), ((3, 4), True)]
 )
@@ -460,7 +167,7 @@ def test_svd_of_a_sign_dependent_loss_is_torchs_formula(shape, full):
     )
 
 
-@needs_torch
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("gradients", ["vectors", "both"])
 def test_eigh_of_a_sign_dependent_loss_is_torchs_formula(gradients):
     (a,) = make_arrays([("r", (2, 4, 4))], seed=5)
@@ -518,7 +225,7 @@ def test_a_decomposition_frees_its_saved_outputs_after_backward():
         R.sum().backward()
 
 
-@needs_torch
+@pytest.mark.torch_parity
 @pytest.mark.parametrize(
     "fn",
     [
@@ -555,33 +262,6 @@ def test_float32_stays_float32():
 
 
 # ------------------------------------------------------------------------------- norms
-
-# fmt: off
-NORMS = [
-    ("fro", {}, (3, 4), "LinalgVectorNormBackward0"),
-    ("fro-keepdim", {"ord": "fro", "keepdim": True}, (2, 3, 4), "LinalgVectorNormBackward0"),
-    ("nuc", {"ord": "nuc"}, (3, 4), "SumBackward1"),
-    ("nuc-keepdim-dims", {"ord": "nuc", "dim": (0, 2), "keepdim": True}, (2, 3, 4), "PermuteBackward0"),
-    ("2", {"ord": 2}, (2, 3, 4), "AmaxBackward0"),
-    ("-2", {"ord": -2, "keepdim": True}, (2, 3, 4), "PermuteBackward0"),
-    ("1", {"ord": 1}, (3, 4), "AmaxBackward0"),
-    ("-1", {"ord": -1, "dim": (-1, 0)}, (3, 2, 4), "AminBackward0"),
-    ("inf", {"ord": INF, "keepdim": True}, (2, 3, 4), "AmaxBackward0"),
-    ("-inf", {"ord": -INF, "dim": (0, 2)}, (3, 4, 2), "AminBackward0"),
-    ("dtype", {"ord": 1, "dtype": "float64"}, (3, 4), "AmaxBackward0"),
-]
-# fmt: on
-
-
-@pytest.mark.parametrize("name, kwargs, shape, node", NORMS, ids=[c[0] for c in NORMS])
-def test_matrix_norm(name, kwargs, shape, node):
-    def fn(lib, x):
-        options = dict(kwargs)
-        if "dtype" in options:
-            options["dtype"] = getattr(lib, options["dtype"])
-        return lib.linalg.matrix_norm(x, **options)
-
-    check_op(fn, [("d", shape)], node=node)
 
 
 @pytest.mark.parametrize("ord", [1, -1, INF])
@@ -826,7 +506,7 @@ def _hessian_vector(lib, fn, arrays):
     return [g.detach().numpy() for g in grads + hvp]
 
 
-@needs_torch
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("fn, kinds, node", SECOND_ORDER)
 def test_second_derivatives_are_torchs(fn, kinds, node):
     """Under create_graph the formulas run on Tensors: their own derivatives are torch's too."""

@@ -1,8 +1,8 @@
-"""Elementwise ops (engine/ops/pointwise.py) against PyTorch and finite differences.
+"""Elementwise ops (engine/ops/pointwise.py) against PyTorch and finite differences, beyond the registry.
 
-`check_op` (tests/opcheck.py) checks each differentiable form: first and second derivatives by
-central differences and, with torch installed, torch's values, dtypes, node names and gradients.
-`match_torch` runs one call on both libraries across dtypes, Python numbers and special values:
+Each differentiable form's derivatives, node name and torch's values and gradients are the
+registry's (tests/ops/pointwise.py); `check_op` (tests/opcheck.py) checks the few forms here the
+same way. `match_torch` runs one call on both libraries across dtypes, Python numbers and special values:
 the same result (values, dtype, shape, node name) or the same exception with the same message.
 Tests with written-out expectations pin what must hold without torch too.
 """
@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 import pytest
-from opcheck import check_error, check_op, make_arrays
+from opcheck import check_error, check_op, match_torch
+from ops.pointwise import UNARY
 
 import engine
 
@@ -24,109 +25,15 @@ except ImportError:
     torch = None
 
 nan, inf = math.nan, math.inf
-R34, P34, U34, D34 = ("r", (3, 4)), ("p", (3, 4)), ("u", (3, 4)), ("d", (3, 4))
 
 
-def _signed(low, high):
-    """|x| in [low, high], either sign: fmod / remainder / floor division stay away from their jumps."""
-    return lambda rng, n: rng.choice([-1.0, 1.0], n) * rng.uniform(low, high, n)
-
-
-DIVIDEND, DIVISOR = (_signed(2.2, 2.8), (3, 4)), (lambda rng, n: rng.uniform(1.0, 1.05, n), (3, 4))
-
-
-def _as_list(out) -> list:
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
-def _host(t) -> np.ndarray:
-    return np.asarray(t.detach().clone().cpu().numpy())  # clone: torch's lazy ZeroTensor refuses .numpy()
-
-
-def _tolerance(dtype_name: str) -> float:
-    return {"float16": 1e-3, "float32": 2e-6}.get(dtype_name, 1e-12)
-
-
-def match_torch(fn, rtol=None) -> None:
-    """`fn(lib)` on the engine behaves as on torch: equal results (values, dtypes, shapes, node names;
-    Python values equal), or the same exception type and message, `torch` read as `engine`. Values
-    agree to a few units in the last place of their dtype, or to `rtol`."""
-    if torch is None:
-        pytest.skip("torch is not installed")
-    try:
-        theirs = fn(torch)
-    except Exception as exc:  # torch refuses: so must the engine, in the same words
-        with pytest.raises(type(exc)) as ours:
-            fn(engine)
-        assert str(ours.value) == str(exc).replace("torch", "engine")
-        return
-    ours = fn(engine)
-    for e, t in zip(_as_list(ours), _as_list(theirs), strict=True):
-        if not isinstance(t, torch.Tensor):
-            assert e == t
-            continue
-        dtype = str(t.dtype).replace("torch.", "")
-        assert str(e.dtype).replace("engine.", "") == dtype
-        assert tuple(e.shape) == tuple(t.shape)
-        expected = _host(t)
-        tolerance = _tolerance(dtype) if rtol is None else rtol
-        np.testing.assert_allclose(_host(e), expected, rtol=tolerance, atol=0, equal_nan=True)
-        assert (e.grad_fn is None) == (t.grad_fn is None)
-        if t.grad_fn is not None:
-            assert e.grad_fn.name() == t.grad_fn.name().replace("torch", "engine")
-
-
-# ------------------------------------------------------------------------ unary, differentiable
-
-UNARY = [  # (name, domain, node)
-    ("floor", "d", "FloorBackward0"),
-    ("ceil", "d", "CeilBackward0"),
-    ("trunc", "d", "TruncBackward0"),
-    ("fix", "d", "TruncBackward0"),
-    ("round", "d", "RoundBackward0"),
-    ("frac", "d", "FracBackward0"),
-    ("sign", "d", "SignBackward0"),
-    ("sgn", "d", "SgnBackward0"),
-    ("rsqrt", "p", "RsqrtBackward0"),
-    ("tan", "u", "TanBackward0"),
-    ("asin", "u", "AsinBackward0"),
-    ("arcsin", "u", "AsinBackward0"),
-    ("acos", "u", "AcosBackward0"),
-    ("arccos", "u", "AcosBackward0"),
-    ("atan", "r", "AtanBackward0"),
-    ("arctan", "r", "AtanBackward0"),
-    ("sinh", "r", "SinhBackward0"),
-    ("cosh", "r", "CoshBackward0"),
-    ("asinh", "r", "AsinhBackward0"),
-    ("arcsinh", "r", "AsinhBackward0"),
-    ("acosh", "g", "AcoshBackward0"),
-    ("arccosh", "g", "AcoshBackward0"),
-    ("atanh", "u", "AtanhBackward0"),
-    ("arctanh", "u", "AtanhBackward0"),
-    ("expm1", "r", "Expm1Backward0"),
-    ("exp2", "r", "Exp2Backward0"),
-    ("log2", "p", "Log2Backward0"),
-    ("log10", "p", "Log10Backward0"),
-    ("erf", "r", "ErfBackward0"),
-    ("erfc", "r", "ErfcBackward0"),
-    ("erfinv", "u", "ErfinvBackward0"),
-    ("absolute", "d", "AbsBackward0"),
-    ("square", "r", "PowBackward0"),
-    ("nan_to_num", "r", "NanToNumBackward0"),
-]
-
-
-@pytest.mark.parametrize("name, domain, node", UNARY, ids=[u[0] for u in UNARY])
-@pytest.mark.parametrize("shape", [(3, 4), ()], ids=["3x4", "0-dim"])
-def test_unary_function_and_method(name, domain, node, shape):
-    check_op(lambda lib, x: getattr(lib, name)(x), [(domain, shape)], node=node)
-    check_op(lambda lib, x: getattr(x, name)(), [(domain, shape)], node=node, gradgrad=False)
-
+# -------------------------------------------------------------------------------------- unary
 
 FORWARD_ONLY = ["isnan", "isinf", "isfinite", "logical_not", "bitwise_not"]
 OTHER_UNARY = ["exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "reciprocal"]
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("name", [u[0] for u in UNARY] + FORWARD_ONLY + OTHER_UNARY)
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"])
 def test_unary_dtypes_and_special_values_match_torch(name, dtype):
@@ -226,6 +133,7 @@ def test_erf_is_accurate_against_math_erf_over_a_dense_grid_with_tails(dtype, bo
     assert math.isnan(engine.erf(engine.tensor([nan], dtype=dtype)).item())
 
 
+@pytest.mark.torch_parity
 def test_nan_to_num_values_and_gradient():
     def fn(lib):
         x = lib.tensor([nan, inf, -inf, 1.5], dtype=lib.float64, requires_grad=True)
@@ -241,82 +149,6 @@ def test_nan_to_num_values_and_gradient():
 
 
 # ----------------------------------------------------------------------- binary, differentiable
-
-BINARY = [  # (id, fn(lib, *tensors), kinds, node)
-    ("atan2", lambda lib, a, b: lib.atan2(a, b), [R34, R34], "Atan2Backward0"),
-    ("atan2_bcast", lambda lib, a, b: a.atan2(b), [R34, ("r", (4,))], "Atan2Backward0"),
-    ("arctan2", lambda lib, a, b: lib.arctan2(a, b), [("r", ()), R34], "Atan2Backward0"),
-    ("copysign", lambda lib, a, b: lib.copysign(a, b), [D34, D34], "CopysignBackward0"),
-    ("copysign_bcast", lambda lib, a, b: a.copysign(b), [D34, ("d", (3, 1))], "CopysignBackward0"),
-    ("copysign_number", lambda lib, a: lib.copysign(a, -1.5), [D34], "CopysignBackward1"),
-    ("fmod", lambda lib, a, b: lib.fmod(a, b), [DIVIDEND, DIVISOR], "FmodBackward1"),
-    ("fmod_number", lambda lib, a: a.fmod(-1.02), [DIVIDEND], "FmodBackward0"),
-    ("remainder", lambda lib, a, b: lib.remainder(a, b), [DIVIDEND, DIVISOR], "RemainderBackward1"),
-    ("remainder_neg", lambda lib, a, b: lib.remainder(a, -b), [DIVIDEND, DIVISOR], "RemainderBackward1"),
-    ("mod_operator", lambda lib, a, b: a % b, [DIVIDEND, DIVISOR], "RemainderBackward1"),
-    ("mod_number", lambda lib, a: a % 1.02, [DIVIDEND], "RemainderBackward0"),
-    ("hypot", lambda lib, a, b: lib.hypot(a, b), [D34, D34], "HypotBackward0"),
-    ("hypot_bcast", lambda lib, a, b: a.hypot(b), [D34, ("d", ())], "HypotBackward0"),
-    ("logaddexp", lambda lib, a, b: lib.logaddexp(a, b), [R34, R34], "LogaddexpBackward0"),
-    ("logaddexp2", lambda lib, a, b: a.logaddexp2(b), [R34, ("r", (4,))], "Logaddexp2Backward0"),
-    ("xlogy", lambda lib, a, b: lib.xlogy(a, b), [R34, P34], "XlogyBackward0"),
-    ("xlogy_number_other", lambda lib, a: a.xlogy(2.5), [R34], "XlogyBackward2"),
-    ("xlogy_number_self", lambda lib, b: lib.xlogy(2.5, b), [P34], "XlogyBackward1"),
-    ("lerp_small", lambda lib, a, b: lib.lerp(a, b, 0.3), [R34, R34], "LerpBackward0"),
-    ("lerp_large", lambda lib, a, b: a.lerp(b, 0.7), [R34, ("r", (4,))], "LerpBackward0"),
-    (
-        "lerp_tensor",
-        lambda lib, a, b, w: lib.lerp(a, b, w),
-        [R34, ("r", (4,)), ("r", (3, 1))],
-        "LerpBackward1",
-    ),
-    ("float_power", lambda lib, a, b: lib.float_power(a, b), [P34, R34], "PowBackward1"),
-    ("float_power_number", lambda lib, a: a.float_power(3), [R34], "PowBackward0"),
-    ("float_power_number_base", lambda lib, b: lib.float_power(2, b), [R34], "PowBackward2"),
-    ("pow", lambda lib, a, b: a**b, [P34, R34], "PowBackward1"),
-    ("rpow", lambda lib, b: 2.5**b, [R34], "PowBackward2"),
-    ("rpow_fraction", lambda lib, b: lib.pow(0.5, b), [R34], "PowBackward2"),
-    (
-        "div_floor",
-        lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),
-        [DIVIDEND, DIVISOR],
-        "DivBackward2",
-    ),
-    ("div_trunc", lambda lib, a, b: a.div(b, rounding_mode="trunc"), [DIVIDEND, DIVISOR], "DivBackward2"),
-    ("div_none", lambda lib, a, b: lib.div(a, b, rounding_mode=None), [R34, P34], "DivBackward2"),
-    ("div_floor_number", lambda lib, a: lib.div(a, 1.02, rounding_mode="floor"), [DIVIDEND], "DivBackward2"),
-    (
-        "divide_trunc",
-        lambda lib, a, b: lib.divide(a, b, rounding_mode="trunc"),
-        [DIVIDEND, DIVISOR],
-        "DivBackward2",
-    ),
-    ("true_divide", lambda lib, a, b: lib.true_divide(a, b), [R34, P34], "DivBackward0"),
-]
-
-
-@pytest.mark.parametrize("fn, kinds, node", [b[1:] for b in BINARY], ids=[b[0] for b in BINARY])
-def test_binary(fn, kinds, node):
-    check_op(fn, kinds, node=node)
-
-
-@pytest.mark.parametrize("fn, kinds, node", [b[1:] for b in BINARY], ids=[b[0] for b in BINARY])
-def test_binary_float32_meets_float64(fn, kinds, node):
-    """The first tensor in float32: promoted like torch (or refused, lerp), its gradient cast back."""
-
-    arrays = make_arrays(kinds, seed=3)
-
-    def call(lib):
-        xs = [
-            lib.tensor(a, dtype=lib.float32 if i == 0 else lib.float64, requires_grad=True)
-            for i, a in enumerate(arrays)
-        ]
-        out = fn(lib, *xs)
-        grads = lib.autograd.grad(out.sum(), xs, allow_unused=True)
-        return [out] + [g for g in grads if g is not None]
-
-    match_torch(call, rtol=2e-6)  # float32 gradients summed into a float64 one: float32's precision
-
 
 # --------------------------------------------------------- dtypes, numbers and errors, all at once
 
@@ -368,6 +200,7 @@ BINARY_CALLS = {
 }
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("op", list(BINARY_CALLS))
 @pytest.mark.parametrize(
     "a, b",
@@ -584,6 +417,7 @@ def test_errors_match_torch(call, message, exception):
 # ------------------------------------------------------------ gradients where torch gives 0 or NaN
 
 
+@pytest.mark.torch_parity
 def test_pow_gradient_is_zero_at_zero_to_the_zero():
     def fn(lib):
         base = lib.tensor([0.0, 0.0, 2.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
@@ -596,6 +430,7 @@ def test_pow_gradient_is_zero_at_zero_to_the_zero():
     match_torch(fn)
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("base", [2, 2.5, 0, 0.0, -2, -2.0, 1])
 def test_number_base_to_a_tensor_power_has_no_domain_error(base):
     def fn(lib):
@@ -611,6 +446,7 @@ def test_number_base_to_a_tensor_power_has_no_domain_error(base):
     match_torch(fn)
 
 
+@pytest.mark.torch_parity
 def test_stable_numerics_far_from_zero():
     """logaddexp / logaddexp2 do not overflow, and their gradients are sigmoids (0 and 1, not NaN)."""
 
@@ -635,6 +471,7 @@ def test_stable_numerics_far_from_zero():
     match_torch(fn)
 
 
+@pytest.mark.torch_parity
 def test_copysign_gradient_at_zero_and_infinity():
     def fn(lib):
         x = lib.tensor([1.5, -2.5, 0.0, -0.0, inf], dtype=lib.float64, requires_grad=True)
@@ -701,6 +538,7 @@ IN_PLACE = [  # (method, args builder)
 ]
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("method, args", IN_PLACE, ids=[c[0] for c in IN_PLACE])
 def test_in_place_forms(method, args):
     """y.<op>_(...) on a non-leaf: its values, node name and gradients (the inputs' and the args')."""
@@ -766,6 +604,7 @@ def test_in_place_forms_as_functions(name):
     check_error(lambda lib: getattr(lib, name)(2.0, *args), f"{name}()", TypeError)
 
 
+@pytest.mark.torch_parity
 def test_division_in_place_modes_and_operators():
     def fn(lib):
         a = lib.tensor([-7.5, 7.5, 3.0])
@@ -794,6 +633,7 @@ def test_division_in_place_modes_and_operators():
     match_torch(fn)
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize(
     "name", ["logical_and_", "logical_or_", "logical_xor_", "bitwise_and_", "bitwise_xor_"]
 )
@@ -814,6 +654,7 @@ def test_forward_only_in_place_keeps_the_history(name):
     match_torch(fn)
 
 
+@pytest.mark.torch_parity
 def test_logical_not_and_bitwise_not_in_place():
     def fn(lib):
         return (
@@ -829,6 +670,7 @@ def test_logical_not_and_bitwise_not_in_place():
 # ------------------------------------------------------------------------------ closeness
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("equal_nan", [False, True])
 @pytest.mark.parametrize("rtol, atol", [(1e-05, 1e-08), (0.0, 0.0), (0.1, 0.0), (0.0, 0.5)])
 @pytest.mark.parametrize("dtype", ["bool", "int64", "float32", "float64"])

@@ -1,6 +1,6 @@
-"""Reductions and scans: values, dtypes, node names and gradients (first and second order) against
-finite differences and, with torch installed, against torch; then what finite differences cannot
-see (ties, zeros, NaN, infinities, the dtype of a gradient) and torch's errors.
+"""Reductions and scans: what finite differences cannot see (ties, zeros, NaN, infinities, the dtype
+of a gradient) and torch's errors. Values, node names, first and second derivatives and torch's
+values and gradients of each are the registry's (tests/ops/reductions.py).
 
 The ops live in engine/ops/reductions.py and, for the names the engine had before, functions.py.
 """
@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 from opcheck import check_error, check_op, compare_with_torch
+from ops.support import values
 
 import engine
 from engine.ops.reductions import functions as reductions
@@ -21,339 +22,6 @@ except ImportError:
     torch = None
 
 inf, nan = math.inf, math.nan
-R34, D34, P34, I34 = ("r", (3, 4)), ("d", (3, 4)), ("p", (3, 4)), ("int", (3, 4))
-R234, D234 = ("r", (2, 3, 4)), ("d", (2, 3, 4))
-S, DS = ("r", ()), ("d", ())
-
-
-def values(*rows):
-    """A domain of fixed values (ties, zeros, NaN, infinities), in the shape asked for."""
-    data = np.array(rows, dtype=float).reshape(-1)
-    return lambda rng, n: data[:n]
-
-
-def zeros_every(k, low=0.5):
-    """Nonzero values (magnitudes from `low`) with an exact zero every k-th element."""
-
-    def make(rng, n):
-        a = rng.uniform(low, 1.5, n) * rng.choice([-1.0, 1.0], n)
-        a[::k] = 0.0
-        return a
-
-    return make
-
-
-def with_nan(rng, n):
-    a = rng.uniform(-1.5, 1.5, n)
-    a[::3] = nan
-    return a
-
-
-def linalg_vector_norm(lib, *args, **kwargs):
-    return (
-        lib.linalg.vector_norm(*args, **kwargs)
-        if lib is not engine
-        else reductions.vector_norm(*args, **kwargs)
-    )
-
-
-def linalg_norm(lib, *args, **kwargs):
-    return lib.linalg.norm(*args, **kwargs) if lib is not engine else reductions.linalg_norm(*args, **kwargs)
-
-
-NO_GRAD = {"grad": False}  # a float input, an output without gradient (argmax, all, count_nonzero)
-FIRST_ORDER = {"gradgrad": False}  # at a tie of two: the first derivative splits it, the second jumps
-
-# (id, fn(lib, *tensors), kinds, node of the first floating output[, check_op options]); every case
-# also runs on torch.
-CASES = [
-    # ---- prod
-    ("prod", lambda lib, x: x.prod(), [R34], "ProdBackward0"),
-    ("prod_func", lambda lib, x: lib.prod(x), [R234], "ProdBackward0"),
-    ("prod_dim", lambda lib, x: x.prod(1), [R34], "ProdBackward1"),
-    ("prod_neg_keepdim", lambda lib, x: lib.prod(x, -1, keepdim=True), [R234], "ProdBackward1"),
-    ("prod_kw", lambda lib, x: lib.prod(input=x, dim=0), [R34], "ProdBackward1"),
-    ("prod_axis", lambda lib, x: x.prod(axis=0), [R34], "ProdBackward1"),
-    ("prod_0d", lambda lib, x: x.prod(0), [S], "ProdBackward1"),
-    ("prod_0d_keepdim", lambda lib, x: x.prod(-1, True), [S], "ProdBackward1"),
-    ("prod_one_zero", lambda lib, x: x.prod(), [(zeros_every(12), (3, 4))], "ProdBackward0"),
-    ("prod_two_zeros", lambda lib, x: x.prod(), [(zeros_every(5), (3, 4))], "ProdBackward0"),
-    ("prod_dim_zeros", lambda lib, x: x.prod(1), [(zeros_every(3), (3, 4))], "ProdBackward1"),
-    ("prod_dim0_zeros", lambda lib, x: x.prod(0, True), [(zeros_every(5), (3, 4))], "ProdBackward1"),
-    ("prod_int", lambda lib, x: x.prod(1), [I34], None),
-    ("prod_bool", lambda lib, x: x.prod(), [("bool", (3, 4))], None),
-    ("prod_int_dtype", lambda lib, x: x.prod(dtype=lib.float64), [I34], None),
-    # ---- cumsum / cumprod
-    ("cumsum", lambda lib, x: x.cumsum(1), [R34], "CumsumBackward0"),
-    ("cumsum_dim0", lambda lib, x: lib.cumsum(x, 0), [R234], "CumsumBackward0"),
-    ("cumsum_neg_kw", lambda lib, x: lib.cumsum(x, dim=-2), [R234], "CumsumBackward0"),
-    ("cumsum_0d", lambda lib, x: x.cumsum(0), [S], "CumsumBackward0"),
-    ("cumsum_int", lambda lib, x: x.cumsum(0), [I34], None),
-    ("cumsum_bool", lambda lib, x: x.cumsum(1), [("bool", (3, 4))], None),
-    ("cumsum_int32", lambda lib, x: x.int().cumsum(1), [I34], None),
-    ("cumsum_int_dtype", lambda lib, x: x.cumsum(1, dtype=lib.float64), [I34], None),
-    ("cumsum_dtype_int32", lambda lib, x: x.cumsum(1, dtype=lib.int32), [I34], None),
-    ("cumprod", lambda lib, x: x.cumprod(1), [R34], "CumprodBackward0"),
-    ("cumprod_dim0", lambda lib, x: lib.cumprod(x, 0), [R234], "CumprodBackward0"),
-    ("cumprod_0d", lambda lib, x: x.cumprod(-1), [S], "CumprodBackward0"),
-    ("cumprod_zeros", lambda lib, x: x.cumprod(1), [(zeros_every(3), (3, 5))], "CumprodBackward0"),
-    ("cumprod_zeros_dim0", lambda lib, x: x.cumprod(0), [(zeros_every(4), (5, 3))], "CumprodBackward0"),
-    ("cumprod_int", lambda lib, x: x.cumprod(1), [I34], None),
-    # ---- cummax / cummin
-    ("cummax", lambda lib, x: x.cummax(1), [D34], "CummaxBackward0"),
-    ("cummax_dim0", lambda lib, x: lib.cummax(x, dim=0), [D234], "CummaxBackward0"),
-    ("cummin", lambda lib, x: x.cummin(-1), [D234], "CumminBackward0"),
-    ("cummin_values", lambda lib, x: lib.cummin(x, 0).values, [D34], "CumminBackward0"),
-    ("cummax_0d", lambda lib, x: x.cummax(0), [DS], "CummaxBackward0"),
-    ("cummin_0d", lambda lib, x: x.cummin(-1), [DS], "CumminBackward0"),
-    ("cummax_int", lambda lib, x: x.cummax(1), [I34], None),
-    ("cummin_bool", lambda lib, x: x.cummin(1), [("bool", (3, 4))], None),
-    # ---- logcumsumexp / logsumexp
-    ("logcumsumexp", lambda lib, x: x.logcumsumexp(1), [R34], "LogcumsumexpBackward0"),
-    ("logcumsumexp_dim0", lambda lib, x: lib.logcumsumexp(x, 0), [R234], "LogcumsumexpBackward0"),
-    ("logcumsumexp_0d", lambda lib, x: x.logcumsumexp(0), [S], "LogcumsumexpBackward0"),
-    ("logcumsumexp_long", lambda lib, x: x.logcumsumexp(0), [("r", (9,))], "LogcumsumexpBackward0"),
-    ("logsumexp", lambda lib, x: x.logsumexp(1), [R34], "LogsumexpBackward0"),
-    ("logsumexp_tuple", lambda lib, x: lib.logsumexp(x, (0, 2)), [R234], "LogsumexpBackward0"),
-    (
-        "logsumexp_list_keepdim",
-        lambda lib, x: x.logsumexp([-1, 0], keepdim=True),
-        [R234],
-        "LogsumexpBackward0",
-    ),
-    ("logsumexp_axis", lambda lib, x: x.logsumexp(axis=0), [R34], "LogsumexpBackward0"),
-    ("logsumexp_0d", lambda lib, x: x.logsumexp(0), [S], "LogsumexpBackward0"),
-    ("logsumexp_0d_empty_dims", lambda lib, x: x.logsumexp(()), [S], "LogsumexpBackward0"),
-    ("logsumexp_int", lambda lib, x: x.logsumexp(1), [I34], None),
-    ("logsumexp_bool", lambda lib, x: lib.logsumexp(x, 0), [("bool", (3, 4))], None),
-    # ---- amax / amin / aminmax
-    ("amax", lambda lib, x: x.amax(), [D34], "AmaxBackward0"),
-    ("amax_dim", lambda lib, x: x.amax(1), [D34], "AmaxBackward0"),
-    ("amax_tuple_keepdim", lambda lib, x: lib.amax(x, (0, -1), keepdim=True), [D234], "AmaxBackward0"),
-    ("amax_empty_dims", lambda lib, x: x.amax(()), [D34], "AmaxBackward0"),
-    ("amax_0d", lambda lib, x: x.amax(0), [DS], "AmaxBackward0"),
-    ("amin", lambda lib, x: lib.amin(x), [D34], "AminBackward0"),
-    ("amin_list", lambda lib, x: x.amin([1, 2]), [D234], "AminBackward0"),
-    ("amin_axis", lambda lib, x: x.amin(axis=-1, keepdim=True), [D34], "AminBackward0"),
-    ("amin_0d", lambda lib, x: x.amin(-1), [DS], "AminBackward0"),
-    (
-        "amax_ties",
-        lambda lib, x: x.amax(1),
-        [(values(1, 3, 3, 2, 5, 5, 4, 0), (2, 4))],
-        "AmaxBackward0",
-        FIRST_ORDER,
-    ),
-    ("amin_ties_all", lambda lib, x: x.amin(), [(values(1, 3, 1, 2), (2, 2))], "AminBackward0", FIRST_ORDER),
-    ("amax_int", lambda lib, x: x.amax(1), [I34], None),
-    ("amax_bool", lambda lib, x: x.amax(), [("bool", (3, 4))], None),
-    ("aminmax", lambda lib, x: lib.aminmax(x), [D34], "AminmaxBackward0"),
-    ("aminmax_dim", lambda lib, x: lib.aminmax(x, dim=1), [D34], "AminmaxBackward0"),
-    ("aminmax_dim_keepdim", lambda lib, x: x.aminmax(dim=-1, keepdim=True), [D234], "AminmaxBackward0"),
-    ("aminmax_keepdim", lambda lib, x: lib.aminmax(x, keepdim=True), [D34], "AminmaxBackward0"),
-    ("aminmax_0d", lambda lib, x: lib.aminmax(x, dim=0), [DS], "AminmaxBackward0"),
-    ("aminmax_max", lambda lib, x: lib.aminmax(x, dim=0).max, [D34], "AminmaxBackward0"),
-    ("aminmax_both", lambda lib, x: (lambda r: r.min * 2 + r.max)(lib.aminmax(x, dim=1)), [D34], None),
-    ("aminmax_int", lambda lib, x: lib.aminmax(x), [I34], None),
-    # ---- var_mean / std_mean
-    ("var_mean", lambda lib, x: lib.var_mean(x), [R34], "VarMeanBackward0"),
-    ("var_mean_dim", lambda lib, x: lib.var_mean(x, 1), [R34], "VarMeanBackward0"),
-    ("var_mean_mean", lambda lib, x: lib.var_mean(x, 1)[1], [R34], "VarMeanBackward0"),
-    (
-        "var_mean_both",
-        lambda lib, x: (lambda r: r[0] * 3 + r[1])(lib.var_mean(x, (0, 2), keepdim=True)),
-        [R234],
-        None,
-    ),
-    ("var_mean_unbiased", lambda lib, x: lib.var_mean(x, 1, False), [R34], "VarMeanBackward0"),
-    ("var_mean_unbiased_only", lambda lib, x: lib.var_mean(x, False), [R34], "VarMeanBackward0"),
-    (
-        "var_mean_correction",
-        lambda lib, x: lib.var_mean(x, dim=[0, 1], correction=2),
-        [R34],
-        "VarMeanBackward0",
-    ),
-    ("var_mean_axis", lambda lib, x: lib.var_mean(x, axis=-1), [R34], "VarMeanBackward0"),
-    ("var_mean_0d", lambda lib, x: lib.var_mean(x, 0, correction=0), [S], "VarMeanBackward0"),
-    ("std_mean", lambda lib, x: lib.std_mean(x), [R34], "StdMeanBackward0"),
-    (
-        "std_mean_both",
-        lambda lib, x: (lambda r: r[0] * 3 + r[1])(lib.std_mean(x, -1, keepdim=True)),
-        [R234],
-        None,
-    ),
-    ("std_mean_mean", lambda lib, x: lib.std_mean(x, [0])[1], [R34], "StdMeanBackward0"),
-    ("std_mean_correction", lambda lib, x: lib.std_mean(x, 0, correction=0), [R34], "StdMeanBackward0"),
-    # ---- median / nanmedian / mode
-    ("median_odd", lambda lib, x: x.median(), [("d", (3, 5))], "MedianBackward0"),
-    ("median_even", lambda lib, x: lib.median(x), [D34], "MedianBackward0"),
-    ("median_dim", lambda lib, x: x.median(1), [D34], "MedianBackward1"),
-    ("median_dim0_keepdim", lambda lib, x: lib.median(x, 0, keepdim=True), [D234], "MedianBackward1"),
-    ("median_neg", lambda lib, x: x.median(dim=-1).values, [D234], "MedianBackward1"),
-    ("median_0d", lambda lib, x: x.median(0), [DS], "MedianBackward1"),
-    ("median_int", lambda lib, x: x.median(), [I34], None),
-    ("median_int_dim", lambda lib, x: x.median(1, True), [I34], None),
-    ("nanmedian", lambda lib, x: x.nanmedian(), [(with_nan, (3, 5))], "NanmedianBackward0"),
-    ("nanmedian_dim", lambda lib, x: lib.nanmedian(x, 1), [(with_nan, (3, 5))], "NanmedianBackward1"),
-    ("nanmedian_plain", lambda lib, x: x.nanmedian(0), [D34], "NanmedianBackward1"),
-    ("mode", lambda lib, x: x.mode(), [D34], "ModeBackward0"),
-    ("mode_dim0", lambda lib, x: lib.mode(x, 0, keepdim=True), [D234], "ModeBackward0"),
-    ("mode_0d", lambda lib, x: x.mode(), [DS], "ModeBackward0"),
-    ("mode_int", lambda lib, x: x.mode(1), [("int", (4, 9))], None),
-    ("mode_int_dim0", lambda lib, x: x.mode(0, True), [("int", (9, 4))], None),
-    ("mode_bool", lambda lib, x: lib.mode(x), [("bool", (3, 4))], None),
-    # ---- nansum / nanmean / count_nonzero
-    ("nansum", lambda lib, x: x.nansum(), [(with_nan, (3, 4))], "NansumBackward0"),
-    ("nansum_dim", lambda lib, x: lib.nansum(x, 1, keepdim=True), [(with_nan, (3, 4))], "NansumBackward0"),
-    ("nansum_tuple", lambda lib, x: x.nansum((0, -1)), [(with_nan, (2, 3, 4))], "NansumBackward0"),
-    ("nansum_0d", lambda lib, x: x.nansum(0), [S], "NansumBackward0"),
-    ("nansum_int", lambda lib, x: x.nansum(0), [I34], None),
-    ("nansum_int_dtype", lambda lib, x: x.nansum(dtype=lib.float32), [I34], None),
-    ("nanmean", lambda lib, x: x.nanmean(), [(with_nan, (3, 4))], "DivBackward0"),
-    ("nanmean_dim", lambda lib, x: lib.nanmean(x, 1), [(with_nan, (3, 4))], "DivBackward0"),
-    ("nanmean_keepdim", lambda lib, x: x.nanmean((0, 1), keepdim=True), [(with_nan, (3, 4))], "DivBackward0"),
-    ("nanmean_0d", lambda lib, x: x.nanmean(0), [S], "DivBackward0"),
-    ("count_nonzero", lambda lib, x: lib.count_nonzero(x), [I34], None),
-    ("count_nonzero_dim", lambda lib, x: x.count_nonzero(-1), [I34], None),
-    ("count_nonzero_tuple", lambda lib, x: x.count_nonzero(dim=(0, 1)), [I34], None),
-    ("count_nonzero_float", lambda lib, x: x.count_nonzero(0), [(zeros_every(3), (3, 4))], None, NO_GRAD),
-    ("count_nonzero_bool", lambda lib, x: x.count_nonzero(), [("bool", (3, 4))], None),
-    ("count_nonzero_0d", lambda lib, x: x.count_nonzero(0), [S], None, NO_GRAD),
-    # ---- vector norms: linalg.vector_norm, linalg.norm, Tensor.norm, dist
-    *[
-        (
-            f"vector_norm_{o}",
-            lambda lib, x, o=o: linalg_vector_norm(lib, x, o),
-            [D34],
-            "LinalgVectorNormBackward0",
-        )
-        for o in (2, 1, 0, inf, -inf, 3, 1.5, 0.5, -1, -2.5)
-    ],
-    *[
-        (
-            f"vector_norm_{o}_dim",
-            lambda lib, x, o=o: linalg_vector_norm(lib, x, o, dim=1),
-            [D34],
-            "LinalgVectorNormBackward0",
-        )
-        for o in (2, 1, 0, inf, -inf, 4, 1.5, 0.5, -1)
-    ],
-    (
-        "vector_norm_kw",
-        lambda lib, x: linalg_vector_norm(lib, x, ord=3, dim=(0, 2), keepdim=True),
-        [D234],
-        None,
-    ),
-    (
-        "vector_norm_empty_dims",
-        lambda lib, x: linalg_vector_norm(lib, x, 2, ()),
-        [D34],
-        "LinalgVectorNormBackward0",
-    ),
-    ("vector_norm_0d", lambda lib, x: linalg_vector_norm(lib, x, dim=0), [DS], "LinalgVectorNormBackward0"),
-    (
-        "vector_norm_0d_inf",
-        lambda lib, x: linalg_vector_norm(lib, x, inf, -1),
-        [DS],
-        "LinalgVectorNormBackward0",
-    ),
-    ("linalg_norm_vector", lambda lib, x: linalg_norm(lib, x), [("d", (5,))], "LinalgVectorNormBackward0"),
-    ("linalg_norm_flat", lambda lib, x: linalg_norm(lib, x), [D234], "LinalgVectorNormBackward0"),
-    (
-        "linalg_norm_ord_1d",
-        lambda lib, x: linalg_norm(lib, x, inf),
-        [("d", (5,))],
-        "LinalgVectorNormBackward0",
-    ),
-    ("linalg_norm_ord_dim", lambda lib, x: linalg_norm(lib, x, 3, dim=1), [D34], "LinalgVectorNormBackward0"),
-    ("linalg_norm_ord_dim0", lambda lib, x: linalg_norm(lib, x, 0, -1), [D34], "LinalgVectorNormBackward0"),
-    (
-        "linalg_norm_fro_dims",
-        lambda lib, x: linalg_norm(lib, x, "fro", (0, 2)),
-        [D234],
-        "LinalgVectorNormBackward0",
-    ),
-    ("linalg_norm_matrix_fro", lambda lib, x: linalg_norm(lib, x, "fro"), [D34], "LinalgVectorNormBackward0"),
-    ("linalg_norm_two_dims", lambda lib, x: linalg_norm(lib, x, None, (0, 1), True), [D34], None),
-    ("linalg_norm_0d", lambda lib, x: linalg_norm(lib, x), [DS], "LinalgVectorNormBackward0"),
-    ("norm", lambda lib, x: x.norm(), [D34], "LinalgVectorNormBackward0"),
-    *[
-        (f"norm_p{p}", lambda lib, x, p=p: x.norm(p), [D34], "LinalgVectorNormBackward0")
-        for p in (inf, -inf, 0, 1, 3, 0.5, -1, None)
-    ],
-    ("norm_fro_dim", lambda lib, x: lib.norm(x, "fro", dim=1), [D34], "LinalgVectorNormBackward0"),
-    (
-        "norm_fro_dims",
-        lambda lib, x: x.norm("fro", dim=(0, 1), keepdim=True),
-        [D234],
-        "LinalgVectorNormBackward0",
-    ),
-    ("norm_fro_3d", lambda lib, x: x.norm("fro"), [D234], "LinalgVectorNormBackward0"),
-    ("norm_inf_dim", lambda lib, x: x.norm(inf, dim=-1, keepdim=True), [D34], "LinalgVectorNormBackward0"),
-    ("norm_p_dims", lambda lib, x: lib.norm(x, p=1, dim=(0, 2)), [D234], "LinalgVectorNormBackward0"),
-    ("norm_0d", lambda lib, x: x.norm(dim=0), [DS], "LinalgVectorNormBackward0"),
-    ("dist", lambda lib, x, y: lib.dist(x, y), [D34, R34], "DistBackward0"),
-    *[
-        (f"dist_p{p}", lambda lib, x, y, p=p: x.dist(y, p), [D34, R34], "DistBackward0")
-        for p in (1, inf, -inf, 3, 0.5, -1)
-    ],
-    ("dist_p0", lambda lib, x, y: x.dist(y, 0), [D34, R34], "DistBackward0", NO_GRAD),
-    ("dist_broadcast", lambda lib, x, y: lib.dist(x, y), [D34, ("r", (4,))], "DistBackward0"),
-    (
-        "dist_broadcast_p1",
-        lambda lib, x, y: lib.dist(x, y, p=1),
-        [("d", (3, 1)), ("r", (2, 1, 4))],
-        "DistBackward0",
-    ),
-    ("dist_0d", lambda lib, x, y: lib.dist(x, y), [DS, S], "DistBackward0"),
-    ("dist_promotes", lambda lib, x, y: lib.dist(x, y), [D34, I34], "DistBackward0"),
-    # ---- the reductions the engine had: dims, keepdim, 0-dim tensors, dtypes
-    ("sum_empty_dims", lambda lib, x: x.sum(()), [R34], "SumBackward1"),
-    ("sum_none_keepdim", lambda lib, x: x.sum(None, keepdim=True), [R34], "SumBackward1"),
-    ("sum_0d", lambda lib, x: x.sum(0), [S], "SumBackward1"),
-    ("sum_0d_list", lambda lib, x: lib.sum(x, [-1], keepdim=True), [S], "SumBackward1"),
-    ("sum_axis", lambda lib, x: x.sum(axis=1), [R34], "SumBackward1"),
-    ("sum_input_kw", lambda lib, x: lib.sum(input=x), [R34], "SumBackward0"),
-    ("sum_uint8", lambda lib, x: x.to(lib.uint8).sum(0), [("int", (3, 4))], None),
-    ("sum_int_dtype", lambda lib, x: x.sum(1, dtype=lib.float32), [I34], None),
-    ("mean_empty_dims", lambda lib, x: x.mean(()), [R34], "MeanBackward1"),
-    ("mean_none_keepdim", lambda lib, x: lib.mean(x, None, True), [R34], "MeanBackward1"),
-    ("mean_0d", lambda lib, x: x.mean(-1), [S], "MeanBackward1"),
-    ("mean_int_dtype", lambda lib, x: x.mean(dtype=lib.float64), [I34], None),
-    ("var_0d", lambda lib, x: x.var(0, correction=0), [S], "VarBackward0"),
-    ("var_empty_dims", lambda lib, x: x.var(()), [R34], "VarBackward0", NO_GRAD),  # torch's gradient: inf
-    ("var_axis", lambda lib, x: x.var(axis=1, keepdim=True), [R34], "VarBackward0"),
-    ("max_0d", lambda lib, x: x.max(0), [DS], "MaxBackward0"),
-    ("min_0d", lambda lib, x: lib.min(x, -1, True), [DS], "MinBackward0"),
-    ("max_ties", lambda lib, x: x.max(), [(values(1, 3, 3, 2), (2, 2))], "MaxBackward1", FIRST_ORDER),
-    ("argmax_keepdim", lambda lib, x: x.argmax(keepdim=True), [D34], None, NO_GRAD),
-    ("argmin_dim", lambda lib, x: lib.argmin(x, -1, True), [D234], None, NO_GRAD),
-    ("argmax_0d", lambda lib, x: x.argmax(0), [DS], None, NO_GRAD),
-    ("argmin_0d_keepdim", lambda lib, x: x.argmin(-1, keepdim=True), [DS], None, NO_GRAD),
-    ("argmax_nan", lambda lib, x: x.argmax(), [(values(1, nan, 3, nan), (4,))], None, NO_GRAD),
-    ("argmin_int_axis", lambda lib, x: x.argmin(axis=0), [I34], None),
-    ("all", lambda lib, x: x.all(), [(zeros_every(5), (3, 4))], None, NO_GRAD),
-    (
-        "all_dim_keepdim",
-        lambda lib, x: lib.all(x, 1, keepdim=True),
-        [(zeros_every(5), (3, 4))],
-        None,
-        NO_GRAD,
-    ),
-    ("all_tuple", lambda lib, x: x.all((0, -1)), [(zeros_every(7), (2, 3, 4))], None, NO_GRAD),
-    ("all_none_keepdim", lambda lib, x: x.all(None, True), [I34], None),
-    ("all_empty_dims", lambda lib, x: x.all(()), [I34], None),
-    ("all_uint8", lambda lib, x: x.to(lib.uint8).all(1), [I34], None),
-    ("any", lambda lib, x: lib.any(x, dim=0), [(zeros_every(2), (3, 4))], None, NO_GRAD),
-    ("any_uint8", lambda lib, x: x.to(lib.uint8).any(), [I34], None),
-    ("any_0d", lambda lib, x: x.any(0), [S], None, NO_GRAD),
-    ("any_axis_list", lambda lib, x: x.any(axis=[0, 1]), [("bool", (3, 4))], None),
-]
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_op(case):
-    _, fn, kinds, node, *options = case
-    check_op(fn, kinds, node=node, **(options[0] if options else {}))
 
 
 # ---------------------------------------------------------------------- what torch alone pins
@@ -384,11 +52,11 @@ SPECIAL = [
     ("logsumexp_inf", lambda lib, x: x.logsumexp(1), values(inf, 1, -inf, -inf, 700, 800), (3, 2)),
     ("logcumsumexp_inf", lambda lib, x: x.logcumsumexp(1), values(-inf, 1, -inf, -inf, 1, inf), (3, 2)),
     ("logcumsumexp_large", lambda lib, x: x.logcumsumexp(0), values(-800, 0, 800, 790, -5), (5,)),
-    ("vector_norm_zero_rows", lambda lib, x: linalg_vector_norm(lib, x, 2, 1), values(0, 0, 1, 1), (2, 2)),
+    ("vector_norm_zero_rows", lambda lib, x: lib.linalg.vector_norm(x, 2, 1), values(0, 0, 1, 1), (2, 2)),
     *[
         (
             f"vector_norm_{o}_zeros",
-            lambda lib, x, o=o: linalg_vector_norm(lib, x, o, 1),
+            lambda lib, x, o=o: lib.linalg.vector_norm(x, o, 1),
             values(1, -3, 3, 0, 0, 2),
             (2, 3),
         )
@@ -409,6 +77,7 @@ SPECIAL = [
 ]
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("name, fn, make, shape", SPECIAL, ids=[c[0] for c in SPECIAL])
 def test_special_values_match_torch(name, fn, make, shape):
     if torch is None:
@@ -478,7 +147,7 @@ def test_return_types_have_torchs_names_and_fields():
         lambda lib, x: x.nansum(0, dtype=lib.float32),
         lambda lib, x: x.nanmean(dtype=lib.float32),
         lambda lib, x: x.float().sum(dtype=lib.float64),
-        lambda lib, x: linalg_vector_norm(lib, x.float(), 3, dtype=lib.float64),
+        lambda lib, x: lib.linalg.vector_norm(x.float(), 3, dtype=lib.float64),
         lambda lib, x: x.float().norm(dim=1, dtype=lib.float64),
     ],
     ids=[
@@ -859,33 +528,33 @@ ERRORS = [
         "dim must be a 2-tuple. Got 0 1 2",
     ),
     (
-        lambda lib: linalg_norm(lib, lib.ones(2, 3), 0),
+        lambda lib: lib.linalg.norm(lib.ones(2, 3), 0),
         RuntimeError,
         "linalg.matrix_norm: Order 0 not supported.",
     ),
     (
-        lambda lib: linalg_norm(lib, lib.ones(2, 3), 3),
+        lambda lib: lib.linalg.norm(lib.ones(2, 3), 3),
         RuntimeError,
         "linalg.matrix_norm: Order 3 not supported.",
     ),
-    (lambda lib: linalg_norm(lib, lib.ones(2), "fro"), RuntimeError, "must have at least 2 dimensions"),
+    (lambda lib: lib.linalg.norm(lib.ones(2), "fro"), RuntimeError, "must have at least 2 dimensions"),
     (
-        lambda lib: linalg_norm(lib, lib.ones(2, 3), "fro", dim=1),
+        lambda lib: lib.linalg.norm(lib.ones(2, 3), "fro", dim=1),
         RuntimeError,
         "linalg.matrix_norm: dim must be a 2-tuple. Got 1",
     ),
     (
-        lambda lib: linalg_norm(lib, lib.ones(2, 2, 2), 2),
+        lambda lib: lib.linalg.norm(lib.ones(2, 2, 2), 2),
         RuntimeError,
         "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.",
     ),
-    (lambda lib: linalg_norm(lib, lib.tensor(2.0), 2), RuntimeError, "the input must be 1D or 2D. Got 0D."),
+    (lambda lib: lib.linalg.norm(lib.tensor(2.0), 2), RuntimeError, "the input must be 1D or 2D. Got 0D."),
     (
-        lambda lib: linalg_norm(lib, lib.ones(2, 2), dim=(0, 1, 1)),
+        lambda lib: lib.linalg.norm(lib.ones(2, 2), dim=(0, 1, 1)),
         RuntimeError,
         "linalg.norm: If dim is specified, it must be of length 1 or 2. Got [0, 1, 1]",
     ),
-    (lambda lib: linalg_norm(lib, lib.ones(2, 3), dim=(0, 0)), RuntimeError, "dim 0 appears multiple times"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 3), dim=(0, 0)), RuntimeError, "dim 0 appears multiple times"),
 ]
 
 

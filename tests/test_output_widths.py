@@ -76,8 +76,8 @@ def test_check_names_wrap_after_underscores_not_mid_word():
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.torch_parity
 def test_failing_torch_check_fits(width: int):
-    pytest.importorskip("torch")
     output = run(width, "check", ROOT / "examples/torch/check_function.py")
     assert_fits(output, width)
     assert "FAILED" in output and "backward of Cube" in output

@@ -9,6 +9,7 @@ derandomized examples; `GRADCLI_PROPERTY_EXAMPLES=N` runs N random ones.
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import numpy
@@ -165,10 +166,11 @@ def _same(a, b) -> bool:
     return numpy.allclose(_array(a), _array(b), rtol=1e-7, atol=1e-9, equal_nan=True)
 
 
+@pytest.mark.torch_parity
 @SETTINGS
 @given(programs, values)
 def test_random_graphs_agree_with_torch(program, numbers):
-    torch = pytest.importorskip("torch")
+    torch = importlib.import_module("torch")
     ours, theirs = run(engine, program, numbers), run(torch, program, numbers)
     if isinstance(ours, Exception) or isinstance(theirs, Exception):
         assert type(ours) is type(theirs), (ours, theirs)

@@ -357,8 +357,8 @@ def test_parallel_runs_with_xdist(pytester, monkeypatch):
     result.stdout.fnmatch_lines(["  backward of Lin: test_grads.py:12"])
 
 
+@pytest.mark.torch_parity
 def test_a_torch_case(pytester):
-    pytest.importorskip("torch")
     write(
         pytester,
         """

@@ -17,7 +17,7 @@ import pytest
 import engine
 
 
-@pytest.fixture(params=["engine", "torch"])
+@pytest.fixture(params=["engine", pytest.param("torch", marks=pytest.mark.torch_parity)])
 def lib(request):
     """The library under test: the engine, or torch for the same expectations (skipped without it)."""
     if request.param == "torch":

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch_parity
 
 from json_contract import validated  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.torch_parity
 
 from typer.testing import CliRunner  # noqa: E402
 

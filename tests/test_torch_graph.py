@@ -18,6 +18,7 @@ from gradcli.check import loading
 from gradcli.cli.app import app
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch_parity
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "torch" / "expr.py"

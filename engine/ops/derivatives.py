@@ -59,8 +59,8 @@ Pick its family under ops/ (pointwise, reductions, shaping, linalg, nn), then:
    other in-place variants are `@public(function=False)` beside the op, applied with
    `inplace.apply_inplace`. An nn op's torch.nn.functional argument handling goes in
    engine/nn/functional/, which applies the nn family's rows.
-3. Tests: tests/test_op_grads.py (values, finite differences first and second order; the same
-   file runs on torch with `ENGINE_MODULE=torch`).
+3. Tests: an entry in tests/ops/registry.py (an OpInfo and its samples, in its family's module):
+   values, node name, finite differences first and second order, torch parity, the CuPy stand-in.
 4. `python scripts/make_stubs.py`, so the type stubs name it (tests/test_stubs.py checks).
 """
 
