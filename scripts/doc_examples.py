@@ -4,7 +4,7 @@ command prints off a terminal, run from the repository's root.
     python scripts/doc_examples.py docs/verdicts.md          # rewrite the blocks with real output
     python scripts/doc_examples.py --check docs/verdicts.md  # exit 1 naming each block that differs
 
-tests/test_doc_examples.py runs the check. Elapsed times differ from run to run, and numbers below
+tests/project/test_doc_examples.py runs the check. Elapsed times differ from run to run, and numbers below
 1e-6 (the float64 round-off of a passing check) from one BLAS to another: both are masked when
 comparing (with the index of the worst such error), never when writing.
 """

@@ -5,7 +5,7 @@ Tensor's methods and most of `engine.<name>` are installed at import from the op
 name every one with its parameters:
 
     python scripts/make_stubs.py            # rewrite engine/__init__.pyi and engine/tensor.pyi
-    python scripts/make_stubs.py --check    # exit 1 if either is out of date (tests/test_stubs.py)
+    python scripts/make_stubs.py --check    # exit 1 if either is out of date (tests/project/test_stubs.py)
 
 Parameters keep their names, kinds and whether they have a default; their types are left out
 (the engine's functions take what torch's take), and functions return `Tensor` unless they are

@@ -61,7 +61,7 @@ Pick its family under ops/ (pointwise, reductions, shaping, linalg, nn), then:
    engine/nn/functional/, which applies the nn family's rows.
 3. Tests: an entry in tests/ops/registry.py (an OpInfo and its samples, in its family's module):
    values, node name, finite differences first and second order, torch parity, the CuPy stand-in.
-4. `python scripts/make_stubs.py`, so the type stubs name it (tests/test_stubs.py checks).
+4. `python scripts/make_stubs.py`, so the type stubs name it (tests/project/test_stubs.py checks).
 """
 
 from .op import row  # noqa: F401  (the row language, documented above)

@@ -69,7 +69,7 @@ def run_check(
         with running.using_device(run.device, [t.path for t in chosen]):
             collected = collection.Collection(errors=errors)
             prepared = collected.prepared
-            # a file's cases run before the next file loads: in the state their file left (#18)
+            # a file's cases run before the next file loads: in the state their file left
             stopped = False  # -x: the files after the failure are still collected, to count them
             with check_progress(err, 0, enabled=not run.json_output) as bar:
                 for part in collection.each_file(chosen, matcher, seed=run.seed, timeout=run.timeout):
