@@ -555,19 +555,27 @@ class SavedOutput:
     version counter, and rebuild a Tensor whose grad_fn is the node when one is asked for.
     """
 
-    __slots__ = ("_data", "_vc", "_output_nr")
+    __slots__ = ("_data", "_vc", "_output_nr", "_place")
 
-    def __init__(self, tensor, output_nr: int = 0):
+    def __init__(self, tensor, output_nr: int = 0, place=None):
         self._data = tensor._data
         self._vc = tensor._vc
         self._output_nr = output_nr
+        self._place = place
 
     def tensor(self, node) -> Tensor:
-        """The output as a Tensor again: same array and version counter, `grad_fn` the node."""
+        """The output as a Tensor again: same array and version counter, `grad_fn` the node.
+
+        The output of an in-place op on a view is the view, whose grad_fn (AsStridedBackward0 on
+        the base's CopySlices) is not the node: `place()` gives it (or None), without keeping
+        it alive, as PyTorch's SavedVariable keeps it weakly.
+        """
         t = wrap(self._data)
         t._vc = self._vc
-        t.grad_fn = node
-        t._output_nr = self._output_nr
+        place = self._place
+        view_fn = None if place is None else place()
+        t.grad_fn = node if view_fn is None else view_fn
+        t._output_nr = self._output_nr if view_fn is None else 0
         t._rg = True
         return t
 

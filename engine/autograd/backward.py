@@ -20,7 +20,7 @@ from .. import backend
 from ..ops.namespaces import TENSOR_MATH, array_math
 from ..tensor import Tensor, wrap
 from . import anomaly, grad_mode
-from .node import Node, NodeHooks, as_tensor_or_none
+from .node import Node, NodeHooks, as_tensor_or_none, checked_hook_result, checked_hook_results, type_name
 
 ndarray = numpy.ndarray
 
@@ -144,9 +144,9 @@ def _recorded_copy(variable, g: Tensor) -> Tensor:
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph):
+    """hook(grad) for each hook, None included (no gradient reached the tensor), as in torch."""
     for hook in list(hooks.values()):
-        as_tensor = g if isinstance(g, Tensor) else wrap(g)
-        result = hook(as_tensor)
+        result = checked_hook_result(hook, g, hook(as_tensor_or_none(g)))
         if result is not None:
             g = _to_mode(result, create_graph)
     return g
@@ -161,7 +161,7 @@ def _run_post_accumulate_hooks(hooks: dict, variable) -> None:
         if result is None or result is argument:
             continue
         if not isinstance(result, Tensor):
-            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+            raise TypeError(f"expected Variable, but hook returned '{type_name(result)}'")
         argument = result
         replaced = True
     if replaced:
@@ -409,14 +409,14 @@ def _tensor_pre_hooks(node, grads: list, create_graph) -> list:
     """
     if node.__class__ is AccumulateGrad:
         table = node.variable._hooks
-        if table and grads[0] is not None:
+        if table:
             grads[0] = _run_tensor_hooks(table, grads[0], create_graph)
         return grads
     hooks = node._hooks
     if hooks is None:
         return grads
     for nr, table in hooks.tensor.items():
-        if table and grads[nr] is not None:
+        if table:
             grads[nr] = _run_tensor_hooks(table, grads[nr], create_graph)
     for nr, ref in hooks.retained.items():
         t = ref()
@@ -432,9 +432,13 @@ def _before_node(node, grads, create_graph):
     """Tensor hooks, retain_grad and node pre-hooks, in PyTorch's order."""
     grads = _tensor_pre_hooks(node, list(grads), create_graph)
     for hook in list(node._hooks.pre.values()):
-        result = hook(tuple(as_tensor_or_none(g) for g in grads))
+        given = tuple(as_tensor_or_none(g) for g in grads)
+        result = hook(given)
         if result is not None:
-            grads = [None if g is None else _to_mode(g, create_graph) for g in result]
+            grads = [
+                None if g is None else _to_mode(g, create_graph)
+                for g in checked_hook_results(hook, given, result)
+            ]
     return grads
 
 
@@ -453,7 +457,7 @@ def _call(node, grads, m, create_graph):
         for hook in list(node._hooks.post.values()):
             result = hook(wrapped_in, wrapped_out)
             if result is not None:
-                wrapped_in = tuple(result)
+                wrapped_in = checked_hook_results(hook, wrapped_in, result)
         outputs = [None if g is None else _to_mode(g, create_graph) for g in wrapped_in]
     return outputs
 

@@ -89,6 +89,53 @@ class NodeHooks:
         self.metadata: dict = {}  # grad_fn.metadata: the user's, one dict for the node's life
 
 
+def type_name(value) -> str:
+    """A value's type as CPython's tp_name gives it (PyTorch's messages): `numpy.ndarray`, `float`, `Foo`."""
+    cls = type(value)
+    if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python, whose tp_name is its bare name
+
+
+def hook_name(hook) -> str:
+    return str(hook.__name__) if hasattr(hook, "__name__") else "<unknown>"
+
+
+def checked_hook_result(hook, original, result):
+    """What a gradient hook returned in place of `original` (a Tensor, raw array or None), refused
+    as PyTorch refuses it: not a Tensor, another type or device, another size."""
+    if result is None:
+        return None
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type_name(result)}'")
+    array = original._data if isinstance(original, Tensor) else original
+    was, got = backend.tensor_type_name(array), backend.tensor_type_name(result._data)
+    if was != got:
+        raise RuntimeError(f"hook '{hook_name(hook)}' has changed the type of value (was {was} got {got})")
+    if result._data.shape != array.shape:
+        raise RuntimeError(f"hook '{hook_name(hook)}' has changed the size of value")
+    return result
+
+
+def checked_hook_results(hook, originals: tuple, results) -> tuple:
+    """A node hook's replacement gradients: a tuple of as many, each checked (None: no gradient)."""
+    if not isinstance(results, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type_name(results)}'")
+    if len(results) != len(originals):
+        raise RuntimeError(
+            f"hook '{hook_name(hook)}' has returned an incorrect number of values "
+            f"(got {len(results)}, but expected {len(originals)})"
+        )
+    for original, result in zip(originals, results):
+        checked_hook_result(hook, original, result)
+    return results
+
+
 def as_tensor_or_none(g):
     """A gradient as users see it: a Tensor (raw arrays wrapped), or None."""
     if g is None or isinstance(g, Tensor):

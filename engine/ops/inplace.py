@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 
 import numpy
 
@@ -211,18 +212,24 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     _write(t, result._data)
     _bump(t)
     node = result.grad_fn
-    if node._saved:
-        # A saved result must be `t` itself at its new version, so a later change is caught.
-        outputs = [v.__class__ is SavedOutput for v in node._saved]
-        node._saved = [SavedOutput(t) if is_out else v for v, is_out in zip(node._saved, outputs)]
-        node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
     if t._base is None:
         _rebase(t, node)
     else:
         _rebase_view(t, node)
+    if node._saved:
+        _save_as_result(node, t)
     if t._vc.views is not None:
         refresh_views(t._vc.views, t)
     return t
+
+
+def _save_as_result(node: Node, t: Tensor) -> None:
+    """A saved result is `t` itself at its new version, so a later change is caught; for a view,
+    unpacked at the view's place in the graph after the change (`ViewPlace`), as in torch."""
+    place = None if t._base is None else ViewPlace(t.grad_fn)
+    outputs = [v.__class__ is SavedOutput for v in node._saved]
+    node._saved = [SavedOutput(t, 0, place) if is_out else v for v, is_out in zip(node._saved, outputs)]
+    node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
 
 
 def _store(t: Tensor, data) -> Tensor:
@@ -278,7 +285,7 @@ class CopySlices(Node):
             _check_region(region._data, inner[0])
             region.copy_(inner[0] if inner[0] is not None else region.new_zeros(region.shape))
         else:
-            result = g.copy()
+            result = m.xp.array(g)  # a writable copy: a 0-d gradient may be a numpy scalar
             region = self.view_fn(m.xp, result)
             inner = self.fn.apply([region.copy()], m, False)
             _check_region(region, inner[0])
@@ -293,6 +300,33 @@ def _check_region(region, grad) -> None:
     """PyTorch copies the view's gradient into the base's: refused where the view is expanded."""
     if grad is not None and overlaps(region):
         raise RuntimeError(INTERNAL_OVERLAP)
+
+
+class ViewPlace:
+    """A view's grad_fn after an in-place change through it (AsStridedBackward0 on the base's
+    CopySlices), for the change's node to unpack its saved result with, held weakly: the node
+    is inside that CopySlices, so a strong reference would close a cycle.
+
+    While the view lives, its own grad_fn; after, an equal one made again on the CopySlices
+    (torch falls back to the node itself there, whose saved values its CopySlices still needs:
+    a double backward would then free them twice); None once the CopySlices is gone too.
+    """
+
+    __slots__ = ("view_grad_fn", "copy_slices", "attrs")
+
+    def __init__(self, view_grad_fn: Node):
+        self.view_grad_fn = weakref.ref(view_grad_fn)
+        self.copy_slices = weakref.ref(view_grad_fn.next_functions[0][0])
+        self.attrs = view_grad_fn._attrs
+
+    def __call__(self) -> Node | None:
+        fn = self.view_grad_fn()
+        if fn is not None:
+            return fn
+        copy_slices = self.copy_slices()
+        return (
+            None if copy_slices is None else new_node(D.AS_STRIDED.node, ((copy_slices, 0),), (), self.attrs)
+        )
 
 
 def _rebase_view(view: Tensor, node: Node) -> None:

@@ -538,6 +538,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 value._data = array
                 value._vc = out._vc
                 value._output_nr = 0
+                value._place = None
                 saved.append(value)
                 versions.append(0)
             else:
