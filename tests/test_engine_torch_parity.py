@@ -1,5 +1,5 @@
 """Engine results that differed from torch 2.13 on hostile input: in-place writes through views
-(0-d bases, double backward), hooks that return the wrong gradient.
+(0-d bases, double backward), softmax of empty tensors, hooks that return the wrong gradient.
 
 Each test takes `lib` and runs once on the engine and once on torch (where installed), with the
 same assertions, so the expected values and words are torch's.
@@ -69,6 +69,20 @@ def test_backward_with_create_graph_then_backward_of_the_gradient(lib):
     (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
     g.sum().backward()
     assert x.grad.tolist() == pytest.approx([873.5704, 47695.324, 8.0])
+
+
+# ------------------------------------------------------------------ softmax of an empty tensor
+
+
+@pytest.mark.parametrize("shape, dim", [((0,), 0), ((0, 3), 1), ((0, 3), 0), ((2, 0), 1), ((2, 0, 3), -1)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_of_an_empty_tensor_is_empty(lib, shape, dim, name):
+    x = lib.ones(shape, requires_grad=True)
+    fn = getattr(lib.nn.functional, name)
+    y = fn(x, dim=dim)
+    y.sum().backward()
+    assert tuple(y.shape) == shape and tuple(x.grad.shape) == shape and y.dtype == lib.float32
+    assert tuple(getattr(lib, "softmax" if name == "softmin" else name)(x, dim).shape) == shape
 
 
 # ------------------------------------------------------------------ hooks that return the wrong gradient

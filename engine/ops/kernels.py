@@ -489,11 +489,15 @@ def copied_into(xp, target, src):
 
 
 def softmax(xp, a, dim):
+    if a.size == 0:  # numpy's max has no identity on an empty axis; torch's result is empty
+        return a.copy()
     e = xp.exp(a - a.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
 
 
 def log_softmax(xp, a, dim):
+    if a.size == 0:
+        return a.copy()
     shifted = a - a.max(axis=dim, keepdims=True)
     shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one array fewer
     return shifted
@@ -1519,6 +1523,8 @@ def interpolation_matrix(xp, n_in: int, n_out: int, align_corners: bool, scale, 
 
 def safe_softmax(xp, x, dim):
     """softmax, but 0 (not NaN) along a row that is -inf throughout (ATen's _safe_softmax)."""
+    if x.size == 0:
+        return x.copy()
     top = x.max(axis=dim, keepdims=True)
     e = xp.exp(x - xp.where(top == -math.inf, 0, top))
     total = e.sum(axis=dim, keepdims=True)
