@@ -6,6 +6,7 @@ This module is the public namespace only: everything here is re-exported.
 import numpy as _numpy
 
 from . import autograd, backend, cuda, linalg, nn
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     bfloat16,
@@ -60,6 +61,7 @@ from .ops.reductions import *
 from .ops.shaping import *  # split, gather, scatter, sort, ... (ops/shaping.py)
 from .tensor import Size, Tensor, typename
 from .typeinfo import finfo, iinfo
+from .warn_once import is_warn_always_enabled, set_warn_always
 
 float = float32
 double = float64

@@ -148,6 +148,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if flag.__class__ is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             message = "you can only change requires_grad flags of leaf variables."
             if not flag:
@@ -155,9 +157,18 @@ class Tensor:
             raise RuntimeError(message)
         if flag and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        self._rg = bool(flag)
+        self._rg = flag
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # torch's setter, given no value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad.__class__ is not bool:
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                f"{tp_name(requires_grad)}"
+            )
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -172,6 +183,21 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def _grad_fn(self):
+        """torch's other name for grad_fn; setting it to None detaches the tensor in place."""
+        return self.grad_fn
+
+    @_grad_fn.setter
+    def _grad_fn(self, value) -> None:
+        if value is not None:
+            raise RuntimeError("_grad_fn can be only set to None")
+        self.detach_()
+
+    @_grad_fn.deleter
+    def _grad_fn(self) -> None:
+        raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
 
     @property
     def grad(self):
@@ -578,6 +604,17 @@ class SavedOutput:
         t._output_nr = self._output_nr if view_fn is None else 0
         t._rg = True
         return t
+
+
+def tp_name(value) -> str:
+    """A value's type as CPython's tp_name gives it (torch's messages): `numpy.ndarray`, `float`, `Foo`."""
+    cls = type(value)
+    if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python, whose tp_name is its bare name
 
 
 def typename(value) -> str:

@@ -13,14 +13,16 @@ import sys
 import threading
 import warnings
 import weakref
+from collections.abc import Mapping
 
 import numpy
 
 from .. import backend
 from ..ops.namespaces import TENSOR_MATH, array_math
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, tp_name, wrap
+from ..warn_once import warn_once
 from . import anomaly, grad_mode
-from .node import Node, NodeHooks, as_tensor_or_none, checked_hook_result, checked_hook_results, type_name
+from .node import Node, NodeHooks, as_tensor_or_none, checked_hook_result, checked_hook_results
 
 ndarray = numpy.ndarray
 
@@ -161,7 +163,7 @@ def _run_post_accumulate_hooks(hooks: dict, variable) -> None:
         if result is None or result is argument:
             continue
         if not isinstance(result, Tensor):
-            raise TypeError(f"expected Variable, but hook returned '{type_name(result)}'")
+            raise TypeError(f"expected Variable, but hook returned '{tp_name(result)}'")
         argument = result
         replaced = True
     if replaced:
@@ -443,12 +445,16 @@ def _before_node(node, grads, create_graph):
 
 
 def _call(node, grads, m, create_graph):
+    running = anomaly.running  # the node the nodes made by this backward were induced by
+    running.append(node)
     try:
         outputs = node.apply(grads, m, create_graph)
     except Exception as exc:
         if anomaly.state[0]:
             anomaly.backward_failed(node, exc)
         raise
+    finally:
+        running.pop()
     if anomaly.state[0]:
         anomaly.backward_done(node, grads, outputs)
     if node._hooks is not None and node._hooks.post:
@@ -508,15 +514,29 @@ def _make_grads(tensors, grad_tensors, create_graph, for_grad):
                 raise anomaly.noted(err)
             g = backend.xp_of(t._data).ones_like(t._data)
         else:
-            if not isinstance(g, Tensor):  # a number or nested list, as torch.tensor(g) reads it
-                g = wrap(backend.to_device(numpy.asarray(g, dtype=t._data.dtype), t.device))
+            if not isinstance(g, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
             if g.shape != t.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                     f"has a shape of {t.shape}."
                 )
+            if g._data.dtype is not t._data.dtype:  # cast to the output's dtype, as torch's engine does
+                g = g.to(t.dtype)
         out.append(_to_mode(g, create_graph))
+    if len(out) < len(tensors):  # extra gradients are left out, as torch's zip leaves them
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(out)} gradients")
     return out
+
+
+def _tensor_or_tensors(grads, count: int) -> tuple:
+    """The gradients given for `count` outputs: None for each, one Tensor, or a sequence (a number is
+    refused by `tuple`, with Python's TypeError, as in torch)."""
+    if grads is None:
+        return (None,) * count
+    if isinstance(grads, Tensor):
+        return (grads,)
+    return tuple(grads)
 
 
 def _roots(tensors):
@@ -533,14 +553,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
     tensors = tuple(tensors)
-    if grad_tensors is None:
-        grad_tensors = (None,) * len(tensors)
-    elif isinstance(grad_tensors, Tensor):
-        grad_tensors = (grad_tensors,)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(
-            f"grad_tensors has {len(grad_tensors)} elements, but tensors has {len(tensors)} elements"
-        )
+    grad_tensors = _tensor_or_tensors(grad_tensors, len(tensors))
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
@@ -552,8 +565,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         for t in inputs:  # as PyTorch: a non-leaf input gets its .grad through retain_grad
             t.retain_grad()
-    if create_graph:
-        _warn_reference_cycle()
+    if create_graph:  # x.grad's graph reaches x's AccumulateGrad, which holds x
+        warn_once(CREATE_GRAPH_CYCLE_WARNING, stacklevel=2)
     run(roots, grads, retain_graph, create_graph, inputs=inputs, capture=False)
 
 
@@ -563,14 +576,6 @@ CREATE_GRAPH_CYCLE_WARNING = (
     "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
     "to None after use to break the cycle and avoid the leak."
 )
-_cycle_warned = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
-
-
-def _warn_reference_cycle() -> None:
-    """x.grad's graph reaches x's AccumulateGrad, which holds x: PyTorch's warning, once."""
-    if not _cycle_warned[0]:
-        _cycle_warned[0] = True
-        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
 
 
 def grad(
@@ -584,16 +589,32 @@ def grad(
     is_grads_batched=False,
     materialize_grads=False,
 ):
-    """engine.autograd.grad: the gradients of outputs w.r.t. inputs, returned, not accumulated."""
-    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    single_input = isinstance(inputs, Tensor)
-    inputs = (inputs,) if single_input else tuple(inputs)
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    elif isinstance(grad_outputs, Tensor):
-        grad_outputs = (grad_outputs,)
+    """engine.autograd.grad: the gradients of outputs w.r.t. inputs, returned, not accumulated.
+
+    `inputs` may be a dict (exactly), whose values are the inputs: the gradients come back under its keys.
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    keys = tuple(inputs) if type(inputs) is dict else None
+    if keys is not None:
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn(ONLY_INPUTS_WARNING, FutureWarning, stacklevel=2)
+    grad_outputs = _tensor_or_tensors(grad_outputs, len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
@@ -616,4 +637,10 @@ def grad(
             result.append(g)
             continue
         result.append(g if isinstance(g, Tensor) else wrap(g))
-    return tuple(result)
+    return tuple(result) if keys is None else dict(zip(keys, result))
+
+
+ONLY_INPUTS_WARNING = (
+    "only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate gradient for "
+    "other parts of the graph, please use engine.autograd.backward."
+)

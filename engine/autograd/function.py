@@ -15,7 +15,7 @@ import inspect
 import warnings
 
 from .. import backend
-from ..tensor import SavedOutput, Tensor, wrap
+from ..tensor import SavedOutput, Tensor, tp_name, wrap
 from . import grad_mode
 from .backward import edge_of
 from .node import Node, freed_error, leaf_error, version_error
@@ -165,9 +165,7 @@ class BackwardCFunction(Node, FunctionCtx):
         """A returned gradient made to fit its input: a Tensor, summed to the input's shape, its dtype."""
         name = self.name()
         if not isinstance(g, Tensor):
-            raise TypeError(
-                f"{name}.backward returned {type(g).__name__} at position {arg_index}; expected a Tensor or None"
-            )
+            raise RuntimeError(f"expected Variable or None (got {tp_name(g)})")
         if g.shape != shape:
             if not _expandable(shape, g.shape):
                 raise RuntimeError(

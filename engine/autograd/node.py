@@ -6,7 +6,7 @@ import weakref
 
 from .. import backend
 from ..ops.namespaces import TENSOR_MATH, array_math
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, tp_name, wrap
 from . import anomaly, grad_mode
 from .hooks import RemovableHandle, add_hook
 
@@ -89,17 +89,6 @@ class NodeHooks:
         self.metadata: dict = {}  # grad_fn.metadata: the user's, one dict for the node's life
 
 
-def type_name(value) -> str:
-    """A value's type as CPython's tp_name gives it (PyTorch's messages): `numpy.ndarray`, `float`, `Foo`."""
-    cls = type(value)
-    if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
-        return cls.__name__
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python, whose tp_name is its bare name
-
-
 def hook_name(hook) -> str:
     return str(hook.__name__) if hasattr(hook, "__name__") else "<unknown>"
 
@@ -112,7 +101,7 @@ def checked_hook_result(hook, original, result):
     if original is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(result, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{type_name(result)}'")
+        raise TypeError(f"expected Variable, but hook returned '{tp_name(result)}'")
     array = original._data if isinstance(original, Tensor) else original
     was, got = backend.tensor_type_name(array), backend.tensor_type_name(result._data)
     if was != got:
@@ -125,7 +114,7 @@ def checked_hook_result(hook, original, result):
 def checked_hook_results(hook, originals: tuple, results) -> tuple:
     """A node hook's replacement gradients: a tuple of as many, each checked (None: no gradient)."""
     if not isinstance(results, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{type_name(results)}'")
+        raise TypeError(f"expected tuple, but hook returned '{tp_name(results)}'")
     if len(results) != len(originals):
         raise RuntimeError(
             f"hook '{hook_name(hook)}' has returned an incorrect number of values "

@@ -49,9 +49,7 @@ def tensor_init(self, data=None, *, requires_grad: bool = False) -> None:
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-    autograd_backward(
-        (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs
-    )
+    autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def to(self, *args, **kwargs):
