@@ -60,6 +60,29 @@ def _inplace_view(lib, a, b, c):
     return y
 
 
+def _inplace_view_0d(lib, a, b, c):
+    y = a.sum() * 1.0  # 0-d: its views are (1,)-shaped
+    if c % 2:
+        y.unsqueeze(0).mul_(b.sum().tanh())
+    else:
+        y.flatten()[0] = b.sum().tanh()  # replaces y's value: no gradient reaches a through y
+    return y
+
+
+def _inplace_view_saving_result(lib, a, b, c):
+    y = a * 1.0
+    if y.dim():
+        getattr(y[..., :1], "tanh_" if c % 2 else "sigmoid_")()  # the row saves its result: the view
+    return y
+
+
+def _hooked(lib, a, b, c):
+    y = a * 1.0
+    hooks = (lambda g: g * 2, lambda g: None, lambda g: g.sum(), lambda g: g.double())
+    y.register_hook(hooks[c % 4])  # the last two change the gradient's size or type: refused alike
+    return y
+
+
 def _modify_pool_entry(lib, a, b, c):
     a.mul_(1.5)  # may change a tensor saved for backward (or a leaf): both libraries must refuse alike
     return a
@@ -90,13 +113,19 @@ OPS = {
     "matmul": lambda lib, a, b, c: (
         a @ b.transpose(0, 1) if a.dim() == b.dim() == 2 and a.shape[1] == b.shape[1] else a
     ),
+    "softmax": lambda lib, a, b, c: lib.softmax(a, c % a.dim()) if a.dim() else a,
+    "log_softmax": lambda lib, a, b, c: lib.log_softmax(a, -1) if a.dim() else a,
+    "empty_slice": lambda lib, a, b, c: a[..., :0] if a.dim() else a,
     "inplace": _inplace,
+    "inplace_view_0d": _inplace_view_0d,
+    "inplace_view_saving_result": _inplace_view_saving_result,
+    "hook": _hooked,
     "inplace_view": _inplace_view,
     "modify_pool_entry": _modify_pool_entry,
 }
 NAMES = sorted(OPS)
-#: Without kinks (relu at 0, std of equal values), for finite differences.
-SMOOTH = [name for name in NAMES if name not in ("relu", "std")]
+#: Without kinks (relu at 0, std of equal values) or hooks that change gradients, for finite differences.
+SMOOTH = [name for name in NAMES if name not in ("relu", "std", "hook")]
 
 
 def build(lib, leaves, program: list[int], names: list[str] = NAMES):
