@@ -54,6 +54,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.functions import *  # every op marked @public (ops/api.py)
+from .ops.legacy_types import *  # FloatTensor, LongTensor, ...
 from .ops.linalg_ops import *
 from .ops.nn_support import *
 from .ops.pointwise import *

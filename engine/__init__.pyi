@@ -14,6 +14,36 @@ from . import typeinfo as typeinfo
 from . import warn_once as warn_once
 from .tensor import Tensor as Tensor
 
+class BFloat16Tensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class BoolTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class ByteTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class CharTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class DoubleTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class FloatTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class HalfTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class IntTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class LongTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
+class ShortTensor:
+    def __getattr__(self, name: str) -> Any: ...
+
 class Size:
     def __getattr__(self, name: str) -> Any: ...
 

@@ -467,3 +467,35 @@ def test_autograd_simple_views_python(lib, fn_id, inplace, make_view):
     calls.clear()
     fn(a, b).abs().backward()
     assert len(calls) == 1
+
+
+# ------------------------------------------------------------------ legacy tensor types
+
+
+@pytest.mark.parametrize(
+    "name, dtype",
+    [
+        ("FloatTensor", "float32"),
+        ("DoubleTensor", "float64"),
+        ("HalfTensor", "float16"),
+        ("ByteTensor", "uint8"),
+        ("CharTensor", "int8"),
+        ("ShortTensor", "int16"),
+        ("IntTensor", "int32"),
+        ("LongTensor", "int64"),
+        ("BoolTensor", "bool"),
+    ],
+)
+def test_the_legacy_tensor_types(lib, name, dtype):
+    kind = getattr(lib, name)
+    made = kind([1, 0])
+    assert made.dtype == getattr(lib, dtype) and made.tolist() == (
+        [True, False] if dtype == "bool" else [1, 0]
+    )
+    assert tuple(kind(2, 3).shape) == (2, 3) and tuple(kind().shape) == (0,)
+    other = lib.float32 if dtype == "float64" else lib.float64
+    assert isinstance(made, kind) and not isinstance(made.to(other), kind)
+    assert kind.dtype == getattr(lib, dtype) and not kind.is_cuda
+    assert lib.zeros(2).type(kind).dtype == getattr(lib, dtype)
+    with pytest.raises(TypeError, match=r"^new\(\): data must be a sequence \(got float\)$"):
+        kind(2.0)

@@ -22,6 +22,7 @@ from . import pointwise as P
 from . import reductions as _reductions  # noqa: F401  (installs its @public methods)
 from . import shaping as _shaping  # noqa: F401  (installs its @public methods)
 from .derivatives import TO_COPY
+from .legacy_types import LegacyTensorType
 from .namespaces import TENSOR_MATH
 from .op import apply_op
 
@@ -194,6 +195,8 @@ def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
     """`x.type()`: "engine.FloatTensor" (engine.cuda.* on a GPU); `x.type(dtype)` / `x.type("engine.DoubleTensor")`: `to`."""
     if dtype is None:
         return backend.tensor_type_name(self._data)
+    if isinstance(dtype, LegacyTensorType):  # x.type(engine.LongTensor)
+        return to(self, backend.CPU, dtype.dtype)
     if isinstance(dtype, str):
         prefix, _, name = dtype.rpartition(".")
         target = _TYPE_NAMES.get(name)
