@@ -499,3 +499,104 @@ def test_the_legacy_tensor_types(lib, name, dtype):
     assert lib.zeros(2).type(kind).dtype == getattr(lib, dtype)
     with pytest.raises(TypeError, match=r"^new\(\): data must be a sequence \(got float\)$"):
         kind(2.0)
+
+
+# ------------------------------------------------------------------ indexing (test_setitem and the ops)
+
+
+def _setitem(lib, size, index):
+    x = lib.ones(*size, requires_grad=True)
+    y = x + 2
+    version = y._version
+    y[index] = 2
+    assert y._version != version
+    y.backward(lib.ones(*size))
+    expected = lib.ones(*size)
+    expected[index] = 0
+    assert (x.grad == expected).all()
+
+
+def _setitem_tensor(lib, size, index):
+    x = lib.ones(*size, requires_grad=True)
+    y = x + 2
+    value = x.new(x[index].size()).fill_(7)
+    value.requires_grad = True
+    y[index] = value
+    y.backward(lib.ones(*size))
+    expected = lib.ones(*size)
+    expected[index] = 0
+    assert (x.grad == expected).all() and (value.grad == lib.ones_like(value)).all()
+
+
+SEQUENCE_WARNING = "Using a non-tuple sequence for multidimensional indexing is deprecated"
+
+
+@pytest.mark.parametrize(
+    "size, index",
+    [
+        ((5, 5), 1),
+        ((10,), [[0, 4, 2]]),
+        ((5, 5), [[0, 4], [2, 2]]),
+        ((5, 5, 5), [slice(None), slice(None), [1, 3]]),
+        ((5, 5, 5), [slice(None), [1, 3], slice(None)]),
+        ((5, 5, 5), [[1, 3], slice(None), slice(None)]),
+        ((5, 5, 5), [slice(None), [2, 4], [1, 3]]),
+        ((5, 5, 5), [[1, 3], [2, 4], slice(None)]),
+    ],
+)
+def test_setitem(lib, size, index):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _setitem(lib, size, index)
+        _setitem_tensor(lib, size, index)
+    sequence = isinstance(index, list) and any(isinstance(k, (list, slice)) for k in index)
+    assert all(SEQUENCE_WARNING in str(w.message) for w in caught) and bool(caught) == sequence
+
+
+def test_setitem_with_legacy_long_tensors(lib):
+    _setitem_tensor(lib, (5,), lib.autograd.Variable(lib.LongTensor([3]), requires_grad=False).sum())
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        _setitem_tensor(lib, (5, 5, 5), [lib.LongTensor([1, 3]), [2, 4], slice(None)])
+
+
+def test_a_tuple_inside_an_index_is_an_index_list(lib):
+    x = lib.arange(24.0).reshape(2, 3, 4)
+    assert tuple(x[((0,),)].shape) == (1, 3, 4)
+    assert tuple(x[((0, 1),)].shape) == (2, 3, 4)
+    assert tuple(x[(((0, 1),),)].shape) == (1, 2, 3, 4)
+    assert tuple(x[0, (1, 2)].shape) == (2, 4)
+    with pytest.warns(UserWarning, match=SEQUENCE_WARNING):
+        assert tuple(x[[(0, 1)]].shape) == (2, 3, 4)
+
+
+@pytest.mark.parametrize(
+    "key, shape",
+    [
+        (lambda d: (1, slice(None), slice(3, 11, 2), d, slice(0, 2)), (4, 4, 3, 2)),
+        (lambda d: (slice(None), 1, slice(None), d), (2, 12, 3, 3)),
+        (lambda d: (1, slice(None), slice(None), d), (4, 12, 3, 3)),
+        (lambda d: (slice(None), [0, 1], slice(None), [1, 2]), (2, 2, 12, 3)),
+        (lambda d: (Ellipsis, d, 1), (2, 4, 12, 3)),
+        (lambda d: (d % 2, slice(None), d), (3, 4, 5, 3)),
+    ],
+)
+def test_an_int_index_selects_before_the_tensor_indices_gather(lib, key, shape):
+    y = lib.arange(2 * 4 * 12 * 5 * 3.0).reshape(2, 4, 12, 5, 3).requires_grad_()
+    d = lib.tensor([0, 2, 1])
+    picked = y[key(d)]
+    assert tuple(picked.shape) == shape
+    z = y.detach().clone()
+    z[key(d)] = lib.ones(shape)
+    assert (z[key(d)] == 1).all()
+    picked.sum().backward()
+    assert y.grad.sum().item() == picked.numel()
+
+
+def test_values_that_do_not_fit_the_indexed_shape(lib):
+    z = lib.zeros(2, 3, 4)
+    with pytest.raises(RuntimeError) as info:
+        z[1, :, [0, 1]] = lib.ones(2, 3)
+    assert str(info.value) == (
+        "shape mismatch: value tensor of shape [2, 3] cannot be broadcast to indexing result of shape [3, 2]"
+    )

@@ -21,6 +21,8 @@ from . import arg_errors, creation, product_dtypes, promotion
 from . import derivatives as D
 from . import kernels as K
 from .api import IN_PLACE, exported, public
+from .indexing import index_tuple, split_basic
+from .indexing import is_advanced as _is_advanced
 from .op import apply_op, broadcast_error, check_same_device
 from .promotion import result_type
 from .views import note_view
@@ -968,17 +970,6 @@ def _slice(a, d, start, end, step):
 # ----------------------------------------------------------------------------- indexing
 
 
-def _is_advanced(item) -> bool:
-    if isinstance(item, Tensor):
-        return item.dim() > 0 or item.dtype.name == "bool"
-    return (
-        isinstance(item, (list, ndarray))
-        or backend.is_array(item)
-        and item.ndim > 0
-        or isinstance(item, bool)
-    )
-
-
 def _array_key(item, dev):
     """An index as an array on the indexed tensor's device (torch takes CPU indices for a GPU tensor)."""
     if isinstance(item, Tensor):
@@ -991,9 +982,11 @@ def _array_key(item, dev):
 
 
 def getitem(a, key):
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = index_tuple(key)
     if builtins.any(_is_advanced(k) for k in key):
+        basic, key = split_basic(key, a.dim())  # ints, slices first, as views (indexing.py)
+        if basic is not None:
+            a = getitem(a, basic)
         dev = backend.CPU if a._data.__class__ is ndarray else a.device
         array_key = tuple(_array_key(k, dev) for k in key)
         if len(array_key) == 1:

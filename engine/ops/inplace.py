@@ -30,7 +30,6 @@ from . import derivatives as D
 from .api import public
 from .functions import (
     _array_key,
-    _is_advanced,
     as_operand,
     check_t,
     getitem,
@@ -39,6 +38,7 @@ from .functions import (
     squeezed_shape,
     unsqueezed_shape,
 )
+from .indexing import index_tuple, is_advanced, split_basic
 from .namespaces import overlaps
 from .op import apply_op, check_same_device, new_node
 from .views import (
@@ -462,16 +462,39 @@ def copy_(t, other, non_blocking=False):  # torch's keyword: x.copy_(other=...)
 
 
 def setitem(t, key, value) -> None:
-    if not isinstance(key, tuple):
-        key = (key,)
-    if any(_is_advanced(k) for k in key):
+    """`t[key] = value`: the basic part of the key makes a view, index_put_ writes the advanced part
+    into it (indexing.py), as torch does."""
+    key = index_tuple(key)
+    if any(is_advanced(k) for k in key):
+        basic, key = split_basic(key, t.dim())
+        target = t if basic is None else getitem(t, basic)
         array_key = tuple(_array_key(k, t.device) for k in key)
         value = as_operand(value)
         if isinstance(value, Tensor):
             value = value.to(t.dtype) if value.dtype is not t.dtype else value
-        apply_inplace(t, D.INDEX_PUT, (value,), (array_key if len(array_key) > 1 else array_key[0],))
+        try:
+            apply_inplace(target, D.INDEX_PUT, (value,), (array_key if len(array_key) > 1 else array_key[0],))
+        except (RuntimeError, ValueError):
+            _check_put_shape(target, array_key, value)
+            raise
         return
     copy_(getitem(t, key), value)
+
+
+def _check_put_shape(target: Tensor, array_key: tuple, value) -> None:
+    """torch's error for values that do not broadcast to what the advanced indices pick, worked out
+    once numpy has refused them."""
+    if not isinstance(value, Tensor):
+        return
+    host_key = tuple(backend.to_numpy(k) if backend.is_array(k) else k for k in array_key)
+    picked = numpy.empty(target.shape, dtype=bool)[host_key if len(host_key) > 1 else host_key[0]].shape
+    try:
+        numpy.broadcast_shapes(tuple(value.shape), picked)
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing "
+            f"result of shape {list(picked)}"
+        ) from None
 
 
 # ------------------------------------------------------------------ in-place view ops
