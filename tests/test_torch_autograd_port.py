@@ -600,3 +600,63 @@ def test_values_that_do_not_fit_the_indexed_shape(lib):
     assert str(info.value) == (
         "shape mismatch: value tensor of shape [2, 3] cannot be broadcast to indexing result of shape [3, 2]"
     )
+
+
+# ------------------------------------------------------------------ max / min with axis=, view(dtype)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_take_numpys_axis(lib, name):
+    x = lib.arange(24.0).reshape(2, 3, 4)
+    by_axis = getattr(lib, name)(x, axis=1, keepdim=True)
+    by_dim = getattr(lib, name)(x, 1, keepdim=True)
+    assert (by_axis.values == by_dim.values).all() and (by_axis.indices == by_dim.indices).all()
+    assert (getattr(x, name)(axis=2).values == getattr(x, name)(2).values).all()
+    with pytest.raises(TypeError) as info:
+        getattr(x, name)(dim=1, axis=1)
+    assert str(info.value) == f"{name}() got an unexpected keyword argument 'axis'"
+    with pytest.raises(TypeError) as info:
+        getattr(lib, name)(x, dim=1, axis=1)
+    assert str(info.value).startswith(
+        f"{name}() received an invalid combination of arguments - got (Tensor, axis=int, dim=int), but expected "
+        "one of:\n * (Tensor input, *, Tensor out = None)\n      didn't match because some of the keywords were "
+        "incorrect: axis, dim\n"
+    )
+
+
+def test_view_dtype_reads_the_same_bytes(lib):
+    x = lib.ones(2, 4, requires_grad=True)
+    as_int = x.view(lib.int32)
+    assert as_int.dtype == lib.int32 and as_int.tolist() == [[1065353216] * 4] * 2
+    assert not as_int.requires_grad and as_int.grad_fn is None and not as_int._is_view()
+    assert tuple(x.view(lib.float64).shape) == (2, 2) and tuple(x.view(dtype=lib.uint8).shape) == (2, 16)
+    assert x.view(lib.uint8)[0, :4].tolist() == [0, 0, 128, 63]
+    assert lib.tensor([1, 0], dtype=lib.uint8).view(lib.bool).tolist() == [True, False]
+    base = lib.zeros(2, 4)
+    ints = base.view(lib.int32)
+    base.add_(1)
+    assert ints._version == 1 and ints[0, 0].item() == 1065353216  # one storage, one version counter
+
+
+@pytest.mark.parametrize(
+    "make, dtype, words",
+    [
+        (lambda lib: lib.ones(3), "float64", "self.size(-1) must be divisible by 2 to view Float as Double"),
+        (
+            lambda lib: lib.ones(3)[1:],
+            "float64",
+            "self.storage_offset() must be divisible by 2 to view Float as Double",
+        ),
+        (
+            lambda lib: lib.ones(2, 3)[:, :2],
+            "float64",
+            "self.stride(0) must be divisible by 2 to view Float as Double",
+        ),
+        (lambda lib: lib.ones(2, 4).t(), "uint8", "self.stride(-1) must be 1 to view Float as Byte"),
+        (lambda lib: lib.tensor(1.0), "float64", "self.dim() cannot be 0 to view Float as Double"),
+    ],
+)
+def test_view_dtype_refuses_what_does_not_fit(lib, make, dtype, words):
+    with pytest.raises(RuntimeError) as info:
+        make(lib).view(getattr(lib, dtype))
+    assert str(info.value).startswith(words + " (different element sizes)")

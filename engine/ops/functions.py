@@ -21,6 +21,7 @@ from . import arg_errors, creation, product_dtypes, promotion
 from . import derivatives as D
 from . import kernels as K
 from .api import IN_PLACE, exported, public
+from .dtype_views import view_dtype
 from .indexing import index_tuple, split_basic
 from .indexing import is_advanced as _is_advanced
 from .op import apply_op, broadcast_error, check_same_device
@@ -596,13 +597,13 @@ def _grid_key(shape, dim, idx, xp):
 
 
 @public(method=False)
-def max(input, dim=None, keepdim=False, *, other=None):
-    return max_min("max", input, dim, keepdim, other)
+def max(input, dim=None, keepdim=False, *, other=None, axis=None):
+    return max_min("max", input, arg_errors.dim_or_axis("max", dim, axis), keepdim, other)
 
 
 @public(method=False)
-def min(input, dim=None, keepdim=False, *, other=None):
-    return max_min("min", input, dim, keepdim, other)
+def min(input, dim=None, keepdim=False, *, other=None, axis=None):
+    return max_min("min", input, arg_errors.dim_or_axis("min", dim, axis), keepdim, other)
 
 
 def extreme_values(name: str, op, a, dim, keepdim):
@@ -793,11 +794,11 @@ def _can_view(data, shape) -> bool:
 
 
 @public(function=False)
-def view(input, *shape, size=None):
+def view(input, *shape, size=None, dtype=None):
     if size is not None:  # x.view(size=(2, 3))
         shape = (size,)
-    if len(shape) == 1 and isinstance(shape[0], backend.dtype):
-        raise NotImplementedError("view(dtype) is not supported")
+    if dtype is not None or len(shape) == 1 and isinstance(shape[0], backend.dtype):
+        return view_dtype(input, dtype or shape[0])  # the same bytes as another dtype (dtype_views.py)
     new = _infer_shape(shape, input.numel())
     if not _can_view(input._data, new):
         raise RuntimeError(

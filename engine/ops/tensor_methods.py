@@ -215,7 +215,11 @@ def sum_to_size(self, *size):
 
 
 def _max_min(name):
-    def method(self, dim=None, keepdim=False, *, other=None):
+    def method(self, dim=None, keepdim=False, *, other=None, axis=None):
+        if axis is not None:  # numpy's name for dim; torch refuses both
+            if dim is not None:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'axis'")
+            dim = axis
         return F.max_min(name, self, dim, keepdim, other, method=True)
 
     method.__name__ = method.__qualname__ = name
