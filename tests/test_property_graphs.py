@@ -76,6 +76,13 @@ def _inplace_view_saving_result(lib, a, b, c):
     return y
 
 
+def _int_then_gather(lib, a, b, c):
+    """An int and a list index apart (torch selects first: the list's dim stays in place)."""
+    if a.dim() == 3 and a.shape[-1]:
+        return a[0, :, [0, -1]]
+    return a[-1, [0]] if a.dim() == 2 and a.shape[-1] else a
+
+
 def _hooked(lib, a, b, c):
     y = a * 1.0
     hooks = (lambda g: g * 2, lambda g: None, lambda g: g.sum(), lambda g: g.double())
@@ -106,6 +113,8 @@ OPS = {
     "select": lambda lib, a, b, c: a[c % a.shape[0]] if a.dim() else a,
     "slice": lambda lib, a, b, c: a[..., 1:] if a.dim() and a.shape[-1] > 1 else a,
     "gather": lambda lib, a, b, c: a[..., [0, -1, 0]] if a.dim() and a.shape[-1] else a,
+    "int_then_gather": _int_then_gather,
+    "max_axis": lambda lib, a, b, c: a.max(axis=-1).values if a.dim() and a.shape[-1] else a,
     "sum_dim": lambda lib, a, b, c: a.sum(dim=c % a.dim()) if a.dim() else a,
     "mean": lambda lib, a, b, c: a.mean(),
     "std": lambda lib, a, b, c: a.std() if a.numel() > 1 else a,
@@ -124,8 +133,9 @@ OPS = {
     "modify_pool_entry": _modify_pool_entry,
 }
 NAMES = sorted(OPS)
-#: Without kinks (relu at 0, std of equal values) or hooks that change gradients, for finite differences.
-SMOOTH = [name for name in NAMES if name not in ("relu", "std", "hook")]
+#: Without kinks (relu at 0, std of equal values, max of ties) or hooks that change gradients, for
+#: finite differences.
+SMOOTH = [name for name in NAMES if name not in ("relu", "std", "max_axis", "hook")]
 
 
 def build(lib, leaves, program: list[int], names: list[str] = NAMES):
