@@ -203,7 +203,7 @@ class Tensor:
     def grad(self):
         if anomaly.state[0] and anomaly.observer is not None:
             anomaly.observer.grad_read(self)
-        if self.grad_fn is not None and not self._retains_grad:
+        if _GRAD_FN.__get__(self, Tensor) is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -511,6 +511,36 @@ class Tensor:
             out._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = out
         return out
+
+
+_GRAD_FN = Tensor.__dict__["grad_fn"]  # the slot itself, beneath InvalidView's property
+
+
+def raw_grad_fn(t: Tensor):
+    """`t.grad_fn` without InvalidView's refusal: for the engine's own bookkeeping of such views."""
+    return _GRAD_FN.__get__(t, Tensor)
+
+
+class InvalidView(Tensor):
+    """A view whose creation (no_grad mode, a custom Function, a node of several outputs) forbids
+    the in-place change its storage has had: as torch's regeneration of the view's grad_fn does,
+    reading `grad_fn` (so `is_leaf`, and any op recording it in grad mode) raises the view's error,
+    which its grad_fn, an `Invalid` node (ops/inplace.py), makes."""
+
+    __slots__ = ()
+
+    @property
+    def grad_fn(self):
+        fn = _GRAD_FN.__get__(self, Tensor)
+        if fn is not None and fn.refuses_view:
+            err = fn.view_error()
+            err.tensor = self  # for gradcli anomaly: which view
+            raise anomaly.noted(err)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn) -> None:
+        _GRAD_FN.__set__(self, fn)
 
 
 def _mark_detached(t: Tensor) -> None:

@@ -10,6 +10,9 @@ DETACHED_SAVED_MESSAGE: Any
 class DetachedVersion(int):
     def __getattr__(self, name: str) -> Any: ...
 
+class InvalidView:
+    def __getattr__(self, name: str) -> Any: ...
+
 NONLEAF_GRAD_WARNING: Any
 
 NON_LEAF_DETACH_HINT: Any
@@ -27,6 +30,8 @@ class VersionCounter:
 
 class _Cleared:
     def __getattr__(self, name: str) -> Any: ...
+
+_GRAD_FN: Any
 
 _HEAP_TYPE: Any
 
@@ -47,6 +52,8 @@ def detached_since_saved(value: Any, saved_version: Any) -> Any: ...
 def init_state(t: Any, array: Any) -> Any: ...
 
 ndarray: Any
+
+def raw_grad_fn(t: Any) -> Any: ...
 
 tensor_repr: Any
 

@@ -660,3 +660,45 @@ def test_view_dtype_refuses_what_does_not_fit(lib, make, dtype, words):
     with pytest.raises(RuntimeError) as info:
         make(lib).view(getattr(lib, dtype))
     assert str(info.value).startswith(words + " (different element sizes)")
+
+
+# ------------------------------------------------------------------ views whose storage changed in place
+
+NO_GRAD_VIEW_CHANGED = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace "
+    "with grad mode enabled."
+)
+SPLIT_VIEW_CHANGED = (
+    "Output 0 of Split is a view and its base or another view of its base has been modified inplace. This view "
+    "is the output of a function that returns multiple views."
+)
+
+
+def _no_grad_view(lib):
+    a = lib.rand(3, requires_grad=True).clone()
+    with lib.no_grad():
+        view = a[:2]
+    a.mul_(2)
+    return view
+
+
+def _split_view(lib):
+    a = lib.rand(10, dtype=lib.double, requires_grad=True).clone()
+    view = a.split(2)[0]
+    a.mul_(2)
+    return view
+
+
+@pytest.mark.parametrize(
+    "make, words", [(_no_grad_view, NO_GRAD_VIEW_CHANGED), (_split_view, SPLIT_VIEW_CHANGED)]
+)
+def test_reading_the_grad_fn_of_a_view_whose_storage_changed_raises(lib, make, words):
+    view = make(lib)
+    for read in (lambda: view.grad_fn, lambda: view.is_leaf, lambda: view * 2):
+        with pytest.raises(RuntimeError) as info:
+            read()
+        assert str(info.value).startswith(words)
+    assert view.requires_grad and view._base is not None
+    assert repr(view).endswith("grad_fn=<Invalid>)")
+    with lib.no_grad():
+        assert (view * 2).shape == view.shape  # fine outside grad mode

@@ -145,6 +145,7 @@ class Node:
     num_outputs = 1
     saved_names: tuple = ()
     runs_without_grads = False  # custom Functions still run (on zeros) when no gradient arrives
+    refuses_view = False  # the grad_fn of a view that may no longer be used (ops/inplace.py's Invalid)
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions

@@ -25,7 +25,7 @@ from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
-from ..tensor import SavedOutput, Tensor, wrap
+from ..tensor import InvalidView, SavedOutput, Tensor, raw_grad_fn, wrap
 from . import derivatives as D
 from .api import public
 from .functions import (
@@ -143,7 +143,7 @@ def view_inplace_error(view: Tensor, meta: str, indirect: bool) -> RuntimeError:
     Direct: the view itself is being changed. Indirect: its base or another view was, and
     the view's history is then needed.
     """
-    fn = view.grad_fn
+    fn = raw_grad_fn(view)
     if fn.__class__ is Invalid:
         fn = fn.view_grad_fn
     return _view_inplace_error(fn, view._output_nr, meta, indirect)
@@ -356,12 +356,15 @@ def refresh_views(views: dict, rebased: Tensor | None) -> None:
         if not base._rg:
             continue
         if meta != DEFAULT:
-            if view.grad_fn.__class__ is not Invalid:
+            fn = raw_grad_fn(view)
+            if fn.__class__ is not Invalid:
                 invalid = Invalid(())
-                invalid.view_grad_fn = view.grad_fn
+                invalid.view_grad_fn = fn
                 invalid.view_output_nr = view._output_nr
                 invalid.creation_meta = meta
                 view.grad_fn = invalid
+                if view.__class__ is Tensor:
+                    view.__class__ = InvalidView
             continue
         _rebase(view, new_node(D.AS_STRIDED.node, (edge_of(base),), (), (base.shape, view._view_fn)))
 
@@ -370,15 +373,20 @@ class Invalid(Node):
     """The grad_fn of a refused view (made in no_grad mode, or returned by a custom Function or a
     node with several outputs) once its storage has changed in place.
 
-    PyTorch raises when such a view's grad_fn or is_leaf is read, or the view is used in
-    grad mode (its repr shows `grad_fn=<Invalid>`); here the error comes when a backward
-    reaches the view. `view_grad_fn` is the view's grad_fn before, which names it.
+    As in PyTorch, reading such a view's grad_fn or is_leaf, or using it in grad mode, raises (the
+    view becomes a `tensor.InvalidView`; a subclass of Tensor keeps its class and raises when a
+    backward reaches it); its repr shows `grad_fn=<Invalid>`. `view_grad_fn` is the view's grad_fn
+    before, which names it.
     """
 
     __slots__ = ("view_grad_fn", "view_output_nr", "creation_meta")
+    refuses_view = True
+
+    def view_error(self) -> RuntimeError:
+        return _view_inplace_error(self.view_grad_fn, self.view_output_nr, self.creation_meta, indirect=True)
 
     def apply(self, grads, m, create_graph):
-        raise _view_inplace_error(self.view_grad_fn, self.view_output_nr, self.creation_meta, indirect=True)
+        raise self.view_error()
 
 
 # ------------------------------------------------------- a custom Function's outputs (autograd/function.py)
