@@ -619,6 +619,13 @@ class SavedOutput:
         self._output_nr = output_nr
         self._place = place
 
+    def producer(self, node) -> tuple:
+        """(node, output_nr) that torch's modified-saved-tensor error names: the view's grad_fn while
+        the view lives, else the node (torch's SavedVariable falls back to the node it is saved for)."""
+        place = self._place
+        live = None if place is None else place.live()
+        return (node, self._output_nr) if live is None else (live, 0)
+
     def tensor(self, node) -> Tensor:
         """The output as a Tensor again: same array and version counter, `grad_fn` the node.
 

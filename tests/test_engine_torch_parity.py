@@ -71,6 +71,20 @@ def test_backward_with_create_graph_then_backward_of_the_gradient(lib):
     assert x.grad.tolist() == pytest.approx([873.5704, 47695.324, 8.0])
 
 
+@pytest.mark.parametrize("keep_view, producer", [(False, "Sigmoid"), (True, "AsStrided")])
+def test_a_saved_result_changed_later_is_named_as_torch_names_it(lib, keep_view, producer):
+    x = lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64, requires_grad=True)
+    y = x * 1.0
+    view = y[..., :1]
+    view.sigmoid_()
+    if not keep_view:
+        del view  # torch's saved result then falls back to the node it is saved for
+    y.mul_(1.5)
+    with pytest.raises(RuntimeError) as info:
+        (y * y).sum().backward()
+    assert f"which is output 0 of {producer}, is at version 2; expected version 1 instead" in str(info.value)
+
+
 # ------------------------------------------------------------------ softmax of an empty tensor
 
 
@@ -83,6 +97,16 @@ def test_softmax_of_an_empty_tensor_is_empty(lib, shape, dim, name):
     y.sum().backward()
     assert tuple(y.shape) == shape and tuple(x.grad.shape) == shape and y.dtype == lib.float32
     assert tuple(getattr(lib, "softmax" if name == "softmin" else name)(x, dim).shape) == shape
+
+
+@pytest.mark.parametrize("change", [lambda y, e: y.mul_(e), lambda y, e: y.add_(1), lambda y, e: y.copy_(e)])
+def test_an_in_place_op_on_an_empty_tensor_changes_nothing_and_refuses_nothing(lib, change):
+    a = lib.zeros(2, 3, dtype=lib.float64, requires_grad=True)
+    empty = a[..., :0]
+    y = empty * 1.0  # numpy gives it zero strides: no element is seen twice
+    change(y, empty)
+    y.sum().backward()
+    assert tuple(y.shape) == (2, 0) and a.grad.tolist() == [[0.0] * 3] * 2
 
 
 # ------------------------------------------------------------------ hooks that return the wrong gradient

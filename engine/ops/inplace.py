@@ -226,7 +226,7 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
 def _save_as_result(node: Node, t: Tensor) -> None:
     """A saved result is `t` itself at its new version, so a later change is caught; for a view,
     unpacked at the view's place in the graph after the change (`ViewPlace`), as in torch."""
-    place = None if t._base is None else ViewPlace(t.grad_fn)
+    place = None if t._base is None else ViewPlace(t)
     outputs = [v.__class__ is SavedOutput for v in node._saved]
     node._saved = [SavedOutput(t, 0, place) if is_out else v for v, is_out in zip(node._saved, outputs)]
     node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
@@ -303,24 +303,30 @@ def _check_region(region, grad) -> None:
 
 
 class ViewPlace:
-    """A view's grad_fn after an in-place change through it (AsStridedBackward0 on the base's
-    CopySlices), for the change's node to unpack its saved result with, held weakly: the node
-    is inside that CopySlices, so a strong reference would close a cycle.
+    """Where the view an in-place op changed sits in the graph (AsStridedBackward0 on the base's
+    CopySlices), for the op's node to unpack its saved result at, held weakly: the node is inside
+    that CopySlices, so a strong reference would close a cycle.
 
-    While the view lives, its own grad_fn; after, an equal one made again on the CopySlices
-    (torch falls back to the node itself there, whose saved values its CopySlices still needs:
-    a double backward would then free them twice); None once the CopySlices is gone too.
+    While the view lives, its grad_fn (torch's SavedVariable keeps it weakly); after, an equal one
+    made again on the CopySlices (torch falls back to the node itself there, whose saved values its
+    CopySlices still needs: a double backward would free them twice); None once that is gone too.
     """
 
-    __slots__ = ("view_grad_fn", "copy_slices", "attrs")
+    __slots__ = ("view", "copy_slices", "attrs")
 
-    def __init__(self, view_grad_fn: Node):
-        self.view_grad_fn = weakref.ref(view_grad_fn)
-        self.copy_slices = weakref.ref(view_grad_fn.next_functions[0][0])
-        self.attrs = view_grad_fn._attrs
+    def __init__(self, view: Tensor):
+        fn = raw_grad_fn(view)
+        self.view = weakref.ref(view)
+        self.copy_slices = weakref.ref(fn.next_functions[0][0])
+        self.attrs = fn._attrs
+
+    def live(self) -> Node | None:
+        """The view's grad_fn, while the view lives."""
+        view = self.view()
+        return None if view is None else raw_grad_fn(view)
 
     def __call__(self) -> Node | None:
-        fn = self.view_grad_fn()
+        fn = self.live()
         if fn is not None:
             return fn
         copy_slices = self.copy_slices()
