@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from cli_runner import gradcli_process as gradcli
 from cli_runner import run_gradcli
-from gradcli.check.jacobians import NAME_MAX, file_names
 from json_contract import validated
+
+from gradcli.check.jacobians import NAME_MAX, file_names
 
 ROOT = Path(__file__).resolve().parent.parent
 
