@@ -6,6 +6,7 @@ This module is the public namespace only: everything here is re-exported.
 import numpy as _numpy
 
 from . import autograd, backend, cuda, linalg, nn
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     bfloat16,
@@ -52,6 +53,7 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
+from .ops.legacy_types import *  # FloatTensor, LongTensor, ...
 from .ops.linalg.functions import *  # each family's ops marked @public (ops/api.py)
 from .ops.nn.functions import *
 from .ops.pointwise.core import *
@@ -62,6 +64,7 @@ from .ops.shaping.core import *
 from .ops.shaping.functions import *
 from .tensor import Size, Tensor, typename
 from .typeinfo import finfo, iinfo
+from .warn_once import is_warn_always_enabled, set_warn_always
 
 float = float32
 double = float64

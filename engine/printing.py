@@ -145,8 +145,18 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         body = values_str(values, dtype, indent)
     if dtype not in (backend.get_default_dtype(), backend.int64, backend.bool_):
         suffixes.append(f"dtype={dtype!r}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    fn = _grad_fn_shown(t)
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{fn}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _grad_fn_shown(t) -> str | None:
+    """The grad_fn's class name, or None; `Invalid` for a view whose grad_fn may not be read (torch's repr)."""
+    try:
+        fn = t.grad_fn
+    except RuntimeError:
+        return "Invalid"
+    return None if fn is None else type(fn).__name__

@@ -148,6 +148,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if flag.__class__ is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             message = "you can only change requires_grad flags of leaf variables."
             if not flag:
@@ -155,9 +157,18 @@ class Tensor:
             raise RuntimeError(message)
         if flag and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        self._rg = bool(flag)
+        self._rg = flag
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # torch's setter, given no value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad.__class__ is not bool:
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                f"{tp_name(requires_grad)}"
+            )
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -174,10 +185,25 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def _grad_fn(self):
+        """torch's other name for grad_fn; setting it to None detaches the tensor in place."""
+        return self.grad_fn
+
+    @_grad_fn.setter
+    def _grad_fn(self, value) -> None:
+        if value is not None:
+            raise RuntimeError("_grad_fn can be only set to None")
+        self.detach_()
+
+    @_grad_fn.deleter
+    def _grad_fn(self) -> None:
+        raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+    @property
     def grad(self):
         if anomaly.state[0] and anomaly.observer is not None:
             anomaly.observer.grad_read(self)
-        if self.grad_fn is not None and not self._retains_grad:
+        if _GRAD_FN.__get__(self, Tensor) is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -487,6 +513,36 @@ class Tensor:
         return out
 
 
+_GRAD_FN = Tensor.__dict__["grad_fn"]  # the slot itself, beneath InvalidView's property
+
+
+def raw_grad_fn(t: Tensor):
+    """`t.grad_fn` without InvalidView's refusal: for the engine's own bookkeeping of such views."""
+    return _GRAD_FN.__get__(t, Tensor)
+
+
+class InvalidView(Tensor):
+    """A view whose creation (no_grad mode, a custom Function, a node of several outputs) forbids
+    the in-place change its storage has had: as torch's regeneration of the view's grad_fn does,
+    reading `grad_fn` (so `is_leaf`, and any op recording it in grad mode) raises the view's error,
+    which its grad_fn, an `Invalid` node (ops/inplace.py), makes."""
+
+    __slots__ = ()
+
+    @property
+    def grad_fn(self):
+        fn = _GRAD_FN.__get__(self, Tensor)
+        if fn is not None and fn.refuses_view:
+            err = fn.view_error()
+            err.tensor = self  # for gradcli anomaly: which view
+            raise anomaly.noted(err)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn) -> None:
+        _GRAD_FN.__set__(self, fn)
+
+
 def _mark_detached(t: Tensor) -> None:
     """Remember on the storage's version that `t`, a non-leaf, was detached in place."""
     vc = t._vc
@@ -555,21 +611,47 @@ class SavedOutput:
     version counter, and rebuild a Tensor whose grad_fn is the node when one is asked for.
     """
 
-    __slots__ = ("_data", "_vc", "_output_nr")
+    __slots__ = ("_data", "_vc", "_output_nr", "_place")
 
-    def __init__(self, tensor, output_nr: int = 0):
+    def __init__(self, tensor, output_nr: int = 0, place=None):
         self._data = tensor._data
         self._vc = tensor._vc
         self._output_nr = output_nr
+        self._place = place
+
+    def producer(self, node) -> tuple:
+        """(node, output_nr) that torch's modified-saved-tensor error names: the view's grad_fn while
+        the view lives, else the node (torch's SavedVariable falls back to the node it is saved for)."""
+        place = self._place
+        live = None if place is None else place.live()
+        return (node, self._output_nr) if live is None else (live, 0)
 
     def tensor(self, node) -> Tensor:
-        """The output as a Tensor again: same array and version counter, `grad_fn` the node."""
+        """The output as a Tensor again: same array and version counter, `grad_fn` the node.
+
+        The output of an in-place op on a view is the view, whose grad_fn (AsStridedBackward0 on
+        the base's CopySlices) is not the node: `place()` gives it (or None), without keeping
+        it alive, as PyTorch's SavedVariable keeps it weakly.
+        """
         t = wrap(self._data)
         t._vc = self._vc
-        t.grad_fn = node
-        t._output_nr = self._output_nr
+        place = self._place
+        view_fn = None if place is None else place()
+        t.grad_fn = node if view_fn is None else view_fn
+        t._output_nr = self._output_nr if view_fn is None else 0
         t._rg = True
         return t
+
+
+def tp_name(value) -> str:
+    """A value's type as CPython's tp_name gives it (torch's messages): `numpy.ndarray`, `float`, `Foo`."""
+    cls = type(value)
+    if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python, whose tp_name is its bare name
 
 
 def typename(value) -> str:

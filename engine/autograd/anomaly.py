@@ -133,11 +133,23 @@ def is_internal_file(filename: str) -> bool:
     return internal
 
 
+class InducedTrace(list):
+    """The creation trace of a node made while another node's backward ran (create_graph):
+    `parent` is that node, whose own trace a failing backward shows next, as torch does."""
+
+    __slots__ = ("parent",)
+
+
+#: The nodes whose backward is running on this thread, innermost last (torch's current node).
+running: list = []
+
+
 def creation_trace() -> list:
     """The user's frames of the current stack as raw `(code, lineno)` pairs, innermost first.
 
     Called per node in anomaly mode, so it only walks the stack and defers all formatting.
     Under `record_sites`, only the innermost user frame: a walk of a few frames, not the stack.
+    Inside a backward, an `InducedTrace` naming the node that ran.
     """
     if state[2]:
         site = user_site()
@@ -153,6 +165,9 @@ def creation_trace() -> list:
         if not internal:
             frames.append((code, frame.f_lineno))
         frame = frame.f_back
+    if running:
+        frames = InducedTrace(frames)
+        frames.parent = running[-1]
     return frames
 
 
@@ -227,16 +242,35 @@ def bumps_of(tensor) -> list[tuple[int, traceback.FrameSummary | None]]:
 
 
 def warn_with_trace(node) -> None:
-    """Print the forward trace of the node whose backward failed, as torch does."""
-    trace = getattr(node, "_trace", None)
-    if trace is None:
-        return
-    text = "".join(traceback.format_list(summarize(trace)))
-    warnings.warn(
-        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{text}",
-        UserWarning,
-        stacklevel=_user_stacklevel(),
-    )
+    """Warn with the forward trace of the node whose backward failed, then with the trace of each
+    node whose backward made it (create_graph), as torch does."""
+    heading = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+    while node is not None:
+        trace = getattr(node, "_trace", None)
+        if trace is None:
+            _warn_beside_error(f"Error detected in {node.name()}. {NO_FORWARD_INFORMATION}")
+            return
+        _warn_beside_error(heading + "".join(traceback.format_list(summarize(trace))))
+        node = trace.parent if trace.__class__ is InducedTrace else None
+        if node is not None:
+            heading = (
+                f"\n\nPrevious calculation was induced by {node.name()}. Traceback of forward call that induced "
+                "the previous calculation:\n"
+            )
+
+
+NO_FORWARD_INFORMATION = (
+    "No forward pass information available. Enable detect anomaly during forward pass for more information."
+)
+
+
+def _warn_beside_error(message: str) -> None:
+    """A warning given while an error propagates: where the warnings filter makes it an error, it is
+    printed to stderr instead, as torch prints it, and the original error goes on."""
+    try:
+        warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
+    except Warning as raised:
+        sys.stderr.write(f"{type(raised).__name__}: {raised}\n")
 
 
 def _user_stacklevel() -> int:

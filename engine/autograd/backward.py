@@ -13,15 +13,17 @@ import sys
 import threading
 import warnings
 import weakref
+from collections.abc import Mapping
 
 import numpy
 
 from .. import backend
 from ..ops import namespaces
 from ..ops.namespaces import array_math
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, tp_name, wrap
+from ..warn_once import warn_once
 from . import anomaly, grad_mode
-from .node import Node, NodeHooks, as_tensor_or_none
+from .node import Node, NodeHooks, as_tensor_or_none, checked_hook_result, checked_hook_results
 
 ndarray = numpy.ndarray
 
@@ -145,9 +147,9 @@ def _recorded_copy(variable, g: Tensor) -> Tensor:
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph):
+    """hook(grad) for each hook, None included (no gradient reached the tensor), as in torch."""
     for hook in list(hooks.values()):
-        as_tensor = g if isinstance(g, Tensor) else wrap(g)
-        result = hook(as_tensor)
+        result = checked_hook_result(hook, g, hook(as_tensor_or_none(g)))
         if result is not None:
             g = _to_mode(result, create_graph)
     return g
@@ -162,7 +164,7 @@ def _run_post_accumulate_hooks(hooks: dict, variable) -> None:
         if result is None or result is argument:
             continue
         if not isinstance(result, Tensor):
-            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+            raise TypeError(f"expected Variable, but hook returned '{tp_name(result)}'")
         argument = result
         replaced = True
     if replaced:
@@ -410,14 +412,14 @@ def _tensor_pre_hooks(node, grads: list, create_graph) -> list:
     """
     if node.__class__ is AccumulateGrad:
         table = node.variable._hooks
-        if table and grads[0] is not None:
+        if table:
             grads[0] = _run_tensor_hooks(table, grads[0], create_graph)
         return grads
     hooks = node._hooks
     if hooks is None:
         return grads
     for nr, table in hooks.tensor.items():
-        if table and grads[nr] is not None:
+        if table:
             grads[nr] = _run_tensor_hooks(table, grads[nr], create_graph)
     for nr, ref in hooks.retained.items():
         t = ref()
@@ -433,19 +435,27 @@ def _before_node(node, grads, create_graph):
     """Tensor hooks, retain_grad and node pre-hooks, in PyTorch's order."""
     grads = _tensor_pre_hooks(node, list(grads), create_graph)
     for hook in list(node._hooks.pre.values()):
-        result = hook(tuple(as_tensor_or_none(g) for g in grads))
+        given = tuple(as_tensor_or_none(g) for g in grads)
+        result = hook(given)
         if result is not None:
-            grads = [None if g is None else _to_mode(g, create_graph) for g in result]
+            grads = [
+                None if g is None else _to_mode(g, create_graph)
+                for g in checked_hook_results(hook, given, result)
+            ]
     return grads
 
 
 def _call(node, grads, m, create_graph):
+    running = anomaly.running  # the node the nodes made by this backward were induced by
+    running.append(node)
     try:
         outputs = node.apply(grads, m, create_graph)
     except Exception as exc:
         if anomaly.state[0]:
             anomaly.backward_failed(node, exc)
         raise
+    finally:
+        running.pop()
     if anomaly.state[0]:
         anomaly.backward_done(node, grads, outputs)
     if node._hooks is not None and node._hooks.post:
@@ -454,7 +464,7 @@ def _call(node, grads, m, create_graph):
         for hook in list(node._hooks.post.values()):
             result = hook(wrapped_in, wrapped_out)
             if result is not None:
-                wrapped_in = tuple(result)
+                wrapped_in = checked_hook_results(hook, wrapped_in, result)
         outputs = [None if g is None else _to_mode(g, create_graph) for g in wrapped_in]
     return outputs
 
@@ -505,15 +515,29 @@ def _make_grads(tensors, grad_tensors, create_graph, for_grad):
                 raise anomaly.noted(err)
             g = backend.xp_of(t._data).ones_like(t._data)
         else:
-            if not isinstance(g, Tensor):  # a number or nested list, as torch.tensor(g) reads it
-                g = wrap(backend.to_device(numpy.asarray(g, dtype=t._data.dtype), t.device))
+            if not isinstance(g, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
             if g.shape != t.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                     f"has a shape of {t.shape}."
                 )
+            if g._data.dtype is not t._data.dtype:  # cast to the output's dtype, as torch's engine does
+                g = g.to(t.dtype)
         out.append(_to_mode(g, create_graph))
+    if len(out) < len(tensors):  # extra gradients are left out, as torch's zip leaves them
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(out)} gradients")
     return out
+
+
+def _tensor_or_tensors(grads, count: int) -> tuple:
+    """The gradients given for `count` outputs: None for each, one Tensor, or a sequence (a number is
+    refused by `tuple`, with Python's TypeError, as in torch)."""
+    if grads is None:
+        return (None,) * count
+    if isinstance(grads, Tensor):
+        return (grads,)
+    return tuple(grads)
 
 
 def _roots(tensors):
@@ -530,14 +554,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
     tensors = tuple(tensors)
-    if grad_tensors is None:
-        grad_tensors = (None,) * len(tensors)
-    elif isinstance(grad_tensors, Tensor):
-        grad_tensors = (grad_tensors,)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(
-            f"grad_tensors has {len(grad_tensors)} elements, but tensors has {len(tensors)} elements"
-        )
+    grad_tensors = _tensor_or_tensors(grad_tensors, len(tensors))
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
@@ -549,8 +566,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         for t in inputs:  # as PyTorch: a non-leaf input gets its .grad through retain_grad
             t.retain_grad()
-    if create_graph:
-        _warn_reference_cycle()
+    if create_graph:  # x.grad's graph reaches x's AccumulateGrad, which holds x
+        warn_once(CREATE_GRAPH_CYCLE_WARNING, stacklevel=2)
     run(roots, grads, retain_graph, create_graph, inputs=inputs, capture=False)
 
 
@@ -560,14 +577,6 @@ CREATE_GRAPH_CYCLE_WARNING = (
     "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
     "to None after use to break the cycle and avoid the leak."
 )
-_cycle_warned = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
-
-
-def _warn_reference_cycle() -> None:
-    """x.grad's graph reaches x's AccumulateGrad, which holds x: PyTorch's warning, once."""
-    if not _cycle_warned[0]:
-        _cycle_warned[0] = True
-        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
 
 
 def grad(
@@ -581,16 +590,32 @@ def grad(
     is_grads_batched=False,
     materialize_grads=False,
 ):
-    """engine.autograd.grad: the gradients of outputs w.r.t. inputs, returned, not accumulated."""
-    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    single_input = isinstance(inputs, Tensor)
-    inputs = (inputs,) if single_input else tuple(inputs)
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    elif isinstance(grad_outputs, Tensor):
-        grad_outputs = (grad_outputs,)
+    """engine.autograd.grad: the gradients of outputs w.r.t. inputs, returned, not accumulated.
+
+    `inputs` may be a dict (exactly), whose values are the inputs: the gradients come back under its keys.
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    keys = tuple(inputs) if type(inputs) is dict else None
+    if keys is not None:
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn(ONLY_INPUTS_WARNING, FutureWarning, stacklevel=2)
+    grad_outputs = _tensor_or_tensors(grad_outputs, len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
@@ -613,4 +638,10 @@ def grad(
             result.append(g)
             continue
         result.append(g if isinstance(g, Tensor) else wrap(g))
-    return tuple(result)
+    return tuple(result) if keys is None else dict(zip(keys, result))
+
+
+ONLY_INPUTS_WARNING = (
+    "only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate gradient for "
+    "other parts of the graph, please use engine.autograd.backward."
+)

@@ -16,7 +16,7 @@ import warnings
 
 from .. import backend
 from ..ops.inplace import mark_returned_view, rebase_history
-from ..tensor import SavedOutput, Tensor, wrap
+from ..tensor import SavedOutput, Tensor, raw_grad_fn, tp_name, wrap
 from . import grad_mode
 from .backward import edge_of
 from .node import Node, freed_error, leaf_error, version_error
@@ -166,9 +166,7 @@ class BackwardCFunction(Node, FunctionCtx):
         """A returned gradient made to fit its input: a Tensor, summed to the input's shape, its dtype."""
         name = self.name()
         if not isinstance(g, Tensor):
-            raise TypeError(
-                f"{name}.backward returned {type(g).__name__} at position {arg_index}; expected a Tensor or None"
-            )
+            raise RuntimeError(f"expected Variable or None (got {tp_name(g)})")
         if g.shape != shape:
             if not _expandable(shape, g.shape):
                 raise RuntimeError(
@@ -350,7 +348,7 @@ def _differentiable_output(ctx, out: Tensor, nr: int, is_input: bool, is_dirty: 
     """An output the node's gradient flows through: a dirty input rebased on the node, an input
     returned as-is turned into a view of it, anything else given the node as grad_fn."""
     if is_dirty:
-        if out._rg and out.grad_fn is None:
+        if out._rg and raw_grad_fn(out) is None:  # (a refused view's own error comes in the rebase)
             raise leaf_error(out, message=DIRTY_LEAF_MESSAGE)
         if not is_input:
             warnings.warn(DIRTY_NOT_INPUT_WARNING, UserWarning, stacklevel=4)

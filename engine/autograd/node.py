@@ -7,7 +7,7 @@ import weakref
 from .. import backend
 from ..ops import namespaces
 from ..ops.namespaces import array_math
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, tp_name, wrap
 from . import anomaly, grad_mode
 from .hooks import RemovableHandle, add_hook
 
@@ -90,6 +90,42 @@ class NodeHooks:
         self.metadata: dict = {}  # grad_fn.metadata: the user's, one dict for the node's life
 
 
+def hook_name(hook) -> str:
+    return str(hook.__name__) if hasattr(hook, "__name__") else "<unknown>"
+
+
+def checked_hook_result(hook, original, result):
+    """What a gradient hook returned in place of `original` (a Tensor, raw array or None), refused
+    as PyTorch refuses it: not a Tensor, another type or device, another size."""
+    if result is None:
+        return None
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{tp_name(result)}'")
+    array = original._data if isinstance(original, Tensor) else original
+    was, got = backend.tensor_type_name(array), backend.tensor_type_name(result._data)
+    if was != got:
+        raise RuntimeError(f"hook '{hook_name(hook)}' has changed the type of value (was {was} got {got})")
+    if result._data.shape != array.shape:
+        raise RuntimeError(f"hook '{hook_name(hook)}' has changed the size of value")
+    return result
+
+
+def checked_hook_results(hook, originals: tuple, results) -> tuple:
+    """A node hook's replacement gradients: a tuple of as many, each checked (None: no gradient)."""
+    if not isinstance(results, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{tp_name(results)}'")
+    if len(results) != len(originals):
+        raise RuntimeError(
+            f"hook '{hook_name(hook)}' has returned an incorrect number of values "
+            f"(got {len(results)}, but expected {len(originals)})"
+        )
+    for original, result in zip(originals, results):
+        checked_hook_result(hook, original, result)
+    return results
+
+
 def as_tensor_or_none(g):
     """A gradient as users see it: a Tensor (raw arrays wrapped), or None."""
     if g is None or isinstance(g, Tensor):
@@ -110,6 +146,7 @@ class Node:
     num_outputs = 1
     saved_names: tuple = ()
     runs_without_grads = False  # custom Functions still run (on zeros) when no gradient arrives
+    refuses_view = False  # the grad_fn of a view that may no longer be used (ops/inplace.py's Invalid)
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions

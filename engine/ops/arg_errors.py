@@ -113,3 +113,14 @@ def max_min_bad_dim(name, dim, keepdim, method) -> TypeError:
     k = type_name(keepdim)
     marked = (_MAX_SIGNATURES[0], f"Tensor, !{t}!, !{k}!")
     return invalid_combination(name, ("Tensor", t, k), [marked] + [(s, None) for s in _MAX_SIGNATURES[1:]])
+
+
+def dim_or_axis(name: str, dim, axis):
+    """max/min's dim, given as `dim` or as numpy's `axis` (torch takes either, not both)."""
+    if axis is None:
+        return dim
+    if dim is not None:
+        given = ("Tensor", f"axis={type_name(axis)}", f"dim={type_name(dim)}")
+        options = [(_MAX_SIGNATURES[0], ["axis", "dim"])] + [(s, None) for s in _MAX_SIGNATURES[1:]]
+        raise invalid_combination(name, given, options)
+    return axis

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 
 import numpy
 
@@ -24,7 +25,7 @@ from .. import backend
 from ..autograd import anomaly, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
-from ..tensor import SavedOutput, Tensor, wrap
+from ..tensor import InvalidView, SavedOutput, Tensor, raw_grad_fn, wrap
 from . import derivatives as D
 from .api import public
 from .namespaces import overlaps
@@ -32,7 +33,6 @@ from .op import apply_op, check_same_device, new_node
 from .operands import as_operand, norm_dim
 from .shaping.core import (
     _array_key,
-    _is_advanced,
     check_t,
     getitem,
     squeeze_node_name,
@@ -40,6 +40,7 @@ from .shaping.core import (
     unsqueezed_shape,
     view_of,
 )
+from .shaping.indexing import index_tuple, is_advanced, split_basic
 from .views import (
     DEFAULT,
     IN_CUSTOM_FUNCTION,
@@ -142,7 +143,7 @@ def view_inplace_error(view: Tensor, meta: str, indirect: bool) -> RuntimeError:
     Direct: the view itself is being changed. Indirect: its base or another view was, and
     the view's history is then needed.
     """
-    fn = view.grad_fn
+    fn = raw_grad_fn(view)
     if fn.__class__ is Invalid:
         fn = fn.view_grad_fn
     return _view_inplace_error(fn, view._output_nr, meta, indirect)
@@ -211,18 +212,24 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     _write(t, result._data)
     _bump(t)
     node = result.grad_fn
-    if node._saved:
-        # A saved result must be `t` itself at its new version, so a later change is caught.
-        outputs = [v.__class__ is SavedOutput for v in node._saved]
-        node._saved = [SavedOutput(t) if is_out else v for v, is_out in zip(node._saved, outputs)]
-        node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
     if t._base is None:
         _rebase(t, node)
     else:
         _rebase_view(t, node)
+    if node._saved:
+        _save_as_result(node, t)
     if t._vc.views is not None:
         refresh_views(t._vc.views, t)
     return t
+
+
+def _save_as_result(node: Node, t: Tensor) -> None:
+    """A saved result is `t` itself at its new version, so a later change is caught; for a view,
+    unpacked at the view's place in the graph after the change (`ViewPlace`), as in torch."""
+    place = None if t._base is None else ViewPlace(t)
+    outputs = [v.__class__ is SavedOutput for v in node._saved]
+    node._saved = [SavedOutput(t, 0, place) if is_out else v for v, is_out in zip(node._saved, outputs)]
+    node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
 
 
 def _store(t: Tensor, data) -> Tensor:
@@ -278,7 +285,7 @@ class CopySlices(Node):
             _check_region(region._data, inner[0])
             region.copy_(inner[0] if inner[0] is not None else region.new_zeros(region.shape))
         else:
-            result = g.copy()
+            result = m.xp.array(g)  # a writable copy: a 0-d gradient may be a numpy scalar
             region = self.view_fn(m.xp, result)
             inner = self.fn.apply([region.copy()], m, False)
             _check_region(region, inner[0])
@@ -293,6 +300,39 @@ def _check_region(region, grad) -> None:
     """PyTorch copies the view's gradient into the base's: refused where the view is expanded."""
     if grad is not None and overlaps(region):
         raise RuntimeError(INTERNAL_OVERLAP)
+
+
+class ViewPlace:
+    """Where the view an in-place op changed sits in the graph (AsStridedBackward0 on the base's
+    CopySlices), for the op's node to unpack its saved result at, held weakly: the node is inside
+    that CopySlices, so a strong reference would close a cycle.
+
+    While the view lives, its grad_fn (torch's SavedVariable keeps it weakly); after, an equal one
+    made again on the CopySlices (torch falls back to the node itself there, whose saved values its
+    CopySlices still needs: a double backward would free them twice); None once that is gone too.
+    """
+
+    __slots__ = ("view", "copy_slices", "attrs")
+
+    def __init__(self, view: Tensor):
+        fn = raw_grad_fn(view)
+        self.view = weakref.ref(view)
+        self.copy_slices = weakref.ref(fn.next_functions[0][0])
+        self.attrs = fn._attrs
+
+    def live(self) -> Node | None:
+        """The view's grad_fn, while the view lives."""
+        view = self.view()
+        return None if view is None else raw_grad_fn(view)
+
+    def __call__(self) -> Node | None:
+        fn = self.live()
+        if fn is not None:
+            return fn
+        copy_slices = self.copy_slices()
+        return (
+            None if copy_slices is None else new_node(D.AS_STRIDED.node, ((copy_slices, 0),), (), self.attrs)
+        )
 
 
 def _rebase_view(view: Tensor, node: Node) -> None:
@@ -322,12 +362,15 @@ def refresh_views(views: dict, rebased: Tensor | None) -> None:
         if not base._rg:
             continue
         if meta != DEFAULT:
-            if view.grad_fn.__class__ is not Invalid:
+            fn = raw_grad_fn(view)
+            if fn.__class__ is not Invalid:
                 invalid = Invalid(())
-                invalid.view_grad_fn = view.grad_fn
+                invalid.view_grad_fn = fn
                 invalid.view_output_nr = view._output_nr
                 invalid.creation_meta = meta
                 view.grad_fn = invalid
+                if view.__class__ is Tensor:
+                    view.__class__ = InvalidView
             continue
         _rebase(view, new_node(D.AS_STRIDED.node, (edge_of(base),), (), (base.shape, view._view_fn)))
 
@@ -336,15 +379,20 @@ class Invalid(Node):
     """The grad_fn of a refused view (made in no_grad mode, or returned by a custom Function or a
     node with several outputs) once its storage has changed in place.
 
-    PyTorch raises when such a view's grad_fn or is_leaf is read, or the view is used in
-    grad mode (its repr shows `grad_fn=<Invalid>`); here the error comes when a backward
-    reaches the view. `view_grad_fn` is the view's grad_fn before, which names it.
+    As in PyTorch, reading such a view's grad_fn or is_leaf, or using it in grad mode, raises (the
+    view becomes a `tensor.InvalidView`; a subclass of Tensor keeps its class and raises when a
+    backward reaches it); its repr shows `grad_fn=<Invalid>`. `view_grad_fn` is the view's grad_fn
+    before, which names it.
     """
 
     __slots__ = ("view_grad_fn", "view_output_nr", "creation_meta")
+    refuses_view = True
+
+    def view_error(self) -> RuntimeError:
+        return _view_inplace_error(self.view_grad_fn, self.view_output_nr, self.creation_meta, indirect=True)
 
     def apply(self, grads, m, create_graph):
-        raise _view_inplace_error(self.view_grad_fn, self.view_output_nr, self.creation_meta, indirect=True)
+        raise self.view_error()
 
 
 # ------------------------------------------------------- a custom Function's outputs (autograd/function.py)
@@ -426,16 +474,39 @@ def copy_(t, other, non_blocking=False):  # torch's keyword: x.copy_(other=...)
 
 
 def setitem(t, key, value) -> None:
-    if not isinstance(key, tuple):
-        key = (key,)
-    if any(_is_advanced(k) for k in key):
+    """`t[key] = value`: the basic part of the key makes a view, index_put_ writes the advanced part
+    into it (shaping/indexing.py), as torch does."""
+    key = index_tuple(key)
+    if any(is_advanced(k) for k in key):
+        basic, key = split_basic(key, t.dim())
+        target = t if basic is None else getitem(t, basic)
         array_key = tuple(_array_key(k, t.device) for k in key)
         value = as_operand(value)
         if isinstance(value, Tensor):
             value = value.to(t.dtype) if value.dtype is not t.dtype else value
-        apply_inplace(t, D.INDEX_PUT, (value,), (array_key if len(array_key) > 1 else array_key[0],))
+        try:
+            apply_inplace(target, D.INDEX_PUT, (value,), (array_key if len(array_key) > 1 else array_key[0],))
+        except (RuntimeError, ValueError):
+            _check_put_shape(target, array_key, value)
+            raise
         return
     copy_(getitem(t, key), value)
+
+
+def _check_put_shape(target: Tensor, array_key: tuple, value) -> None:
+    """torch's error for values that do not broadcast to what the advanced indices pick, worked out
+    once numpy has refused them."""
+    if not isinstance(value, Tensor):
+        return
+    host_key = tuple(backend.to_numpy(k) if backend.is_array(k) else k for k in array_key)
+    picked = numpy.empty(target.shape, dtype=bool)[host_key if len(host_key) > 1 else host_key[0]].shape
+    try:
+        numpy.broadcast_shapes(tuple(value.shape), picked)
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing "
+            f"result of shape {list(picked)}"
+        ) from None
 
 
 # ------------------------------------------------------------------ in-place view ops

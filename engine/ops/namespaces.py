@@ -30,9 +30,14 @@ def reduced_shape(shape, dims) -> tuple:
 
 
 def overlaps(view) -> bool:
-    """Whether a view of an array sees some element more than once (a stride 0 of an expand)."""
+    """Whether a view of an array sees some element more than once (a stride 0 of an expand); an
+    empty one sees none (numpy gives empty arrays zero strides)."""
     strides = view.strides
-    return 0 in strides and any(stride == 0 and n > 1 for stride, n in zip(strides, view.shape))
+    return (
+        0 in strides
+        and view.size > 0
+        and any(stride == 0 and n > 1 for stride, n in zip(strides, view.shape))
+    )
 
 
 def view_positions(xp, shape, view_fn):

@@ -56,7 +56,9 @@ class FormulaNode(Node):
                 out.append(value)
                 continue
             if value.__class__ is SavedOutput:
-                if as_tensors or value._vc.version != version:
+                if value._vc.version != version:
+                    raise version_error(value.tensor(self), version, value.producer(self))
+                if as_tensors:
                     value = value.tensor(self)
             elif in_backward and detached_since_saved(value, version):
                 raise RuntimeError(DETACHED_SAVED_MESSAGE)
@@ -538,6 +540,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 value._data = array
                 value._vc = out._vc
                 value._output_nr = 0
+                value._place = None
                 saved.append(value)
                 versions.append(0)
             else:

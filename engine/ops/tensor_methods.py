@@ -16,6 +16,7 @@ from . import api, arg_errors, creation
 from . import derivatives as D
 from . import inplace as I
 from .derivatives import TO_COPY
+from .legacy_types import LegacyTensorType
 from .linalg import functions as linalg
 from .namespaces import use_tensor_math
 from .nn import functions as _nn  # noqa: F401  (installs its @public methods)
@@ -52,9 +53,7 @@ def tensor_init(self, data=None, *, requires_grad: bool = False) -> None:
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-    autograd_backward(
-        (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs
-    )
+    autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def to(self, *args, **kwargs):
@@ -199,6 +198,8 @@ def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
     """`x.type()`: "engine.FloatTensor" (engine.cuda.* on a GPU); `x.type(dtype)` / `x.type("engine.DoubleTensor")`: `to`."""
     if dtype is None:
         return backend.tensor_type_name(self._data)
+    if isinstance(dtype, LegacyTensorType):  # x.type(engine.LongTensor)
+        return to(self, backend.CPU, dtype.dtype)
     if isinstance(dtype, str):
         prefix, _, name = dtype.rpartition(".")
         target = _TYPE_NAMES.get(name)
@@ -217,7 +218,11 @@ def sum_to_size(self, *size):
 
 
 def _max_min(name):
-    def method(self, dim=None, keepdim=False, *, other=None):
+    def method(self, dim=None, keepdim=False, *, other=None, axis=None):
+        if axis is not None:  # numpy's name for dim; torch refuses both
+            if dim is not None:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'axis'")
+            dim = axis
         return reductions_core.max_min(name, self, dim, keepdim, other, method=True)
 
     method.__name__ = method.__qualname__ = name

@@ -373,7 +373,7 @@ def _autograd_errors() -> dict[str, list[BaseException]]:
             view = base[:2]
         if change_base:
             base.mul_(3)
-            return _raised((view * view).sum().backward)
+            return _raised(lambda: (view * view).sum().backward())  # raised at `view * view`, as in torch
         return _raised(lambda: view.mul_(3))
 
     integer = engine.tensor(3)

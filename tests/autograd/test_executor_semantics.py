@@ -24,6 +24,7 @@ from engine.ops.op import RowError
 
 # the module: engine.autograd.backward is also the name of the function
 executor = importlib.import_module("engine.autograd.backward")
+warn_once = importlib.import_module("engine.warn_once")
 REPO_ROOT = ROOT
 
 
@@ -268,8 +269,8 @@ def test_materialized_grads_require_grad_under_create_graph(lib):
     assert not gu.requires_grad
 
 
-def test_create_graph_backward_warns_once_about_the_reference_cycle():
-    executor._cycle_warned[0] = False
+def test_create_graph_backward_warns_once_about_the_reference_cycle(monkeypatch):
+    monkeypatch.setattr(warn_once, "_given", set())
     x = engine.ones(2, requires_grad=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

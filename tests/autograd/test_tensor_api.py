@@ -143,7 +143,7 @@ def _torch_parameter_names(name: str) -> list[str]:
 
 OTHER_OVERLOADS = {"out_dtype"}  # mm(input, mat2, out_dtype): torch's low-precision CUDA overload
 METHODS_TAKING_ANYTHING = {"to"}  # to(*args, **kwargs): parsed by hand, as torch's overloads are
-METHOD_OTHER_OVERLOADS = {("view", "dtype")}  # view(dtype): a reinterpreting view the engine refuses
+METHOD_OTHER_OVERLOADS: set = set()  # (method, parameter) torch names only in an overload the engine lacks
 
 
 def test_every_function_takes_torchs_keyword_names():

@@ -15,6 +15,7 @@ import pytest
 from opcheck import check_error, check_op, make_arrays
 
 import engine
+from engine import warn_once
 from engine.ops.linalg import functions as linalg_ops
 from ops.support import spd, sym
 
@@ -444,7 +445,7 @@ def test_singular_matrices_raise_linalg_error():
     assert issubclass(engine.linalg.LinAlgError, RuntimeError)
 
 
-@pytest.mark.parametrize(
+DEPRECATED_FORMS = pytest.mark.parametrize(
     "call, message",
     [
         (lambda: engine.cholesky(spd(engine, engine.randn(2, 2))), linalg_ops.CHOLESKY_DEPRECATION),
@@ -453,14 +454,30 @@ def test_singular_matrices_raise_linalg_error():
     ],
     ids=["cholesky", "qr", "cross"],
 )
-def test_deprecated_forms_warn_once(monkeypatch, call, message):
-    monkeypatch.setattr(linalg_ops, "_warned", set())
+
+
+def _twice(call) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         call()
         call()
-    assert [str(w.message) for w in caught] == [message]
+    return [str(w.message) for w in caught]
+
+
+@DEPRECATED_FORMS
+def test_deprecated_forms_warn_once(monkeypatch, call, message):
+    monkeypatch.setattr(warn_once, "_given", set())
+    assert _twice(call) == [message]
     assert message.startswith("engine.") or message.startswith("Using engine.cross")
+
+
+@DEPRECATED_FORMS
+def test_deprecated_forms_warn_every_time_under_set_warn_always(call, message):
+    engine.set_warn_always(True)
+    try:
+        assert _twice(call) == [message, message]  # torch's TORCH_WARN_ONCE, as torch.set_warn_always asks
+    finally:
+        engine.set_warn_always(False)
 
 
 def test_deprecated_forms_compute_what_torch_does():

@@ -61,6 +61,36 @@ def _inplace_view(lib, a, b, c):
     return y
 
 
+def _inplace_view_0d(lib, a, b, c):
+    y = a.sum() * 1.0  # 0-d: its views are (1,)-shaped
+    if c % 2:
+        y.unsqueeze(0).mul_(b.sum().tanh())
+    else:
+        y.flatten()[0] = b.sum().tanh()  # replaces y's value: no gradient reaches a through y
+    return y
+
+
+def _inplace_view_saving_result(lib, a, b, c):
+    y = a * 1.0
+    if y.dim():
+        getattr(y[..., :1], "tanh_" if c % 2 else "sigmoid_")()  # the row saves its result: the view
+    return y
+
+
+def _int_then_gather(lib, a, b, c):
+    """An int and a list index apart (torch selects first: the list's dim stays in place)."""
+    if a.dim() == 3 and a.shape[-1]:
+        return a[0, :, [0, -1]]
+    return a[-1, [0]] if a.dim() == 2 and a.shape[-1] else a
+
+
+def _hooked(lib, a, b, c):
+    y = a * 1.0
+    hooks = (lambda g: g * 2, lambda g: None, lambda g: g.sum(), lambda g: g.double())
+    y.register_hook(hooks[c % 4])  # the last two change the gradient's size or type: refused alike
+    return y
+
+
 def _modify_pool_entry(lib, a, b, c):
     a.mul_(1.5)  # may change a tensor saved for backward (or a leaf): both libraries must refuse alike
     return a
@@ -81,9 +111,11 @@ OPS = {
     "transpose": lambda lib, a, b, c: a.transpose(0, 1) if a.dim() == 2 else a,
     "expand": lambda lib, a, b, c: a.unsqueeze(0).expand(2, *a.shape),
     "flatten": lambda lib, a, b, c: a.reshape(-1),
-    "select": lambda lib, a, b, c: a[c % a.shape[0]] if a.dim() else a,
+    "select": lambda lib, a, b, c: a[c % a.shape[0]] if a.dim() and a.shape[0] else a,
     "slice": lambda lib, a, b, c: a[..., 1:] if a.dim() and a.shape[-1] > 1 else a,
     "gather": lambda lib, a, b, c: a[..., [0, -1, 0]] if a.dim() and a.shape[-1] else a,
+    "int_then_gather": _int_then_gather,
+    "max_axis": lambda lib, a, b, c: a.max(axis=-1).values if a.dim() and a.shape[-1] else a,
     "sum_dim": lambda lib, a, b, c: a.sum(dim=c % a.dim()) if a.dim() else a,
     "mean": lambda lib, a, b, c: a.mean(),
     "std": lambda lib, a, b, c: a.std() if a.numel() > 1 else a,
@@ -91,13 +123,20 @@ OPS = {
     "matmul": lambda lib, a, b, c: (
         a @ b.transpose(0, 1) if a.dim() == b.dim() == 2 and a.shape[1] == b.shape[1] else a
     ),
+    "softmax": lambda lib, a, b, c: lib.softmax(a, c % a.dim()) if a.dim() else a,
+    "log_softmax": lambda lib, a, b, c: lib.log_softmax(a, -1) if a.dim() else a,
+    "empty_slice": lambda lib, a, b, c: a[..., :0] if a.dim() else a,
     "inplace": _inplace,
+    "inplace_view_0d": _inplace_view_0d,
+    "inplace_view_saving_result": _inplace_view_saving_result,
+    "hook": _hooked,
     "inplace_view": _inplace_view,
     "modify_pool_entry": _modify_pool_entry,
 }
 NAMES = sorted(OPS)
-#: Without kinks (relu at 0, std of equal values), for finite differences.
-SMOOTH = [name for name in NAMES if name not in ("relu", "std")]
+#: Without kinks (relu at 0, std of equal values, max of ties), hooks that change gradients or empty
+#: slices (whose mean is NaN), for finite differences.
+SMOOTH = [name for name in NAMES if name not in ("relu", "std", "max_axis", "hook", "empty_slice")]
 
 
 def build(lib, leaves, program: list[int], names: list[str] = NAMES):
@@ -106,8 +145,9 @@ def build(lib, leaves, program: list[int], names: list[str] = NAMES):
     for k in range(0, len(program) - 2, 3):
         name = names[program[k] % len(names)]
         a, b = pool[program[k + 1] % len(pool)], pool[program[k + 2] % len(pool)]
-        if name == "modify_pool_entry" and a.grad_fn is None:
-            continue  # a leaf: refused at once, as both libraries do (tested elsewhere)
+        if name == "modify_pool_entry" and any(a is x for x in leaves):
+            continue  # a leaf: refused at once, as both libraries do (tested elsewhere); not a.grad_fn,
+            # which is None under no_grad too, where gradcheck runs the function
         pool.append(OPS[name](lib, a, b, program[k + 1] // 7))
     return sum((p * p).sum() * (0.5 + 0.1 * i) for i, p in enumerate(pool[len(leaves) :])) + pool[-1].sum()
 

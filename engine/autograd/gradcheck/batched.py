@@ -1,7 +1,7 @@
 """Full mode's numerical Jacobian with every perturbation at once (the design space of vmap).
 
 The function runs twice under a recording observer, at x + eps u and x - eps u (u random
-signs: every element moved both ways). What it did is a list of table rows; rows fed by the
+signs and sizes: every element moved both ways, no two by the same amount). What it did is a list of table rows; rows fed by the
 perturbed input are replayed on a leading batch of perturbed inputs through their batching
 rules (ops/batching.py), in chunks that keep memory bounded. Anything the replay could get
 wrong sends the caller back to one forward per perturbation (None here): the two runs
@@ -53,12 +53,14 @@ class _Program:
     def __init__(self, steps: list, target: Tensor, outs: tuple, keys: list[int]) -> None:
         index = {id(target): ("x",)}
         self.ops, self.args, self.attrs, self.specs = [], [], [], []
+        self.constants = []  # the inputs of the steps not fed by x: the other run must see the same
         for node, inputs, out in steps:
             op = row_of(type(node))
             if op is None or not isinstance(out, Tensor):
                 raise Unbatchable(type(node).__name__)
             refs = [index.get(id(x), ("const", _value(x))) for x in inputs]
             if not any(r[0] != "const" for r in refs):
+                self.constants.append(refs)
                 continue  # not fed by x: its output is a constant like any other
             index[id(out)] = ("step", len(self.ops))
             self.ops.append(op)
@@ -79,6 +81,7 @@ class _Program:
             and _same(self.args, other.args)
             and _same(self.attrs, other.attrs)
             and _same(self.outputs, other.outputs)
+            and _same(self.constants, other.constants)
             and self.specs == other.specs
         )
 
@@ -157,7 +160,9 @@ def batched_differences(state, tensor: Any, outputs: list[tuple[int, Any]]) -> l
     saved = array.copy()
     keys = [k for k, _ in outputs]
     eps = state.opts.eps
-    u = numpy.where(numpy.random.default_rng(0).random(array.shape) < 0.5, -1.0, 1.0)
+    # random signs and sizes: what depends on x outside the table differs between the two runs
+    rng = numpy.random.default_rng(0)
+    u = numpy.where(rng.random(array.shape) < 0.5, -1.0, 1.0) * rng.uniform(0.5, 1.5, array.shape)
     try:
         above, at_above = _record(state, array, tensor, saved + eps * u, keys)
         below, at_below = _record(state, array, tensor, saved - eps * u, keys)

@@ -15,11 +15,11 @@ import collections
 import inspect
 import math
 import string
-import warnings
 
 from ... import backend
 from ...autograd import grad_mode
 from ...tensor import Tensor, wrap
+from ...warn_once import warn_once
 from .. import derivatives as D
 from .. import inplace as I
 from .. import product_dtypes
@@ -60,14 +60,6 @@ CROSS_DEPRECATION = (
     "simply use torch.linalg.cross.\nThe default value of dim will change to agree with that of linalg.cross in "
     "a future release."
 ).replace("torch", "engine")
-_warned: set = set()
-
-
-def _warn_once(message: str) -> None:
-    """torch's TORCH_WARN_ONCE: the first call in a process warns."""
-    if message not in _warned:
-        _warned.add(message)
-        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def _grad_recorded(*tensors) -> bool:
@@ -766,7 +758,7 @@ def linalg_cholesky(A, *, upper=False):
 @public
 def cholesky(input, upper=False):
     """The deprecated torch.cholesky (CholeskyBackward0); linalg.cholesky is the one to use."""
-    _warn_once(CHOLESKY_DEPRECATION)
+    warn_once(CHOLESKY_DEPRECATION)
     _check("cholesky", input, "cholesky", integers_unimplemented=True)
     return apply_op(D.CHOLESKY_DEPRECATED, (input,), (upper, "cholesky"))
 
@@ -787,7 +779,7 @@ def _qr(A, mode):
 @public
 def qr(input, some=True):
     """The deprecated torch.qr: `some` for mode 'reduced', else 'complete'."""
-    _warn_once(QR_DEPRECATION)
+    warn_once(QR_DEPRECATION)
     return QR(*_qr(input, "reduced" if some else "complete"))
 
 
@@ -1019,7 +1011,7 @@ def linalg_cross(input, other, *, dim=-1):
 def cross(input, other, dim=None):
     """torch.cross: linalg.cross, along the first dimension of size 3 when `dim` is not given (deprecated)."""
     if dim is None:
-        _warn_once(CROSS_DEPRECATION)
+        warn_once(CROSS_DEPRECATION)
         dim = next((d for d, n in enumerate(input.shape) if n == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")

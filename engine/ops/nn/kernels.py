@@ -582,6 +582,8 @@ def interpolation_matrix(xp, n_in: int, n_out: int, align_corners: bool, scale, 
 
 def safe_softmax(xp, x, dim):
     """softmax, but 0 (not NaN) along a row that is -inf throughout (ATen's _safe_softmax)."""
+    if x.size == 0:
+        return x.copy()
     top = x.max(axis=dim, keepdims=True)
     e = xp.exp(x - xp.where(top == -math.inf, 0, top))
     total = e.sum(axis=dim, keepdims=True)

@@ -219,13 +219,13 @@ def _grid_key(shape, dim, idx, xp):
 
 
 @public(method=False)
-def max(input, dim=None, keepdim=False, *, other=None):
-    return max_min("max", input, dim, keepdim, other)
+def max(input, dim=None, keepdim=False, *, other=None, axis=None):
+    return max_min("max", input, arg_errors.dim_or_axis("max", dim, axis), keepdim, other)
 
 
 @public(method=False)
-def min(input, dim=None, keepdim=False, *, other=None):
-    return max_min("min", input, dim, keepdim, other)
+def min(input, dim=None, keepdim=False, *, other=None, axis=None):
+    return max_min("min", input, arg_errors.dim_or_axis("min", dim, axis), keepdim, other)
 
 
 def extreme_values(name: str, op, a, dim, keepdim):

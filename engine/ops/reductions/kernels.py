@@ -10,11 +10,15 @@ import numpy
 
 
 def softmax(xp, a, dim):
+    if a.size == 0:  # numpy's max has no identity on an empty axis; torch's result is empty
+        return a.copy()
     e = xp.exp(a - a.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
 
 
 def log_softmax(xp, a, dim):
+    if a.size == 0:
+        return a.copy()
     shifted = a - a.max(axis=dim, keepdims=True)
     shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one array fewer
     return shifted

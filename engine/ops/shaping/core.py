@@ -20,6 +20,8 @@ from ..api import exported, public
 from ..op import apply_op, check_same_device
 from ..operands import as_operand, norm_dim, norm_dims
 from ..views import note_view
+from .dtype_views import view_dtype
+from .indexing import index_tuple, is_advanced, split_basic
 
 ndarray = numpy.ndarray
 
@@ -89,11 +91,11 @@ def _can_view(data, shape) -> bool:
 
 
 @public(function=False)
-def view(input, *shape, size=None):
+def view(input, *shape, size=None, dtype=None):
     if size is not None:  # x.view(size=(2, 3))
         shape = (size,)
-    if len(shape) == 1 and isinstance(shape[0], backend.dtype):
-        raise NotImplementedError("view(dtype) is not supported")
+    if dtype is not None or len(shape) == 1 and isinstance(shape[0], backend.dtype):
+        return view_dtype(input, dtype or shape[0])  # the same bytes as another dtype (dtype_views.py)
     new = _infer_shape(shape, input.numel())
     if not _can_view(input._data, new):
         raise RuntimeError(
@@ -266,17 +268,6 @@ def _slice(a, d, start, end, step):
 # ----------------------------------------------------------------------------- indexing
 
 
-def _is_advanced(item) -> bool:
-    if isinstance(item, Tensor):
-        return item.dim() > 0 or item.dtype.name == "bool"
-    return (
-        isinstance(item, (list, ndarray))
-        or backend.is_array(item)
-        and item.ndim > 0
-        or isinstance(item, bool)
-    )
-
-
 def _array_key(item, dev):
     """An index as an array on the indexed tensor's device (torch takes CPU indices for a GPU tensor)."""
     if isinstance(item, Tensor):
@@ -289,9 +280,11 @@ def _array_key(item, dev):
 
 
 def getitem(a, key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    if builtins.any(_is_advanced(k) for k in key):
+    key = index_tuple(key)
+    if builtins.any(is_advanced(k) for k in key):
+        basic, key = split_basic(key, a.dim())  # ints, slices first, as views (indexing.py)
+        if basic is not None:
+            a = getitem(a, basic)
         dev = backend.CPU if a._data.__class__ is ndarray else a.device
         array_key = tuple(_array_key(k, dev) for k in key)
         if len(array_key) == 1:
