@@ -2,7 +2,8 @@
 
 Nearest modes gather input positions (UpsampleNearest{1,2,3}DBackward0 ...); the interpolating
 modes apply one interpolation matrix per spatial dim (UpsampleBilinear2DBackward0 ...), with PyTorch's
-CPU rules for source positions; area is adaptive average pooling, as in PyTorch.
+CPU rules for source positions; area is adaptive average pooling, as in PyTorch. uint8 bilinear and
+bicubic (antialiased or not) resample in torch's fixed-point arithmetic (ops/nn/fixed_point.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import numpy
 from ... import backend
 from ...ops import derivatives as D
 from ...ops.nn import kernels as K
+from ...ops.nn.fixed_point import resample_uint8
 from ...ops.op import apply_op
-from ...tensor import Tensor
+from ...tensor import Tensor, wrap
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 _INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear")
@@ -108,9 +110,7 @@ def interpolate(
     if mode == "area" and ndim in _AREA:
         return _AREA[ndim](input, output_size)
     if (mode, ndim) in _NODES:
-        if antialias:
-            raise NotImplementedError("engine: antialiased interpolation is not supported")
-        return _upsample(input, mode, output_size, scales, align_corners)
+        return _upsample(input, mode, output_size, scales, align_corners, antialias)
     if mode in _NEEDS and ndim in (3, 4, 5):
         raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {_NEEDS[mode]}D input")
     raise NotImplementedError(
@@ -132,8 +132,9 @@ def _sizes_message(spatial, output_size) -> str:
     )
 
 
-def _upsample(input: Tensor, mode: str, output_size, scales, align_corners: bool) -> Tensor:
-    """The ATen upsample op of `mode`: a gather (nearest modes) or one interpolation matrix per dim."""
+def _upsample(input: Tensor, mode: str, output_size, scales, align_corners: bool, antialias: bool) -> Tensor:
+    """The ATen upsample op of `mode`: a gather (nearest modes), one interpolation matrix per dim, or
+    (uint8 bilinear / bicubic) torch's fixed-point resampling, which has no gradient."""
     node, kernel = _NODES[(mode, input.dim())]
     spatial = tuple(input.shape[2:])
     if any(n <= 0 for n in spatial + tuple(output_size)):
@@ -142,7 +143,9 @@ def _upsample(input: Tensor, mode: str, output_size, scales, align_corners: bool
     xp = backend.xp_of(data)
     scales = scales or [None] * len(spatial)
     nearest = mode.startswith("nearest")
-    uint8_ok = nearest or mode == "bicubic"
+    if antialias:
+        kernel = "compute_index_ranges_weights"
+    uint8_ok = nearest or mode in ("bilinear", "bicubic")
     if not input.dtype.is_floating_point and not (uint8_ok and input.dtype is backend.uint8):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_type}'")
     if nearest:
@@ -153,7 +156,11 @@ def _upsample(input: Tensor, mode: str, output_size, scales, align_corners: bool
         key = (Ellipsis,) + tuple(xp.asarray(i) for i in numpy.ix_(*indices))
         return apply_op(D.UPSAMPLE[node], (input,), (tuple(input.shape), tuple(output_size), key))
     if not input.dtype.is_floating_point:
-        raise NotImplementedError("engine: bicubic interpolation of uint8 tensors is not supported")
+        return wrap(resample_uint8(data, output_size, align_corners, scales, mode == "bicubic", antialias))
+    if antialias:
+        raise NotImplementedError(
+            "engine: antialiased interpolation of floating-point tensors is not supported"
+        )
     matrices = tuple(
         K.interpolation_matrix(xp, n, o, align_corners, s, mode == "bicubic", data.dtype)
         for n, o, s in zip(spatial, output_size, scales)
