@@ -18,7 +18,6 @@ from ops.support import (
 # Known differences from torch (skips, with the reason)
 CLONE_NODE = "torch 2.13 names this matmul's node CloneBackward0, the engine UnsafeViewBackward0"
 BATCHED_MATMUL = "torch's batched matmul records ExpandBackward0 and ViewBackward0 (or ReshapeAliasBackward0) before BmmBackward0; the engine feeds bmm its inputs directly"
-RESHAPE_ALIAS = "torch reshapes a non-contiguous operand with ReshapeAliasBackward0 where the engine records ViewBackward0"
 
 
 OPS = [
@@ -315,7 +314,6 @@ OPS = [
                 lambda lib, a, b: lib.inner(a, b),
                 [("r", (2, 3)), ("r", (4, 3))],
                 node="ViewBackward0",
-                skips={"torch_parity_graph": RESHAPE_ALIAS},
             ),
             Sample(
                 "3d-1d",
@@ -936,7 +934,6 @@ OPS = [
                 lambda lib, *xs: lib.einsum("b...,b...->...", *xs),
                 [("r", (2, 3, 4)), ("r", (2, 1, 4))],
                 node="ViewBackward0",
-                skips={"torch_parity_graph": RESHAPE_ALIAS},
             ),
             Sample(
                 "i...->...",
