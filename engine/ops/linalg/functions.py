@@ -1022,7 +1022,8 @@ def cross(input, other, dim=None):
 def matmul(input, other):
     """ATen's `_matmul_impl`: mm, mv or dot for matrices and vectors; a batch folded into one mm or
     mv where `should_fold` says so; else both batches broadcast, flattened and multiplied by bmm;
-    so the graph behind the result is torch's, node for node."""
+    so the graph behind the result is torch's, node for node. With no graph to record, one
+    broadcasting product is as fast and gives the same values."""
     if other.__class__ is not Tensor:
         other = as_operand(other)
     sa, sb = input._data.shape, other._data.shape
@@ -1055,6 +1056,9 @@ def matmul(input, other):
         return squeeze(mm(unsqueeze(input, 0), other), 0, _name="SqueezeBackward4")
     if product_dtypes.differ(input, other):
         raise product_dtypes.batched_matmul_error(input, other)
+    if not _grad_recorded(input, other) and input.shape[-1] == other.shape[-2 if nb > 1 else 0]:
+        broadcast_shapes(input.shape[:-2], other.shape[:-2])  # torch's message where batches differ
+        return apply_op(D.BMM, (input, other))  # no graph to match: one broadcasting product
     if product_dtypes.should_fold(input, other):
         return _folded_matmul(input, other)
     return _batched_matmul(input, other)
