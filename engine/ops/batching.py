@@ -133,7 +133,7 @@ _ELEMENTWISE_ROWS = (
     "SinhBackward0 CoshBackward0 Expm1Backward0 ReluBackward0 LeakyReluBackward0 AbsBackward0 "
     "ClampBackward1 ClampMinBackward0 MaximumBackward0 WhereBackward0 CloneBackward0"
 ).split()
-_RESHAPES = "ViewBackward0 UnsafeViewBackward0".split() + list(D.SQUEEZE)
+_RESHAPES = "ViewBackward0 ReshapeAliasBackward0 UnsafeViewBackward0".split() + list(D.SQUEEZE)
 
 #: node name -> rule(op, datas, batched, attrs, recorded output shape) -> batched output
 RULES: dict[str, Callable] = {

@@ -3,8 +3,9 @@
 torch.matmul refuses operands of different dtypes, and which message it raises depends on the
 ATen kernel its dispatch reaches: mm, mv (through addmv), dot, or bmm, with or without
 folding a batch into the matrix dimension (`should_fold` in ATen's LinearAlgebra.cpp). The
-engine runs one row per product, so it works out here which kernel torch would have called,
-only once the dtypes are known to differ (nothing on the hot path).
+engine decomposes matmul as ATen does (linalg/functions.py `matmul`, which asks `should_fold`
+here too) but checks the dtypes once, before it, so it works out here which kernel torch would
+have called, only once the dtypes are known to differ (nothing on the hot path).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def bmm_error(a: Tensor, b: Tensor) -> RuntimeError:
 
 def batched_matmul_error(input: Tensor, other: Tensor) -> RuntimeError:
     """The error of torch.matmul with a 3-D or larger operand: a folded mm or mv, else bmm."""
-    if not _folds(input, other):
+    if not should_fold(input, other):
         return bmm_error(input, other)
     if input.dim() >= other.dim():  # input's batch folded into its rows
         return mm_error(input, other) if other.dim() == 2 else mv_error(input, other)
@@ -49,7 +50,7 @@ def batched_matmul_error(input: Tensor, other: Tensor) -> RuntimeError:
     return mm_error(other, input) if input.dim() == 2 else mv_error(other, input)
 
 
-def _folds(input: Tensor, other: Tensor) -> bool:
+def should_fold(input: Tensor, other: Tensor) -> bool:
     """ATen's should_fold (without `out=`): the larger operand's batch folds into a matrix."""
     larger_first = input.dim() >= other.dim()
     big, small = (input, other) if larger_first else (other, input)

@@ -2008,14 +2008,13 @@ SDPA = {
 def test_scaled_dot_product_attention(name):
     fn, kinds, node = SDPA[name]
     check_op(fn, kinds, node=node)
-    if (
-        node != "UnsafeViewBackward0"
-    ):  # the math path's matmuls are the engine's (torch's expand and view inside)
+    if name != "math_gqa":  # torch repeats k and v by unsqueeze, expand, clone, view; the engine by one index
         check_graph(fn, kinds)
 
 
 def test_scaled_dot_product_attention_dropout():
-    """Dropout is the math path's (MulBackward0 on the probabilities); seeded, the gradient is checked."""
+    """Dropout is the math path's (MulBackward0 on the probabilities, expanded and viewed for the
+    last bmm, as torch's matmul does); seeded, the gradient is checked."""
     from numgrad import check_grad
 
     q, k, v = (engine.tensor(a, requires_grad=True) for a in make_arrays(_QKV))
@@ -2026,7 +2025,10 @@ def test_scaled_dot_product_attention_dropout():
 
     out = fn(q, k, v)
     assert out.grad_fn.name() == "UnsafeViewBackward0"
-    assert out.grad_fn.next_functions[0][0].next_functions[0][0].name() == "MulBackward0"
+    bmm = out.grad_fn.next_functions[0][0]
+    probabilities = bmm.next_functions[0][0].next_functions[0][0]
+    assert (bmm.name(), probabilities.name()) == ("BmmBackward0", "ExpandBackward0")
+    assert probabilities.next_functions[0][0].name() == "MulBackward0"
     check_grad(fn, q, k, v)
 
 

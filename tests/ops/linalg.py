@@ -15,12 +15,6 @@ from ops.support import (
     sym,
 )
 
-# Known differences from torch (skips, with the reason)
-CLONE_NODE = "torch 2.13 names this matmul's node CloneBackward0, the engine UnsafeViewBackward0"
-BATCHED_MATMUL = "torch's batched matmul records ExpandBackward0 and ViewBackward0 (or ReshapeAliasBackward0) before BmmBackward0; the engine feeds bmm its inputs directly"
-RESHAPE_ALIAS = "torch reshapes a non-contiguous operand with ReshapeAliasBackward0 where the engine records ViewBackward0"
-
-
 OPS = [
     OpInfo(
         "matmul",
@@ -35,7 +29,6 @@ OPS = [
                 [("r", (2, 3, 4)), ("r", (2, 4, 5))],
                 squared=True,
                 ref=NUMPY,
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
             Sample(
                 "3d_2d",
@@ -43,14 +36,12 @@ OPS = [
                 [("r", (2, 3, 4)), ("r", (4, 5))],
                 squared=True,
                 ref=NUMPY,
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
             Sample(
                 "2d_3d",
                 lambda lib, x, y: x @ y,
                 [R34, ("r", (2, 4, 5))],
                 squared=True,
-                skips={"torch_parity": CLONE_NODE, "torch_parity_graph": CLONE_NODE},
                 ref=NUMPY,
             ),
             Sample(
@@ -59,7 +50,6 @@ OPS = [
                 [("r", (2, 1, 3, 4)), ("r", (3, 4, 2))],
                 squared=True,
                 ref=NUMPY,
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
             Sample(
                 "1d_3d",
@@ -67,7 +57,6 @@ OPS = [
                 [("r", (4,)), ("r", (2, 4, 5))],
                 squared=True,
                 ref=NUMPY,
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
             Sample(
                 "method",
@@ -82,7 +71,6 @@ OPS = [
                 [("r", (2, 3, 4)), ("r", (4,))],
                 ref=lambda x, y: x @ y,
                 squared=True,
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
             Sample("self", lambda lib, x: x @ x.t(), [R34], ref=lambda x: x @ x.T, squared=True),
         ],
@@ -315,7 +303,6 @@ OPS = [
                 lambda lib, a, b: lib.inner(a, b),
                 [("r", (2, 3)), ("r", (4, 3))],
                 node="ViewBackward0",
-                skips={"torch_parity_graph": RESHAPE_ALIAS},
             ),
             Sample(
                 "3d-1d",
@@ -406,7 +393,6 @@ OPS = [
                 lambda lib, a, b: lib.linalg.matmul(a, b),
                 [("r", (2, 3, 4)), ("r", (4,))],
                 node="UnsafeViewBackward0",
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
         ],
     ),
@@ -545,7 +531,6 @@ OPS = [
                 lambda lib, x: lib.logdet(spd(lib, x)),
                 [("r", (2, 3, 3))],
                 node="WhereBackward0",
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
             Sample(
                 "method",
@@ -646,7 +631,6 @@ OPS = [
                 [("r", (2, 3, 3))],
                 node="LinalgCholeskyExBackward0",
                 torch_tol=(1e-6, 1e-9),
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
         ],
     ),
@@ -739,7 +723,6 @@ OPS = [
                 [("r", (2, 3, 3))],
                 node="AddBackward0",
                 torch_tol=(1e-6, 1e-9),
-                skips={"torch_parity_graph": BATCHED_MATMUL},
             ),
             Sample(
                 "UVh-tall",
@@ -936,7 +919,6 @@ OPS = [
                 lambda lib, *xs: lib.einsum("b...,b...->...", *xs),
                 [("r", (2, 3, 4)), ("r", (2, 1, 4))],
                 node="ViewBackward0",
-                skips={"torch_parity_graph": RESHAPE_ALIAS},
             ),
             Sample(
                 "i...->...",

@@ -91,10 +91,6 @@ IN_PLACE = [
 ]
 
 
-# Known differences from torch (skips, with the reason)
-SELECT_THEN_INDEX = "torch indexes x[:, 1, [0, 3]] with a SelectBackward0 then an IndexBackward0; the engine with one IndexBackward0"
-
-
 def in_place_ops() -> list[OpInfo]:
     """Each in-place op, its samples run on a non-leaf copy of the target."""
     ops: dict[str, list[Sample]] = {}
@@ -300,7 +296,6 @@ OPS = [
                 [("r", (2, 3, 4))],
                 squared=True,
                 ref=NUMPY,
-                skips={"torch_parity_graph": SELECT_THEN_INDEX},
             ),
             Sample("none", lambda lib, x: x[None], [R34], squared=True, ref=NUMPY),
             Sample("none_mid", lambda lib, x: x[:, None, 1:3], [R34], squared=True, ref=NUMPY),

@@ -31,8 +31,8 @@ from ..promotion import promote_types
 from ..reductions import core as reductions_core
 from ..reductions.core import unique_dims
 from ..shaping import core as shaping_core
-from ..shaping.core import _view, squeeze, unsqueeze
-from ..shaping.functions import where
+from ..shaping.core import squeeze, unsqueeze
+from ..shaping.functions import broadcast_shapes, where
 from .kernels import LinAlgError  # noqa: F401  (engine.linalg.LinAlgError)
 
 # torch.return_types, by torch's names
@@ -1020,6 +1020,10 @@ def cross(input, other, dim=None):
 
 @public
 def matmul(input, other):
+    """ATen's `_matmul_impl`: mm, mv or dot for matrices and vectors; a batch folded into one mm or
+    mv where `should_fold` says so; else both batches broadcast, flattened and multiplied by bmm;
+    so the graph behind the result is torch's, node for node. With no graph to record, one
+    broadcasting product is as fast and gives the same values."""
     if other.__class__ is not Tensor:
         other = as_operand(other)
     sa, sb = input._data.shape, other._data.shape
@@ -1045,32 +1049,71 @@ def matmul(input, other):
             )
         return apply_op(D.DOT, (input, other))
     if na == 2 and nb == 1:
-        n, k = input.shape
-        _check_mm(
-            input.shape,
-            (other.shape[0], 1),
-            f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({other.shape[0]})",
-        )
         if product_dtypes.differ(input, other):
             raise product_dtypes.mv_error(input, other)
-        return apply_op(D.MV, (input, other))
+        return _mv(input, other)
     if na == 1 and nb == 2:
         return squeeze(mm(unsqueeze(input, 0), other), 0, _name="SqueezeBackward4")
-    left = unsqueeze(input, 0) if na == 1 else input
-    right = unsqueeze(other, -1) if nb == 1 else other
-    if left.shape[-1] != right.shape[-2]:
-        raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{right.shape[0]}, {left.shape[-1]}] but got: [{right.shape[0]}, {right.shape[-2]}]."
-        )
     if product_dtypes.differ(input, other):
         raise product_dtypes.batched_matmul_error(input, other)
-    out = apply_op(D.BMM, (left, right))
-    if na == 1:
-        out = squeeze(out, -2, _name="SqueezeBackward4")
+    if not _grad_recorded(input, other) and input.shape[-1] == other.shape[-2 if nb > 1 else 0]:
+        broadcast_shapes(input.shape[:-2], other.shape[:-2])  # torch's message where batches differ
+        return apply_op(D.BMM, (input, other))  # no graph to match: one broadcasting product
+    if product_dtypes.should_fold(input, other):
+        return _folded_matmul(input, other)
+    return _batched_matmul(input, other)
+
+
+def _unsafe_view(t, shape):
+    """A reshape of a fresh product: a new tensor, not a view (ATen's `_unsafe_view`)."""
+    return apply_op(D.UNSAFE_VIEW, (t,), (t.shape, shape))
+
+
+def _mv(mat, vec):
+    n, k = mat.shape
+    _check_mm(
+        mat.shape, (vec.shape[0], 1), f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({vec.shape[0]})"
+    )
+    return apply_op(D.MV, (mat, vec))
+
+
+def _folded_matmul(input, other):
+    """The larger operand's batch folded into the rows of one mm or mv (other's transpose when
+    other is the larger, the product transposed back into a contiguous result)."""
+    transpose = other.dim() > input.dim()
+    big = shaping_core.transpose(other, -2, -1) if transpose else input
+    small = (shaping_core.t(input) if input.dim() == 2 else input) if transpose else other
+    rows = big.shape[:-1]
+    folded = shaping_core.reshape(big, (math.prod(rows), big.shape[-1]))
+    if small.dim() == 1:
+        return _unsafe_view(_mv(folded, small), rows)
+    out = _unsafe_view(mm(folded, small), rows + (small.shape[1],))
+    return shaping_core.transpose(out, -2, -1).contiguous() if transpose else out
+
+
+def _batched_matmul(input, other):
+    """Both batches broadcast to one, each operand flattened to a 3-D batch, one bmm."""
+    na, nb = input.dim(), other.dim()
+    n, m1 = (input.shape[-2] if na > 1 else 1), input.shape[-1]
+    m2, p = (other.shape[-2], other.shape[-1]) if nb > 1 else (other.shape[0], 1)
+    batch1, batch2 = input.shape[: max(na - 2, 0)], other.shape[: max(nb - 2, 0)]
+    if na == 3 and nb == 3 and batch1[0] != batch2[0]:  # a batch of one that requires grad: squeezed
+        if batch1[0] == 1 and input.requires_grad:
+            return matmul(squeeze(input, 0), other)
+        if batch2[0] == 1 and other.requires_grad:
+            return matmul(input, squeeze(other, 0))
+    batch = broadcast_shapes(batch1, batch2)
+    size = math.prod(batch)
+    left = shaping_core.reshape(shaping_core.expand(input, batch + (n, m1)), (size, n, m1))
     if nb == 1:
-        out = squeeze(out, -1, _name="SqueezeBackward4")
-    return _view(D.UNSAFE_VIEW, out, (out.shape, out.shape))
+        right = shaping_core.expand(other, batch + (m2,))
+        right = unsqueeze(shaping_core.reshape(right, (size, m2)), 2)
+    else:
+        right = shaping_core.reshape(shaping_core.expand(other, batch + (m2, p)), (size, m2, p))
+    out = bmm(left, right)
+    if nb == 1:
+        out = squeeze(out, -1)
+    return _unsafe_view(out, batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ()))
 
 
 def _check_mm(sa, sb, message=None):

@@ -181,7 +181,14 @@ def svd(xp, a, full_matrices, compute_uv):
             xp.linalg.svd(a, compute_uv=False),
             xp.zeros((0,), dtype=a.dtype),
         )
-    return tuple(xp.linalg.svd(a, full_matrices=full_matrices))
+    U, S, Vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    return column_major(xp, U), S, column_major(xp, Vh)
+
+
+def column_major(xp, m):
+    """The matrices of m laid out by columns, as LAPACK writes torch's factors: a reshape of one
+    (a matmul's batch) is then an alias of a strided tensor, as in torch, not a plain view."""
+    return xp.swapaxes(xp.ascontiguousarray(xp.swapaxes(m, -1, -2)), -1, -2)
 
 
 def eigh(xp, a, uplo, compute_v):

@@ -108,8 +108,9 @@ def view(input, *shape, size=None, dtype=None):
 @public
 def reshape(input, *shape_args, shape=None):
     new = _infer_shape(shape_args if shape is None else (shape,), input.numel())
-    if _can_view(input._data, new):
-        return _view(D.VIEW, input, (input.shape, new))
+    data = input._data
+    if _can_view(data, new):
+        return _view(D.VIEW if data.flags.c_contiguous else D.RESHAPE_ALIAS, input, (input.shape, new))
     copied = clone(input)
     return apply_op(D.UNSAFE_VIEW, (copied,), (input.shape, new))
 

@@ -14,6 +14,10 @@ from . import kernels as K
 VIEW = row("ViewBackward0", lambda xp, self, self_sym_sizes, size: self.reshape(size),
            attrs=("self_sym_sizes", "size"),
            self=lambda m, g, self_sym_sizes, size: g.reshape(self_sym_sizes))
+# reshape of a strided operand it can view without a copy: torch's _reshape_alias
+RESHAPE_ALIAS = row("ReshapeAliasBackward0", lambda xp, self, self_sym_sizes, size: self.reshape(size),
+                    attrs=("self_sym_sizes", "size"),
+                    self=lambda m, g, self_sym_sizes, size: g.reshape(self_sym_sizes))
 UNSAFE_VIEW = row("UnsafeViewBackward0", lambda xp, self, self_sym_sizes, size: self.reshape(size),
                   attrs=("self_sym_sizes", "size"),
                   self=lambda m, g, self_sym_sizes, size: g.reshape(self_sym_sizes))
