@@ -251,7 +251,7 @@ def write_untracked(t: Tensor, data) -> Tensor:
 def _snapshot(t: Tensor) -> Tensor:
     """The tensor's value and graph position before the in-place op."""
     old = wrap(t._data.copy())
-    old.grad_fn = t.grad_fn
+    old._node = t.grad_fn
     old._output_nr = t._output_nr
     old._rg = t._rg
     return old
@@ -259,7 +259,7 @@ def _snapshot(t: Tensor) -> Tensor:
 
 def _rebase(t: Tensor, node: Node, output_nr: int = 0) -> None:
     retained = t._retains_grad
-    t.grad_fn = node
+    t._node = node
     t._output_nr = output_nr
     t._rg = True
     if retained:
@@ -368,7 +368,7 @@ def refresh_views(views: dict, rebased: Tensor | None) -> None:
                 invalid.view_grad_fn = fn
                 invalid.view_output_nr = view._output_nr
                 invalid.creation_meta = meta
-                view.grad_fn = invalid
+                view._node = invalid
                 if view.__class__ is Tensor:
                     view.__class__ = InvalidView
             continue

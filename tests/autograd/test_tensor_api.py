@@ -653,3 +653,19 @@ def test_no_warning_from_plain_new_methods():
         warnings.simplefilter("error")
         engine.ones(2).new_tensor([1.0, 2.0])
         engine.ones(2).new_zeros(3)
+
+
+@pytest.mark.parametrize("change", ["set", "set None", "delete"])
+def test_grad_fn_is_not_writable(lib, change):
+    """torch's grad_fn is read-only (setting `_grad_fn = None` is how torch detaches in place)."""
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    with pytest.raises(
+        AttributeError,
+        match="attribute 'grad_fn' of '(torch._C.TensorBase|engine.Tensor)' objects is not writable",
+    ):
+        if change == "delete":
+            del y.grad_fn
+        else:
+            y.grad_fn = None if change == "set None" else x.grad_fn
+    assert y.grad_fn is not None and not y.is_leaf

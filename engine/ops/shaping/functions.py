@@ -125,7 +125,7 @@ def _pieces(op, a, attrs, keys):
         out._base = base
         out._view_fn = _piece_fn(parent, key)
         if node is not None:
-            out.grad_fn = node
+            out._node = node
             out._output_nr = nr
         out._rg = a._rg
         note_view(out, a)
