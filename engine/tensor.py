@@ -426,7 +426,7 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim: int | None = None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        strides = backend.element_strides(self._data)
         return strides if dim is None else strides[dim]
 
     def __len__(self) -> int:

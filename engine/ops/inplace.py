@@ -683,7 +683,7 @@ def resize_(t, *size, memory_format=None):
         t._vc.views.pop(id(t), None)
     elif t._base is not None:
         t._view_fn = _strided_view_fn(
-            t._base, shape, _contiguous_strides(shape), backend.storage_offset(t._data)
+            t._base, shape, backend.contiguous_strides(shape), backend.storage_offset(t._data)
         )
     _bump(t)
     return t
@@ -708,14 +708,6 @@ def _resize_shape(sizes) -> tuple:
     return shape
 
 
-def _contiguous_strides(shape: tuple) -> tuple:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 def _resized(array, shape: tuple):
     """`shape`, C-contiguous, from `array`'s first element in its storage; a larger storage with
     the old elements first when this one is too small."""
@@ -723,7 +715,7 @@ def _resized(array, shape: tuple):
     needed = math.prod(shape)
     offset = start // array.itemsize
     if start + needed * array.itemsize <= available:
-        return backend.restrided(array, shape, _contiguous_strides(shape), offset)
+        return backend.restrided(array, shape, backend.contiguous_strides(shape), offset)
     kept = (available - start) // array.itemsize
     grown = backend.xp_of(array).zeros(needed, dtype=array.dtype)
     grown[:kept] = backend.restrided(array, (kept,), (1,), offset)

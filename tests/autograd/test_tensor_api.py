@@ -669,3 +669,23 @@ def test_grad_fn_is_not_writable(lib, change):
         else:
             y.grad_fn = None if change == "set None" else x.grad_fn
     assert y.grad_fn is not None and not y.is_leaf
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.empty(0, 3),
+        lambda lib: lib.zeros(2, 0),
+        lambda lib: lib.ones(0),
+        lambda lib: lib.zeros(3, 0, 2),
+        lambda lib: lib.empty(2, 3, 0, dtype=lib.float64),
+        lambda lib: lib.zeros(0, 3).reshape(3, 0),
+        lambda lib: lib.zeros(2, 3)[:, 3:],
+        lambda lib: lib.ones(0, 4).sum(1, keepdim=True),
+    ],
+)
+def test_empty_tensors_have_torchs_strides(make, torch):
+    """torch strides an empty tensor as a contiguous one whose sizes of 0 count as 1."""
+    ours, theirs = make(engine), make(torch)
+    assert ours.stride() == theirs.stride()
+    assert ours.stride(0) == theirs.stride(0)
