@@ -466,6 +466,28 @@ def fill_(t, value):
 
 
 @public(function=False)
+def bernoulli_(t, p=0.5, *, generator=None):
+    """Each element 1 with probability p (a number, or a tensor broadcast to t), else 0, drawn
+    from the engine's generator, so manual_seed repeats it; the gradient through it is zero."""
+    if isinstance(p, Tensor):
+        probabilities = p.expand(t.shape)._data
+        if not ((probabilities >= 0) & (probabilities <= 1)).all():
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+                "improved?  If so, please report an enhancement request to PyTorch.)"
+            )
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    else:
+        probabilities = p
+    with backend.device_scope(t.device):
+        draws = backend.generator(t.device).random(t.shape) < probabilities
+    if isinstance(p, Tensor):
+        return apply_inplace(t, D.BERNOULLI_TENSOR, (p,), (draws,))
+    return apply_inplace(t, D.BERNOULLI, (), (draws,))
+
+
+@public(function=False)
 def copy_(t, other, non_blocking=False):  # torch's keyword: x.copy_(other=...)
     other = as_operand(other)
     if isinstance(other, Tensor) and other._data.__class__ is not t._data.__class__:

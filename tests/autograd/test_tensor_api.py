@@ -689,3 +689,56 @@ def test_empty_tensors_have_torchs_strides(make, torch):
     ours, theirs = make(engine), make(torch)
     assert ours.stride() == theirs.stride()
     assert ours.stride(0) == theirs.stride(0)
+
+
+@pytest.mark.parametrize(
+    "dtype, p, expected",
+    [
+        ("float32", 0.0, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+        ("float64", 1.0, [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]),
+        ("int64", 1.0, [[1, 1, 1], [1, 1, 1]]),
+        ("bool", [0.0, 1.0, 1.0], [[False, True, True], [False, True, True]]),
+        ("float32", [[0.0], [1.0]], [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
+    ],
+)
+def test_bernoulli_fills_in_place_with_torchs_certain_draws(lib, dtype, p, expected):
+    t = lib.empty(2, 3, dtype=getattr(lib, dtype))
+    p = lib.tensor(p) if isinstance(p, list) else p
+    assert t.bernoulli_(p) is t
+    assert t.tolist() == expected and t.dtype == getattr(lib, dtype)
+
+
+def test_bernoulli_draws_from_the_seeded_generator():
+    engine.manual_seed(5)
+    first = engine.empty(1000).bernoulli_(0.25)
+    engine.manual_seed(5)
+    assert engine.equal(engine.empty(1000).bernoulli_(0.25), first)
+    assert 150 < first.sum().item() < 350
+
+
+@pytest.mark.parametrize("tensor_p", [False, True])
+def test_bernoulli_is_recorded_as_torchs_node_with_zero_gradients(lib, tensor_p):
+    x = lib.ones(3, requires_grad=True)
+    p = lib.full((3,), 0.5, requires_grad=True) if tensor_p else 0.5
+    y = (x * 2).bernoulli_(p)
+    assert type(y.grad_fn).__name__ == ("BernoulliBackward1" if tensor_p else "BernoulliBackward2")
+    assert [type(fn).__name__ for fn, _ in y.grad_fn.next_functions] == ["MulBackward0"] + [
+        "AccumulateGrad"
+    ] * tensor_p
+    (y * 3).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    assert not tensor_p or p.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.zeros(3).bernoulli_(1.5),
+        lambda lib: lib.zeros(3).bernoulli_(-0.5),
+        lambda lib: lib.zeros(3).bernoulli_(lib.tensor([0.5, 0.1])),
+        lambda lib: lib.zeros(3).bernoulli_(lib.tensor([0.5, 2.0, 0.1])),
+        lambda lib: lib.ones(3, requires_grad=True).bernoulli_(),
+    ],
+)
+def test_bernoulli_errors_are_torchs(call):
+    check_error(call)

@@ -80,6 +80,12 @@ COPY = row("CopyBackwards", lambda xp, self, src: K.copied_into(xp, self, src),
 FILL = row("FillBackward0", lambda xp, self, value: xp.full_like(self, value), attrs=("value",),
            self=lambda m, g, value: g * 0.0)
 ZERO = row("ZeroBackward0", lambda xp, self: xp.zeros_like(self), self=lambda m, g: g * 0.0)
+BERNOULLI = row("BernoulliBackward2", lambda xp, self, draws: draws.astype(self.dtype), attrs=("draws",),
+                self=lambda m, g, draws: g * 0.0)
+BERNOULLI_TENSOR = row("BernoulliBackward1", lambda xp, self, p, draws: draws.astype(self.dtype),
+                       inputs=("self", "p"), attrs=("draws",), broadcasts=True,
+                       self=lambda m, g, draws: g * 0.0,
+                       p=lambda m, g, draws: g * 0.0)
 INDEX_PUT = row("IndexPutBackward0", lambda xp, self, values, indices: K.index_put(self, values, indices),
                 inputs=("self", "values"), attrs=("indices",), frees=("indices",), broadcasts=True,
                 self=lambda m, g, indices: m.zero_at(g, indices),
