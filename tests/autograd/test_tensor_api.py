@@ -321,6 +321,22 @@ def test_new_tensor_of_a_tensor_copies_and_warns():
     _both(fn)
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_tensor_of_a_tensor_copies_and_warns_as_torch(torch, requires_grad):
+    messages = []
+    for lib in (engine, torch):
+        x = lib.ones(2, requires_grad=requires_grad)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            y = lib.tensor(x)
+            lib.as_tensor(x, dtype=lib.float64)
+            x.new_tensor([1.0])
+        assert [(w.category, w.filename) for w in record] == [(UserWarning, __file__)]
+        assert y.tolist() == [1.0, 1.0] and y.is_leaf and not y.requires_grad
+        messages.append(str(record[0].message))
+    assert messages[0] == messages[1].replace("torch.tensor", "engine.tensor")
+
+
 @pytest.mark.parametrize(
     "call, exception",
     [
