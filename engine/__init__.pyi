@@ -10,6 +10,7 @@ from . import nn as nn
 from . import ops as ops
 from . import optim as optim
 from . import printing as printing
+from . import return_types as return_types
 from . import typeinfo as typeinfo
 from . import warn_once as warn_once
 from .tensor import Tensor as Tensor

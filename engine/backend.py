@@ -414,6 +414,23 @@ def storage_offset(array) -> int:
     return storage_bounds(array)[0] // array.itemsize
 
 
+def contiguous_strides(shape: tuple) -> tuple:
+    """torch's strides of a contiguous tensor of this shape, in elements (a size 0 counts as 1)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def element_strides(array) -> tuple:
+    """torch's strides of the tensor over `array`, in elements: numpy gives an array it made empty
+    zero strides, where torch gives it contiguous ones."""
+    if array.size == 0 and not any(array.strides):
+        return contiguous_strides(array.shape)
+    return tuple(s // array.itemsize for s in array.strides)
+
+
 def restrided(array, shape: tuple, strides: tuple, offset: int):
     """A view of `array`'s storage with this shape, strides and offset (in elements, from the
     storage's start), as torch's as_strided / set_ address it. The caller checks the bounds."""

@@ -117,6 +117,10 @@ class _Cleared(OrderedDict):
 CLEARED_HOOKS = _Cleared()
 
 
+def _grad_fn_not_writable(tensor, value=None) -> None:
+    raise AttributeError("attribute 'grad_fn' of 'engine.Tensor' objects is not writable")
+
+
 class Tensor:
     """The state of a tensor and the methods that need nothing but it.
 
@@ -128,7 +132,7 @@ class Tensor:
         "_data",
         "_rg",
         "_grad",
-        "grad_fn",
+        "_node",
         "_output_nr",
         "_vc",
         "_base",
@@ -180,6 +184,13 @@ class Tensor:
         self._rg = bool(requires_grad)
         return self
 
+    grad_fn = property(
+        lambda self: self._node,
+        _grad_fn_not_writable,
+        _grad_fn_not_writable,
+        "The node that made this tensor; read-only, as torch's.",
+    )
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
@@ -203,7 +214,7 @@ class Tensor:
     def grad(self):
         if anomaly.state[0] and anomaly.observer is not None:
             anomaly.observer.grad_read(self)
-        if _GRAD_FN.__get__(self, Tensor) is not None and not self._retains_grad:
+        if self._node is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -337,7 +348,7 @@ class Tensor:
             )
         if self.grad_fn is not None:
             _mark_detached(self)
-        self.grad_fn = None
+        self._node = None
         self._rg = False
         self._output_nr = 0
         return self
@@ -415,7 +426,7 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim: int | None = None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        strides = backend.element_strides(self._data)
         return strides if dim is None else strides[dim]
 
     def __len__(self) -> int:
@@ -513,12 +524,9 @@ class Tensor:
         return out
 
 
-_GRAD_FN = Tensor.__dict__["grad_fn"]  # the slot itself, beneath InvalidView's property
-
-
 def raw_grad_fn(t: Tensor):
     """`t.grad_fn` without InvalidView's refusal: for the engine's own bookkeeping of such views."""
-    return _GRAD_FN.__get__(t, Tensor)
+    return t._node
 
 
 class InvalidView(Tensor):
@@ -531,16 +539,14 @@ class InvalidView(Tensor):
 
     @property
     def grad_fn(self):
-        fn = _GRAD_FN.__get__(self, Tensor)
+        fn = self._node
         if fn is not None and fn.refuses_view:
             err = fn.view_error()
             err.tensor = self  # for gradcli anomaly: which view
             raise anomaly.noted(err)
         return fn
 
-    @grad_fn.setter
-    def grad_fn(self, fn) -> None:
-        _GRAD_FN.__set__(self, fn)
+    grad_fn = grad_fn.setter(_grad_fn_not_writable).deleter(_grad_fn_not_writable)
 
 
 def _mark_detached(t: Tensor) -> None:
@@ -576,7 +582,7 @@ def init_state(t: Tensor, array) -> None:
     t._data = array
     t._rg = False
     t._grad = None
-    t.grad_fn = None
+    t._node = None
     t._output_nr = 0
     t._vc = VersionCounter()
     t._base = None
@@ -637,7 +643,7 @@ class SavedOutput:
         t._vc = self._vc
         place = self._place
         view_fn = None if place is None else place()
-        t.grad_fn = node if view_fn is None else view_fn
+        t._node = node if view_fn is None else view_fn
         t._output_nr = self._output_nr if view_fn is None else 0
         t._rg = True
         return t

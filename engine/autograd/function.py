@@ -359,7 +359,7 @@ def _differentiable_output(ctx, out: Tensor, nr: int, is_input: bool, is_dirty: 
         return out
     if is_input:
         out = _alias(out)
-    out.grad_fn = ctx
+    out._node = ctx
     out._output_nr = nr
     out._rg = True
     return out
@@ -456,7 +456,7 @@ def _delayed_error(message: str, tensors: tuple):
             outputs.append(None)
             continue
         alias = wrap(t._data)  # torch's tensor_data(): the storage, its own version counter
-        alias.grad_fn = node
+        alias._node = node
         alias._output_nr = nr
         alias._rg = True
         outputs.append(alias)

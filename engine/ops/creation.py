@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy
 
@@ -97,7 +98,20 @@ def _finish(array, requires_grad, dt: backend.dtype | None = None) -> Tensor:
     return out
 
 
+COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than engine.tensor(sourceTensor)."
+)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if isinstance(data, Tensor):
+        warnings.warn(COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
+    return copy_of(data, dtype, device, requires_grad)
+
+
+def copy_of(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`tensor(data)` without its warning for a Tensor: for the constructors that copy one quietly."""
     return _finish(as_array(data, dtype, device), requires_grad)
 
 
@@ -108,7 +122,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         and (device is None or _device(device) == data.device)
     ):
         return data
-    return tensor(data, dtype=dtype, device=device)
+    return copy_of(data, dtype, device)
 
 
 def from_numpy(array) -> Tensor:

@@ -251,7 +251,7 @@ def write_untracked(t: Tensor, data) -> Tensor:
 def _snapshot(t: Tensor) -> Tensor:
     """The tensor's value and graph position before the in-place op."""
     old = wrap(t._data.copy())
-    old.grad_fn = t.grad_fn
+    old._node = t.grad_fn
     old._output_nr = t._output_nr
     old._rg = t._rg
     return old
@@ -259,7 +259,7 @@ def _snapshot(t: Tensor) -> Tensor:
 
 def _rebase(t: Tensor, node: Node, output_nr: int = 0) -> None:
     retained = t._retains_grad
-    t.grad_fn = node
+    t._node = node
     t._output_nr = output_nr
     t._rg = True
     if retained:
@@ -368,7 +368,7 @@ def refresh_views(views: dict, rebased: Tensor | None) -> None:
                 invalid.view_grad_fn = fn
                 invalid.view_output_nr = view._output_nr
                 invalid.creation_meta = meta
-                view.grad_fn = invalid
+                view._node = invalid
                 if view.__class__ is Tensor:
                     view.__class__ = InvalidView
             continue
@@ -463,6 +463,28 @@ def fill_(t, value):
     if isinstance(value, Tensor):
         return copy_(t, value)
     return apply_inplace(t, D.FILL, (), (value,))
+
+
+@public(function=False)
+def bernoulli_(t, p=0.5, *, generator=None):
+    """Each element 1 with probability p (a number, or a tensor broadcast to t), else 0, drawn
+    from the engine's generator, so manual_seed repeats it; the gradient through it is zero."""
+    if isinstance(p, Tensor):
+        probabilities = p.expand(t.shape)._data
+        if not ((probabilities >= 0) & (probabilities <= 1)).all():
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+                "improved?  If so, please report an enhancement request to PyTorch.)"
+            )
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    else:
+        probabilities = p
+    with backend.device_scope(t.device):
+        draws = backend.generator(t.device).random(t.shape) < probabilities
+    if isinstance(p, Tensor):
+        return apply_inplace(t, D.BERNOULLI_TENSOR, (p,), (draws,))
+    return apply_inplace(t, D.BERNOULLI, (), (draws,))
 
 
 @public(function=False)
@@ -683,7 +705,7 @@ def resize_(t, *size, memory_format=None):
         t._vc.views.pop(id(t), None)
     elif t._base is not None:
         t._view_fn = _strided_view_fn(
-            t._base, shape, _contiguous_strides(shape), backend.storage_offset(t._data)
+            t._base, shape, backend.contiguous_strides(shape), backend.storage_offset(t._data)
         )
     _bump(t)
     return t
@@ -708,14 +730,6 @@ def _resize_shape(sizes) -> tuple:
     return shape
 
 
-def _contiguous_strides(shape: tuple) -> tuple:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 def _resized(array, shape: tuple):
     """`shape`, C-contiguous, from `array`'s first element in its storage; a larger storage with
     the old elements first when this one is too small."""
@@ -723,7 +737,7 @@ def _resized(array, shape: tuple):
     needed = math.prod(shape)
     offset = start // array.itemsize
     if start + needed * array.itemsize <= available:
-        return backend.restrided(array, shape, _contiguous_strides(shape), offset)
+        return backend.restrided(array, shape, backend.contiguous_strides(shape), offset)
     kept = (available - start) // array.itemsize
     grown = backend.xp_of(array).zeros(needed, dtype=array.dtype)
     grown[:kept] = backend.restrided(array, (kept,), (1,), offset)

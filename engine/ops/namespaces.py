@@ -166,6 +166,18 @@ class ArrayMath:
     def to(self, x, dt, device):
         return backend.cast(backend.to_device(x, device), dt, copy=False)
 
+    def slice_backward(self, g, shape, key):
+        return self.index_grad(g, shape, key, True)
+
+    def select_backward(self, g, shape, key):
+        return self.index_grad(g, shape, key, True)
+
+    def div_scalar(self, x, number):
+        return x / number
+
+    def softmax_backward_data(self, g, output, dim):
+        return output * (g - self.sum(g * output, dim, True))
+
     def index_grad(self, g, shape, key, basic):
         """Zeros of `shape` with g added at `key` (duplicates in an advanced key add up)."""
         out = self.xp.zeros(shape, dtype=g.dtype)

@@ -501,7 +501,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     out._vc = VersionCounter()
     if not (requires_grad and _grad_enabled[0]):
         out._rg = False
-        out.grad_fn = None
+        out._node = None
         return out
 
     # The edges: where each input's gradient goes (a non-leaf's grad_fn inline, the rest in edge_of).
@@ -510,8 +510,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         edges = ((fn, a._output_nr) if fn is not None else edge_of(a),)
     elif n == 2:
         a, b = inputs
-        fn = a.grad_fn if a.__class__ is Tensor else None
-        fb = b.grad_fn if b.__class__ is Tensor else None
+        fn = a._node if a.__class__ is Tensor else None
+        fb = b._node if b.__class__ is Tensor else None
         edges = (
             (fn, a._output_nr) if fn is not None else edge_of(a),
             (fb, b._output_nr) if fb is not None else edge_of(b),
@@ -566,7 +566,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         node._meta = _broadcast_meta(inputs, out)
     else:
         node._meta = None
-    out.grad_fn = node
+    out._node = node
     out._rg = True
     return out
 
@@ -604,7 +604,7 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
     if _anomaly_on[0]:
         node._trace = [anomaly.forward_trace(node, inputs, out) for out in outs][0]
     for k, out in enumerate(outs):
-        out.grad_fn = node
+        out._node = node
         out._output_nr = k
         out._rg = True
     return outs

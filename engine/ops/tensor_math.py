@@ -10,10 +10,11 @@ import numpy
 
 from .. import backend
 from ..tensor import Tensor, wrap
+from . import derivatives as D
 from .linalg import functions as linalg
 from .namespaces import array_math, overlaps, sum_to_dims, view_positions
 from .nn import functions as nn_functions
-from .op import tied_to
+from .op import apply_op, tied_to
 from .pointwise import core as pointwise_core
 from .shaping import core as shaping_core
 
@@ -122,6 +123,25 @@ class TensorMath:
     @staticmethod
     def leaky_relu_backward(g, x, negative_slope):
         return pointwise_core.leaky_relu_backward(g, x, negative_slope)
+
+    @staticmethod
+    def slice_backward(g, shape, key):
+        """g placed at a slice of zeros (SliceBackwardBackward0, as torch records slice_backward)."""
+        return apply_op(D.SLICE_GRAD, (g,), (tuple(shape), key, True))
+
+    @staticmethod
+    def select_backward(g, shape, key):
+        return apply_op(D.SELECT_GRAD, (g,), (tuple(shape), key, True))
+
+    @staticmethod
+    def div_scalar(x, number):
+        """x / a Python number, recorded as torch's div.Scalar (DivBackward1), as its formulas divide."""
+        return apply_op(D.DIV_SCALAR, (x,), (number,))
+
+    @staticmethod
+    def softmax_backward_data(g, output, dim):
+        """softmax's backward as an op of (grad, output) (SoftmaxBackwardDataBackward0), as torch records it."""
+        return apply_op(D.SOFTMAX_BACKWARD_DATA, (g, output), (dim,))
 
     @staticmethod
     def zeros(shape, like):

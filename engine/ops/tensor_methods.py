@@ -186,9 +186,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
     """A copy of `data` (never sharing its history), in this tensor's dtype and device unless told otherwise."""
     if isinstance(data, Tensor):
         warnings.warn(COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
-    return creation.tensor(
-        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
-    )
+    return creation.copy_of(data, dtype or self.dtype, device or self.device, requires_grad)
 
 
 _TYPE_NAMES = {d.tensor_type: d for d in backend.DTYPES}

@@ -321,6 +321,22 @@ def test_new_tensor_of_a_tensor_copies_and_warns():
     _both(fn)
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_tensor_of_a_tensor_copies_and_warns_as_torch(torch, requires_grad):
+    messages = []
+    for lib in (engine, torch):
+        x = lib.ones(2, requires_grad=requires_grad)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            y = lib.tensor(x)
+            lib.as_tensor(x, dtype=lib.float64)
+            x.new_tensor([1.0])
+        assert [(w.category, w.filename) for w in record] == [(UserWarning, __file__)]
+        assert y.tolist() == [1.0, 1.0] and y.is_leaf and not y.requires_grad
+        messages.append(str(record[0].message))
+    assert messages[0] == messages[1].replace("torch.tensor", "engine.tensor")
+
+
 @pytest.mark.parametrize(
     "call, exception",
     [
@@ -653,3 +669,92 @@ def test_no_warning_from_plain_new_methods():
         warnings.simplefilter("error")
         engine.ones(2).new_tensor([1.0, 2.0])
         engine.ones(2).new_zeros(3)
+
+
+@pytest.mark.parametrize("change", ["set", "set None", "delete"])
+def test_grad_fn_is_not_writable(lib, change):
+    """torch's grad_fn is read-only (setting `_grad_fn = None` is how torch detaches in place)."""
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    with pytest.raises(
+        AttributeError,
+        match="attribute 'grad_fn' of '(torch._C.TensorBase|engine.Tensor)' objects is not writable",
+    ):
+        if change == "delete":
+            del y.grad_fn
+        else:
+            y.grad_fn = None if change == "set None" else x.grad_fn
+    assert y.grad_fn is not None and not y.is_leaf
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.empty(0, 3),
+        lambda lib: lib.zeros(2, 0),
+        lambda lib: lib.ones(0),
+        lambda lib: lib.zeros(3, 0, 2),
+        lambda lib: lib.empty(2, 3, 0, dtype=lib.float64),
+        lambda lib: lib.zeros(0, 3).reshape(3, 0),
+        lambda lib: lib.zeros(2, 3)[:, 3:],
+        lambda lib: lib.ones(0, 4).sum(1, keepdim=True),
+    ],
+)
+def test_empty_tensors_have_torchs_strides(make, torch):
+    """torch strides an empty tensor as a contiguous one whose sizes of 0 count as 1."""
+    ours, theirs = make(engine), make(torch)
+    assert ours.stride() == theirs.stride()
+    assert ours.stride(0) == theirs.stride(0)
+
+
+@pytest.mark.parametrize(
+    "dtype, p, expected",
+    [
+        ("float32", 0.0, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+        ("float64", 1.0, [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]),
+        ("int64", 1.0, [[1, 1, 1], [1, 1, 1]]),
+        ("bool", [0.0, 1.0, 1.0], [[False, True, True], [False, True, True]]),
+        ("float32", [[0.0], [1.0]], [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
+    ],
+)
+def test_bernoulli_fills_in_place_with_torchs_certain_draws(lib, dtype, p, expected):
+    t = lib.empty(2, 3, dtype=getattr(lib, dtype))
+    p = lib.tensor(p) if isinstance(p, list) else p
+    assert t.bernoulli_(p) is t
+    assert t.tolist() == expected and t.dtype == getattr(lib, dtype)
+
+
+def test_bernoulli_draws_from_the_seeded_generator():
+    engine.manual_seed(5)
+    first = engine.empty(1000).bernoulli_(0.25)
+    engine.manual_seed(5)
+    assert engine.equal(engine.empty(1000).bernoulli_(0.25), first)
+    assert 150 < first.sum().item() < 350
+
+
+@pytest.mark.parametrize("tensor_p", [False, True])
+def test_bernoulli_is_recorded_as_torchs_node_with_zero_gradients(lib, tensor_p):
+    x = lib.ones(3, requires_grad=True)
+    p = lib.full((3,), 0.5, requires_grad=True) if tensor_p else 0.5
+    y = (x * 2).bernoulli_(p)
+    assert type(y.grad_fn).__name__ == ("BernoulliBackward1" if tensor_p else "BernoulliBackward2")
+    assert [type(fn).__name__ for fn, _ in y.grad_fn.next_functions] == ["MulBackward0"] + [
+        "AccumulateGrad"
+    ] * tensor_p
+    (y * 3).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    assert not tensor_p or p.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.zeros(3).bernoulli_(1.5),
+        lambda lib: lib.zeros(3).bernoulli_(-0.5),
+        lambda lib: lib.zeros(3).bernoulli_(lib.tensor([0.5, 0.1])),
+        lambda lib: lib.zeros(3).bernoulli_(lib.tensor([0.5, 2.0, 0.1])),
+        lambda lib: lib.ones(3, requires_grad=True).bernoulli_(),
+    ],
+)
+def test_bernoulli_errors_are_torchs(call):
+    check_error(call)

@@ -46,6 +46,15 @@ def test_a_forward_that_draws_random_numbers_is_random_and_names_the_draw():
     assert call.function == "randn" and call.file == __file__
 
 
+def test_a_forward_that_draws_a_bernoulli_mask_in_place_names_the_draw():
+    report = check_gradients(
+        lambda x: (x * engine.empty(64, 3, dtype=engine.float64).bernoulli_(0.5)).sum(0), (x64(1, 2, 3),)
+    )
+    assert report.problem_kinds == ["RANDOM FORWARD"]
+    (call,) = report.forward_drift.random_calls
+    assert call.function == "bernoulli_" and call.file == __file__
+
+
 def test_a_forward_that_counts_its_calls_is_nondeterministic():
     calls = [0]
 

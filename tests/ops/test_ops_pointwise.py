@@ -211,6 +211,16 @@ def test_binary_dtypes_numbers_and_errors_match_torch(op, a, b):
     match_torch(lambda lib: BINARY_CALLS[op](lib, _operand(a, lib), _operand(b, lib, divisor=True)))
 
 
+@pytest.mark.torch_parity
+@pytest.mark.parametrize("compare", ["eq", "ne", "lt", "le", "gt", "ge"])
+@pytest.mark.parametrize("shapes", [((2,), (3,)), ((4, 2), (3, 1)), ((2, 3), (5,))])
+def test_comparisons_of_shapes_that_do_not_broadcast_raise_torchs_error(compare, shapes):
+    check_error(
+        lambda lib: getattr(lib, compare)(lib.ones(shapes[0]), lib.ones(shapes[1])), "The size of tensor a"
+    )
+    check_error(lambda lib: getattr(lib.ones(shapes[0]), f"__{compare}__")(lib.ones(shapes[1])), "must match")
+
+
 @pytest.mark.parametrize("op", ["fmod", "remainder", "div_floor", "div_trunc", "floor_divide"])
 def test_integer_division_by_zero_raises(op):
     check_error(

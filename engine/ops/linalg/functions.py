@@ -11,12 +11,11 @@ those of several outputs are applied with `op.apply_multi`. Functions named `lin
 from __future__ import annotations
 
 import builtins
-import collections
 import inspect
 import math
 import string
 
-from ... import backend
+from ... import backend, return_types
 from ...autograd import grad_mode
 from ...tensor import Tensor, wrap
 from ...warn_once import warn_once
@@ -34,15 +33,6 @@ from ..shaping import core as shaping_core
 from ..shaping.core import squeeze, unsqueeze
 from ..shaping.functions import broadcast_shapes, where
 from .kernels import LinAlgError  # noqa: F401  (engine.linalg.LinAlgError)
-
-# torch.return_types, by torch's names
-SLOGDET_LINALG = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-SLOGDET = collections.namedtuple("slogdet", ["sign", "logabsdet"])
-QR_LINALG = collections.namedtuple("linalg_qr", ["Q", "R"])
-QR = collections.namedtuple("qr", ["Q", "R"])
-SVD_LINALG = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
-SVD = collections.namedtuple("svd", ["U", "S", "V"])
-EIGH_LINALG = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 
 CHOLESKY_DEPRECATION = (
     "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future PyTorch "
@@ -689,12 +679,12 @@ def _slogdet(name: str, A):
 
 
 def linalg_slogdet(A):
-    return SLOGDET_LINALG(*_slogdet("linalg.slogdet", A))
+    return return_types.linalg_slogdet(*_slogdet("linalg.slogdet", A))
 
 
 @public
 def slogdet(input):
-    return SLOGDET(*_slogdet("linalg.slogdet", input))
+    return return_types.slogdet(*_slogdet("linalg.slogdet", input))
 
 
 @public
@@ -764,7 +754,7 @@ def cholesky(input, upper=False):
 
 
 def linalg_qr(A, mode="reduced"):
-    return QR_LINALG(*_qr(A, mode))
+    return return_types.linalg_qr(*_qr(A, mode))
 
 
 def _qr(A, mode):
@@ -780,7 +770,7 @@ def _qr(A, mode):
 def qr(input, some=True):
     """The deprecated torch.qr: `some` for mode 'reduced', else 'complete'."""
     warn_once(QR_DEPRECATION)
-    return QR(*_qr(input, "reduced" if some else "complete"))
+    return return_types.qr(*_qr(input, "reduced" if some else "complete"))
 
 
 def _svd(A, full_matrices, driver, compute_uv=True):
@@ -793,7 +783,7 @@ def _svd(A, full_matrices, driver, compute_uv=True):
 
 
 def linalg_svd(A, full_matrices=True, *, driver=None):
-    return SVD_LINALG(*_svd(A, full_matrices, driver))
+    return return_types.linalg_svd(*_svd(A, full_matrices, driver))
 
 
 def svdvals(A, *, driver=None):
@@ -815,12 +805,12 @@ def svd(input, some=True, compute_uv=True):
         )
     if compute_uv:
         U, S, Vh = _svd(input, not some, None)
-        return SVD(U, S, shaping_core.transpose(Vh, -2, -1))
+        return return_types.svd(U, S, shaping_core.transpose(Vh, -2, -1))
     S = svdvals(input)
     m, n = input.shape[-2:]
     batch = tuple(input.shape[:-2])
     zeros = backend.xp_of(input._data).zeros
-    return SVD(
+    return return_types.svd(
         wrap(zeros(batch + (m, m), input._data.dtype)), S, wrap(zeros(batch + (n, n), input._data.dtype))
     )
 
@@ -836,7 +826,7 @@ def _eigh(A, UPLO, compute_v):
 
 
 def linalg_eigh(A, UPLO="L"):
-    return EIGH_LINALG(*_eigh(A, UPLO, True))
+    return return_types.linalg_eigh(*_eigh(A, UPLO, True))
 
 
 def eigvalsh(A, UPLO="L"):

@@ -13,7 +13,7 @@ from ...tensor import Tensor, wrap
 from .. import arg_errors, creation, promotion
 from .. import derivatives as D
 from ..api import IN_PLACE, exported, public
-from ..op import apply_op, check_same_device
+from ..op import apply_op, broadcast_error, check_same_device
 from ..operands import as_operand, broadcast_check, number_operands, with_number
 from ..promotion import result_type
 from . import kernels as K
@@ -229,11 +229,18 @@ def clip(input, min=None, max=None):
 
 def _compare(ufunc_name):
     def fn(input, other):
+        data = other
         if isinstance(other, Tensor):
             if other._data.__class__ is not input._data.__class__:
                 check_same_device(input, other)
-            other = other._data
-        return wrap(getattr(backend.xp_of(input._data), ufunc_name)(input._data, other))
+            data = other._data
+        try:
+            return wrap(getattr(backend.xp_of(input._data), ufunc_name)(input._data, data))
+        except ValueError:  # numpy refused the shapes: say it in PyTorch's words
+            error = broadcast_error((input, other))
+            if error is None:
+                raise
+            raise error from None
 
     fn.__name__ = ufunc_name
     return fn

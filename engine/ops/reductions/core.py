@@ -5,11 +5,10 @@ family (functions.py) shares.
 
 from __future__ import annotations
 
-import collections
 import numbers
 import warnings
 
-from ... import backend
+from ... import backend, return_types
 from ...autograd import grad_mode
 from ...tensor import Tensor, wrap
 from .. import arg_errors
@@ -185,9 +184,6 @@ def max_min(name: str, a, dim=None, keepdim=False, other=None, method: bool = Fa
     return picked_along(name, D.MIN_DIM, a, dim, keepdim, lambda x, d: x.argmin(axis=d, keepdims=True))
 
 
-return_types = {name: collections.namedtuple(name, ["values", "indices"]) for name in ("max", "min")}
-
-
 def picked_along(name: str, op, a, dim, keepdim, indices_of, result_type=None):
     """A reduction that picks one element per slice along `dim` (max, min, median, mode):
     `indices_of(array, dim)` finds them (keepdims) on the raw array; the row gathers the values."""
@@ -202,7 +198,7 @@ def picked_along(name: str, op, a, dim, keepdim, indices_of, result_type=None):
     key = _grid_key(data.shape, d, idx, xp)
     values = apply_op(op, (a,), (a.shape, d, keepdim, key))
     indices = wrap(idx if keepdim or data.ndim == 0 else idx.squeeze(d))
-    return (result_type or return_types[name])(values, indices)
+    return (result_type or getattr(return_types, name))(values, indices)
 
 
 def _grid_key(shape, dim, idx, xp):

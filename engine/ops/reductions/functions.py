@@ -10,12 +10,11 @@ on the raw arrays here and handed to the row as an indexing key, as `max(dim)` d
 
 from __future__ import annotations
 
-import collections
 import numbers
 
 import numpy
 
-from ... import backend
+from ... import backend, return_types
 from ...tensor import Tensor, wrap
 from .. import arg_errors
 from .. import derivatives as D
@@ -37,14 +36,6 @@ from .core import (
     variance_args,
     vector_norm_of,
 )
-
-
-def _values_indices(name: str):
-    return collections.namedtuple(name, ["values", "indices"])
-
-
-RETURN_TYPES = {name: _values_indices(name) for name in ("cummax", "cummin", "median", "nanmedian", "mode")}
-RETURN_TYPES["aminmax"] = collections.namedtuple("aminmax", ["min", "max"])
 
 
 def _not_implemented_for(kernel: str, a) -> NotImplementedError:
@@ -96,7 +87,7 @@ def _cumulative_extreme(name: str, op, input, dim):
         out = apply_op(op, (input,), (d, ()))
     else:
         out = apply_op(op, (input,), (d, _grid_key(data.shape, d, indices, xp)))
-    return RETURN_TYPES[name](out, wrap(indices))
+    return getattr(return_types, name)(out, wrap(indices))
 
 
 @public
@@ -152,7 +143,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     else:
         dims = reduce_dims(dim, input.dim())
         check_reduced_sizes("aminmax:", input, dims)
-    return RETURN_TYPES["aminmax"](*apply_multi(D.AMINMAX, (input,), (dims, keepdim)))
+    return return_types.aminmax(*apply_multi(D.AMINMAX, (input,), (dims, keepdim)))
 
 
 def _with_mean(name: str, op, input, dim, unbiased, keepdim, correction):
@@ -188,7 +179,7 @@ def _median(name: str, input, dim, keepdim, ignore_nan: bool):
         dim,
         keepdim,
         lambda x, d: K.median_indices(backend.xp_of(x), x, d, ignore_nan),
-        RETURN_TYPES[name],
+        getattr(return_types, name),
     )
 
 
@@ -211,7 +202,7 @@ def mode(input, dim=-1, keepdim=False, *, axis=None):
         dim if axis is None else axis,
         keepdim,
         lambda x, d: K.mode_indices(backend.xp_of(x), x, d),
-        RETURN_TYPES["mode"],
+        return_types.mode,
     )
 
 

@@ -20,13 +20,13 @@ SUM_DIM = row("SumBackward1",
 MEAN = row("MeanBackward0", lambda xp, self, self_sym_sizes, self_sym_numel, dtype: self.mean(dtype=dtype),
            attrs=("self_sym_sizes", "self_sym_numel", "dtype"),
            self=lambda m, g, self_sym_sizes, self_sym_numel, dtype:
-               m.expand(g, self_sym_sizes) / self_sym_numel)
+               m.div_scalar(m.expand(g, self_sym_sizes), self_sym_numel))
 MEAN_DIM = row("MeanBackward1",
                lambda xp, self, self_sym_sizes, dim, keepdim, dtype: self.mean(dim, dtype, keepdims=keepdim),
                attrs=("self_sym_sizes", "dim", "keepdim", "dtype"),
                self=lambda m, g, self_sym_sizes, dim, keepdim, dtype:
-                   m.expand(F.unreduce(g, self_sym_sizes, dim, keepdim), self_sym_sizes)
-                   / F.count(self_sym_sizes, dim))
+                   m.div_scalar(m.expand(F.unreduce(g, self_sym_sizes, dim, keepdim), self_sym_sizes),
+                                F.count(self_sym_sizes, dim)))
 VAR = row("VarBackward0",
           lambda xp, self, dim, correction, keepdim: K.variance(xp, self, dim, correction, keepdim),
           saves=("self",), attrs=("dim", "correction", "keepdim"), self=F.var_backward)
@@ -56,7 +56,16 @@ NORM = row("LinalgVectorNormBackward0",
                F.vector_norm_backward(m, g, self, result, ord, dim, keepdim))
 SOFTMAX = row("SoftmaxBackward0", lambda xp, self, dim: K.softmax(xp, self, dim),
               saves=("result",), attrs=("dim",),
-              self=lambda m, g, result, dim: result * (g - m.sum(g * result, dim, True)))
+              self=lambda m, g, result, dim: m.softmax_backward_data(g, result, dim))
+SOFTMAX_BACKWARD_DATA = row("SoftmaxBackwardDataBackward0",
+                            lambda xp, grad_output, output, dim:
+                                output * (grad_output - (grad_output * output).sum(dim, keepdims=True)),
+                            inputs=("grad_output", "output"), saves=("grad_output", "output"), attrs=("dim",),
+                            promotes=True,
+                            grad_output=lambda m, g, grad_output, output, dim: m.softmax_backward_data(g, output, dim),
+                            output=lambda m, g, grad_output, output, dim:
+                                g * (grad_output - m.sum(grad_output * output, dim, True))
+                                - grad_output * m.sum(g * output, dim, True))
 LOG_SOFTMAX = row("LogSoftmaxBackward0", lambda xp, self, dim: K.log_softmax(xp, self, dim),
                   saves=("result",), attrs=("dim",),
                   self=F.log_softmax_backward)

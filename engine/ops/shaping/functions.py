@@ -15,13 +15,12 @@ one element. Sorting finds its indices first; the rows then pick the values at t
 from __future__ import annotations
 
 import builtins
-import collections
 import functools
 import math
 import numbers
 import warnings
 
-from ... import backend
+from ... import backend, return_types
 from ...autograd import grad_mode
 from ...autograd.backward import edge_of
 from ...tensor import Tensor, wrap
@@ -35,10 +34,6 @@ from ..reductions.core import unique_dims
 from ..views import MULTI_OUTPUT_NODE, note_view, set_creation_meta
 from . import kernels as K
 from .core import _slice, _view, clone, expand, flatten, permute, reshape, transpose, unsqueeze, view
-
-return_types_sort = collections.namedtuple("sort", ["values", "indices"])
-return_types_topk = collections.namedtuple("topk", ["values", "indices"])
-return_types_kthvalue = collections.namedtuple("kthvalue", ["values", "indices"])
 
 _INDEX_TYPES = ("int32", "int64")
 
@@ -130,7 +125,7 @@ def _pieces(op, a, attrs, keys):
         out._base = base
         out._view_fn = _piece_fn(parent, key)
         if node is not None:
-            out.grad_fn = node
+            out._node = node
             out._output_nr = nr
         out._rg = a._rg
         note_view(out, a)
@@ -1152,7 +1147,7 @@ def sort(input, dim=-1, descending=False, *, stable=None):
     data = input._data
     order = _order(data, d, descending) if data.ndim else backend.xp_of(data).zeros((), backend.int64.np)
     op = D.SORT["SortBackward0" if stable is None else "SortBackward1"]
-    return return_types_sort(*_picked(op, input, d, order))
+    return return_types.sort(*_picked(op, input, d, order))
 
 
 @public
@@ -1179,7 +1174,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         order = xp.zeros((), backend.int64.np)
     else:
         order = _order(data, d, largest)[(slice(None),) * d + (slice(0, k),)]
-    return return_types_topk(*_picked(D.TOPK, input, d, order))
+    return return_types.topk(*_picked(D.TOPK, input, d, order))
 
 
 @public
@@ -1203,8 +1198,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         key = K.grid_key(xp, d, xp.expand_dims(order, d))
         key = tuple(k_.squeeze(d) if k_.ndim else k_ for k_ in key)
         values = apply_op(D.KTHVALUE, (input,), (input.shape, d, keepdim, order, key))
-        return return_types_kthvalue(values, wrap(order))
-    return return_types_kthvalue(*_picked(D.KTHVALUE, input, d, order, (keepdim,)))
+        return return_types.kthvalue(values, wrap(order))
+    return return_types.kthvalue(*_picked(D.KTHVALUE, input, d, order, (keepdim,)))
 
 
 @public

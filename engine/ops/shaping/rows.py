@@ -40,11 +40,11 @@ EXPAND = row("ExpandBackward0", lambda xp, self, self_sym_sizes, size: K.expand(
              self=lambda m, g, self_sym_sizes, size: m.sum_to(g, self_sym_sizes))
 SELECT = row("SelectBackward0", lambda xp, self, self_sym_sizes, dim, index, key: self[key],
              attrs=("self_sym_sizes", "dim", "index", "key"),
-             self=lambda m, g, self_sym_sizes, dim, index, key: m.index_grad(g, self_sym_sizes, key, True))
+             self=lambda m, g, self_sym_sizes, dim, index, key: m.select_backward(g, self_sym_sizes, key))
 SLICE = row("SliceBackward0", lambda xp, self, self_sym_sizes, dim, start, end, step, key: self[key],
             attrs=("self_sym_sizes", "dim", "start", "end", "step", "key"),
             self=lambda m, g, self_sym_sizes, dim, start, end, step, key:
-                m.index_grad(g, self_sym_sizes, key, True))
+                m.slice_backward(g, self_sym_sizes, key))
 ALIAS = row("AliasBackward0", lambda xp, self: self[...], self=lambda m, g: g)
 AS_STRIDED_ = row("AsStridedBackward1",
                   lambda xp, self, self_sym_sizes, size, stride, storage_offset, gather, scatter:
@@ -64,11 +64,21 @@ TO_COPY = row("ToCopyBackward0",
 INDEX = row("IndexBackward0", lambda xp, self, self_sym_sizes, indices: self[indices],
             attrs=("self_sym_sizes", "indices"), frees=("indices",),
             self=lambda m, g, self_sym_sizes, indices: m.index_grad(g, self_sym_sizes, indices, False))
-INDEX_GRAD = row("IndexBackwardBackward0",
-                 lambda xp, grad, self_sym_sizes, indices, basic:
-                     array_math(grad).index_grad(grad, self_sym_sizes, indices, basic),
-                 inputs=("grad",), attrs=("self_sym_sizes", "indices", "basic"),
-                 grad=lambda m, g, self_sym_sizes, indices, basic: g[indices])
+
+
+def _placing_grad(name: str) -> Op:
+    """A gradient placed into zeros of the input's shape at `indices`, as a differentiable op of it
+    (the backward of an index, a slice or a select, under create_graph): torch's `name` node."""
+    return row(name,
+               lambda xp, grad, self_sym_sizes, indices, basic:
+                   array_math(grad).index_grad(grad, self_sym_sizes, indices, basic),
+               inputs=("grad",), attrs=("self_sym_sizes", "indices", "basic"),
+               grad=lambda m, g, self_sym_sizes, indices, basic: g[indices])
+
+
+INDEX_GRAD = _placing_grad("IndexBackwardBackward0")
+SLICE_GRAD = _placing_grad("SliceBackwardBackward0")
+SELECT_GRAD = _placing_grad("SelectBackwardBackward0")
 CAT = row("CatBackward0", lambda xp, tensors, dim, sizes: K.concatenate(xp, tensors, dim),
           inputs=("tensors",), variadic=True, attrs=("dim", "sizes"),
           joint=lambda m, g, dim, sizes: F.split_backward(g, dim, sizes))
@@ -84,6 +94,12 @@ COPY = row("CopyBackwards", lambda xp, self, src: K.copied_into(xp, self, src),
 FILL = row("FillBackward0", lambda xp, self, value: xp.full_like(self, value), attrs=("value",),
            self=lambda m, g, value: g * 0.0)
 ZERO = row("ZeroBackward0", lambda xp, self: xp.zeros_like(self), self=lambda m, g: g * 0.0)
+BERNOULLI = row("BernoulliBackward2", lambda xp, self, draws: draws.astype(self.dtype), attrs=("draws",),
+                self=lambda m, g, draws: g * 0.0)
+BERNOULLI_TENSOR = row("BernoulliBackward1", lambda xp, self, p, draws: draws.astype(self.dtype),
+                       inputs=("self", "p"), attrs=("draws",), broadcasts=True,
+                       self=lambda m, g, draws: g * 0.0,
+                       p=lambda m, g, draws: g * 0.0)
 INDEX_PUT = row("IndexPutBackward0", lambda xp, self, values, indices: K.index_put(self, values, indices),
                 inputs=("self", "values"), attrs=("indices",), frees=("indices",), broadcasts=True,
                 self=lambda m, g, indices: m.zero_at(g, indices),
