@@ -14,12 +14,16 @@
 - `torch_parity` (pyproject's marker): a test comparing the engine with torch carries it and skips
   where torch is not installed; `-m "not torch_parity"` runs the rest without torch. The `torch`
   fixture is torch itself: a test taking it is marked, as is `lib`'s torch run.
+- Ctrl-C: a suite started in the background (`cmd &` in a script, nohup) inherits an ignored
+  SIGINT, and so would every gradcli it spawns, which no terminal's Ctrl-C ever meets: the
+  suite gives its children a terminal's SIGINT back, so the tests that send one test gradcli.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import signal
 
 import fake_cupy
 import pytest
@@ -28,6 +32,9 @@ import engine
 from engine import backend
 from engine.ops import namespaces
 from engine.tensor import Tensor
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a child execs with the default again
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 TEST_DEVICE = os.environ.get("ENGINE_TEST_DEVICE", "cpu")
 
