@@ -33,7 +33,7 @@ _WANTED = (object(), 0)  # a stand-in edge: the fallback's node computes this in
 
 
 def _differentiable(t) -> bool:
-    return t._data.dtype.kind in "fc"
+    return t._data.dtype.kind == "f"
 
 
 def propagate(op, inputs, attrs, outputs) -> None:
@@ -138,8 +138,7 @@ def _saved_args(op, inputs, outputs) -> list:
 
 def _symmetric(op, tangents, inputs, attrs, outputs):
     shape = outputs[0].shape
-    if outputs[0]._data.dtype.kind == "c" or any(t is not None and t.ndim > len(shape) for t in tangents):
-        # complex: the formulas hold conj(f'); an input larger than the result (dist): not elementwise
+    if any(t is not None and t.ndim > len(shape) for t in tangents):  # an input larger than the result (dist)
         return _through_backward(op, tangents, inputs, attrs, outputs)
     args = (*_saved_args(op, inputs, outputs), *attrs)
     total = None
