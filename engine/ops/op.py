@@ -662,6 +662,20 @@ SYMMETRIC = (
 )
 
 
+def no_forward_ad(aten_name: str):
+    """jvp= of a row torch has no forward AD for: torch's error, word for word."""
+
+    def refuse(m, tangents, inputs, attrs, result):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {aten_name} that does not support it because it has not been "
+            "implemented yet.\nPlease file an issue to PyTorch at "
+            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+            "prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+        )
+
+    return refuse
+
+
 def with_jvp(rule, *ops) -> None:
     """Give rows their forward-AD rule (`LINEAR`, `BILINEAR`, `SYMMETRIC`, ...), as a `jvp=` entry would."""
     for op in ops:

@@ -222,3 +222,33 @@ def test_every_row_has_a_rule_or_goes_through_its_backward():
     a, b = x0.numpy(), v.numpy()
     expected = [b[0], b[0] * a[1] + a[0] * b[1], (b[0] * a[1] + a[0] * b[1]) * a[2] + a[0] * a[1] * b[2]]
     np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-12)
+
+
+NO_FORWARD_AD = [
+    (
+        "_scaled_dot_product_flash_attention_for_cpu",
+        lambda lib, x: lib.nn.functional.scaled_dot_product_attention(x, x, x),
+    ),
+    (
+        "_embedding_bag",
+        lambda lib, x: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), x[0, 0], lib.tensor([0, 1])),
+    ),
+    ("_unique2", lambda lib, x: lib.unique(x)),
+    ("unique_dim", lambda lib, x: lib.unique(x, dim=0)),
+]
+
+
+@pytest.mark.parametrize("aten_name, call", NO_FORWARD_AD, ids=[name for name, _ in NO_FORWARD_AD])
+def test_ops_torch_has_no_forward_ad_for_raise_its_error(lib, aten_name, call):
+    fw = _fw(lib)
+    x = lib.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 4)))
+    with fw.dual_level():
+        dual = fw.make_dual(x, lib.ones_like(x))
+        with pytest.raises(NotImplementedError) as info:
+            call(lib, dual)
+    assert str(info.value) == (
+        f"Trying to use forward AD with {aten_name} that does not support it because it has not been implemented "
+        "yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template="
+        "feature-request.yml so that we can prioritize its implementation or submit a PR adding the "
+        "implementation to derivatives.yaml"
+    )
