@@ -275,7 +275,7 @@ UNIQUE = {name: unique_row(name, aten) for name, aten in (("Unique2Backward0", "
 # own forward.
 with_jvp(LINEAR, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, *SQUEEZE.values(), T, T_, TRANSPOSE, TRANSPOSE_, PERMUTE,
          EXPAND, SELECT, SLICE, ALIAS, AS_STRIDED, AS_STRIDED_VIEW, CLONE, TO_COPY, INDEX, CAT, STACK, DIAGONAL,
-         DIAGONAL_COPY, UNFOLD, INDEX_SELECT, GATHER, TAKE, FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, TRACE)
+         DIAGONAL_COPY, UNFOLD, INDEX_SELECT, GATHER, TAKE, FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, TRACE, ROT90)
 # rows torch has no forward AD for: its error
 with_jvp(no_forward_ad("_unique2"), UNIQUE["Unique2Backward0"])
 with_jvp(no_forward_ad("unique_dim"), UNIQUE["UniqueDimBackward0"])
