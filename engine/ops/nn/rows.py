@@ -305,6 +305,8 @@ with_jvp(BIASED_PRODUCT, CONVOLUTION, CONV_TRANSPOSE)
 # linear in self (indices, windows and weights fixed by the forward): their forward on the tangent
 with_jvp(LINEAR, MAX_POOL, AVG_POOL, AVG_POOL3D, *INDEX_PAD.values(), *NLL_LOSS.values(), *ADAPTIVE_AVG_POOL.values(),
          ADAPTIVE_MAX_POOL2D, MAX_UNPOOL2D, *UPSAMPLE.values(), PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, IM2COL, COL2IM)
+NATIVE_LAYER_NORM.jvp = F.layer_norm_jvp
+MSE_LOSS.jvp = F.mse_loss_jvp
 # rows torch has no forward AD for: its error
 with_jvp(no_forward_ad("_scaled_dot_product_flash_attention_for_cpu"), SDPA_FLASH_CPU)
 with_jvp(no_forward_ad("_embedding_bag"), EMBEDDING_BAG)
