@@ -95,6 +95,42 @@ def batch_norm_backward(m, g, input, weight, training, eps, result1, result2):
     return gx, gweight, m.sum(g, dims, False)
 
 
+def layer_norm_jvp(m, tangents, inputs, attrs, result):
+    """Forward AD: x-hat's tangent rstd (dx - mean(dx) - x-hat mean(x-hat dx)), times weight, plus
+    x-hat dweight and dbias; mean and rstd recomputed on Tensors, so the tangent is differentiable."""
+    (dinput, dweight, dbias), (input, weight, _), (normalized_shape, eps) = tangents, inputs, attrs[:2]
+    dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    centred = input - m.mean(input, dims, True)
+    rstd = (m.mean(centred * centred, dims, True) + eps) ** -0.5
+    xhat = centred * rstd
+    terms = []
+    if dinput is not None:
+        dxhat = (dinput - m.mean(dinput, dims, True) - xhat * m.mean(xhat * dinput, dims, True)) * rstd
+        terms.append(dxhat if weight is None else dxhat * weight)
+    if dweight is not None:
+        terms.append(xhat * dweight)
+    if dbias is not None:
+        terms.append(dbias)
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total
+
+
+def mse_loss_jvp(m, tangents, inputs, attrs, result):
+    """Forward AD: 2 (self - target) (dself - dtarget), reduced as the loss is."""
+    (dself, dtarget), (self, target), (reduction,) = tangents, inputs, attrs
+    if dself is None:
+        change = -dtarget
+    else:
+        change = dself if dtarget is None else dself - dtarget
+    loss = (self - target) * change * 2.0
+    everything = tuple(range(loss.ndim))
+    if reduction == "mean":
+        return m.mean(loss, everything, False)
+    return m.sum(loss, everything, False) if reduction == "sum" else loss
+
+
 def layer_norm_backward(m, g, input, weight, normalized_shape, eps, result1, result2, xhat):
     """`result1`, `result2`: the forward's mean and reciprocal standard deviation; `xhat`: the box
     the forward filled with the normalized input (raw arrays; recomputed under create_graph)."""
