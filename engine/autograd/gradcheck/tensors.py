@@ -79,6 +79,18 @@ class Tensors:
     def no_grad(self) -> AbstractContextManager:
         raise NotImplementedError
 
+    def dual_level(self) -> AbstractContextManager:
+        """The library's forward_ad.dual_level()."""
+        raise NotImplementedError
+
+    def make_dual(self, t: Any, tangent: Any) -> Any:
+        """A dual tensor: t's values, detached, with `tangent` at the current level."""
+        raise NotImplementedError
+
+    def tangent(self, t: Any) -> Any:
+        """t's tangent at the current level, or None (forward_ad.unpack_dual(t).tangent)."""
+        raise NotImplementedError
+
     def enable_grad(self) -> AbstractContextManager:
         raise NotImplementedError
 
