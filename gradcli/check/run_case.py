@@ -72,6 +72,7 @@ def run_case(
                 func,
                 inputs,
                 order=chosen.order,
+                modes=chosen.modes,
                 fast_mode=fast,
                 eps=chosen.eps,
                 atol=chosen.atol,
@@ -129,7 +130,9 @@ def run_case(
             for pair in result.pairs:
                 pair.trim_jacobians(rtol=chosen.rtol, atol=chosen.atol)
         result.warnings = kink_warnings(result.pairs, chosen.eps)
-        result.notes = noise_notes(result.pairs, chosen.eps)
+        result.notes = [_problem(note).message for note in report.notes] + noise_notes(
+            result.pairs, chosen.eps
+        )
     result.verdict, result.reason = case_class(result)
     if not result.passed and result.verdict not in FORWARD_CLASSES:
         # the forward once more: its Functions and cuts (not after a timeout); not for a forward

@@ -33,6 +33,10 @@ UNSUPPORTED_MARKERS = (
 )
 
 
+#: How the note about code forward AD cannot run begins (the library's error follows).
+UNSUPPORTED_NOTE = "forward mode not checked: the forward under forward-mode AD"
+
+
 def forward_jacobians(state: CheckState, in_rank: int) -> list[numpy.ndarray]:
     """Input `in_rank`'s forward-mode Jacobian with every output, (output numel, input numel) each."""
     cached = state.forward_cache.get(in_rank)
@@ -80,9 +84,7 @@ def _user_forward(state: CheckState, duals: list) -> Any:
         if state.strict:
             raise
         if unsupported(exc):
-            state.report.notes.append(
-                state.label(describe_exception("forward mode: unsupported: the forward", exc))
-            )
+            state.report.notes.append(state.label(describe_exception(UNSUPPORTED_NOTE, exc)))
             raise Abort from exc
         text = describe_exception("forward (forward mode AD)", exc)
         state.fail(text, text)

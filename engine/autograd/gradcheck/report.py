@@ -69,8 +69,10 @@ class PairReport:
     mismatches: list
     passed: bool
     order: int = 1
-    # "rev": the analytical side is reverse mode (VJPs); "fwd": forward mode (JVPs); see `comparison`
+    # "rev": the analytical side is reverse mode (VJPs); "fwd": forward mode (JVPs)
     mode: str = "rev"
+    # "VJP", "JVP", "VJP of VJP" or "JVP of VJP": order and mode in JAX's words (set from them)
+    comparison: str = field(init=False)
     mismatch_count: int = 0
     # False where entries were located by bisection (bisection.py): mismatch_count and the
     # errors are then lower bounds, and there are no full Jacobians
@@ -85,6 +87,9 @@ class PairReport:
     estimates_tried: list = field(default_factory=list)
     numerical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
     analytical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.comparison = comparison(self.order, self.mode)
 
 
 @dataclass

@@ -15,7 +15,7 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                   "deselected": int,       # cases -k left out
                   "skipped": int,          # files a directory search found that import torch, not installed
                   "elapsed": float},
-      "settings": {"order": 1 | 2, "fast": bool | null,
+      "settings": {"order": 1 | 2, "modes": ["rev" | "fwd"], "fast": bool | null,
                    "eps": float | null, "atol": float | null, "rtol": float | null,   # null: from each case's dtype
                    "nondet_tol": float, "dtype": "float64" | "native", "reference": "float64" | "native",
                    "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
@@ -28,7 +28,7 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
         "order": int, "mode": "fast" | "full", "localized": bool, "device": str,
         "dtype": str,                      # of the analytical gradient ("float64", native "float32", ...)
         "upcast": bool, "elapsed": float, "differentiable_elements": int,
-        "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol", "dtype", "reference"},
+        "settings": {"order", "modes", "fast", "eps", "atol", "rtol", "nondet_tol", "dtype", "reference"},
                                            # after the case's own options, eps and tolerances resolved
         "verdict": "PASS" | "NOISE" | "KINK" | "BUG" | "RANDOM FORWARD" | "NONDETERMINISTIC FORWARD"
                    | "NONDETERMINISTIC BACKWARD" | "DTYPE" | "ERROR",   # the case's class (verdicts.py)
@@ -44,7 +44,10 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                                             # `engine.tensor()`, `torch.as_tensor()`, `no_grad` ...
         "no_gradient": [str],               # failed cases: inputs that get no gradient at all
         "pairs": [{
-          "input": str, "output": str, "input_index": int, "output_index": int, "order": int, "passed": bool,
+          "input": str, "output": str, "input_index": int, "output_index": int, "order": int,
+          "mode": "rev" | "fwd",            # the analytical side: reverse mode (VJPs) or forward mode (JVPs)
+          "comparison": "VJP" | "JVP" | "VJP of VJP" | "JVP of VJP",   # order and mode, in JAX's words
+          "passed": bool,
           "input_shape": [int], "output_shape": [int], "jacobian_shape": [int],
           "max_abs_err": float, "max_rel_err": float,   # max_rel_err "inf": undefined (a numerical 0)
           "worst_input_index": [int] | null, "worst_output_index": [int] | null,
@@ -111,7 +114,8 @@ def print_file_results(console: Console, path: str, results: list[CaseResult]) -
     """One table for a file: a row per (case, input) pair, as many columns as the width holds."""
     console.print(Text(path, style="bold"))
     show_output = any(_names_outputs(r) for r in results)
-    rows = [row for result in results for row in _file_rows(result, show_output)]
+    show_comparison = any(_compares_several(r) for r in results)
+    rows = [row for result in results for row in _file_rows(result, show_output, show_comparison)]
 
     def build(dropped: frozenset[str]) -> Table:
         table = Table(
@@ -135,6 +139,7 @@ _FILE_COLUMNS: dict[str, dict[str, Any]] = {
     "case": {"overflow": "fold"},
     "output": {"overflow": "fold"},
     "input": {"overflow": "fold"},
+    "check": {"no_wrap": True},
     "shape": {},
     "max abs err": {"justify": "right"},
     "max rel err": {"justify": "right"},
@@ -145,7 +150,7 @@ _FILE_COLUMNS: dict[str, dict[str, Any]] = {
 }
 
 
-def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
+def _file_rows(result: CaseResult, show_output: bool, show_comparison: bool) -> list[dict[str, Any]]:
     """A case's rows of the file table, by column name."""
     rows: list[PairResult | None] = list(result.pairs)
     if not result.passed and all(p.passed for p in result.pairs):
@@ -156,6 +161,8 @@ def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"case": Name(result.name) if first else ""}
         if show_output:
             row["output"] = Name(pair.output) if pair is not None else "-"
+        if show_comparison:
+            row["check"] = pair.comparison if pair is not None else "-"
         if pair is None:
             row["input"] = "-"  # no pair was compared: the FAILED section says why
             row.update({"shape": "-", "max abs err": "-", "max rel err": "-", "worst index": "-"})
@@ -206,9 +213,8 @@ def print_failures(
                     print_block(console, Indented(numbered_source([problem.source], problem.line), by=8))
         print_lost_gradients(console, result)
         for location in result.backwards:
-            console.print(
-                f"  backward of {location.function.rsplit('.', 1)[0]}: {location.file}:{location.line}"
-            )
+            function, method = location.function.rsplit(".", 1)
+            console.print(f"  {method} of {function}: {location.file}:{location.line}")
             source = location.source[:SOURCE_LINES]
             if console.is_terminal:
                 from rich.syntax import Syntax  # pygments: only to colour a failure
@@ -439,8 +445,15 @@ def _verdict(verdict: str) -> Text:
 
 
 def _pair_label(pair: PairResult, result: CaseResult) -> str:
-    """`x`, or `grad(x) w.r.t. x` where the case has several outputs or second-order pairs."""
-    return f"{pair.output} w.r.t. {pair.input}" if _names_outputs(result) else pair.input
+    """`x`, or `grad(x) w.r.t. x` where the case has several outputs or second-order pairs; then
+    `(JVP)` where the case compared more than one kind of derivative."""
+    label = f"{pair.output} w.r.t. {pair.input}" if _names_outputs(result) else pair.input
+    return f"{label} ({pair.comparison})" if _compares_several(result) else label
+
+
+def _compares_several(result: CaseResult) -> bool:
+    """Whether a case's pairs need their comparison named: more than one (VJP and JVP, ...)."""
+    return len({p.comparison for p in result.pairs}) > 1
 
 
 def _names_outputs(result: CaseResult) -> bool:
