@@ -1,6 +1,6 @@
 """engine.autograd: the graph machinery, with PyTorch's public names."""
 
-from . import anomaly, functional, grad_mode
+from . import anomaly, forward_ad, functional, grad_mode
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .backward import AccumulateGrad, backward, grad
 from .function import Function, FunctionCtx
@@ -23,6 +23,7 @@ __all__ = [
     "check_gradients",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "functional",
     "grad",
     "gradcheck",

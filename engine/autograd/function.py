@@ -15,9 +15,11 @@ import inspect
 import warnings
 
 from .. import backend
+from ..ops.creation import zeros_like
 from ..ops.inplace import mark_returned_view, rebase_history
+from ..ops.tangents import tangent_of
 from ..tensor import SavedOutput, Tensor, raw_grad_fn, tp_name, wrap
-from . import grad_mode
+from . import forward_grad, grad_mode
 from .backward import edge_of
 from .node import Node, freed_error, leaf_error, version_error
 
@@ -78,6 +80,9 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple:
+        for_forward = self.__dict__.get("_jvp_saved")
+        if for_forward is not None:  # inside jvp: what forward passed to save_for_forward, as in torch
+            return for_forward
         saved = self.__dict__.get("_saved_entries", ())
         if saved is None:
             raise freed_error()
@@ -230,19 +235,53 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
         uses_setup_context = cls.setup_context is not Function.setup_context
         if uses_setup_context:
             args, kwargs = _bind_defaults(cls.forward, args, kwargs)
         ctx = _new_ctx(cls, args)
-        with grad_mode.no_grad():
+        tangents = _input_tangents(args) if forward_grad.state[0] else None
+        with grad_mode.no_grad(), forward_grad.suspended():
             if uses_setup_context:
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
-        return _wrap_outputs(ctx, args, outputs)
+        result = _wrap_outputs(ctx, args, outputs)
+        if tangents is not None:
+            _output_tangents(cls, ctx, tangents, result)
+        return result
+
+
+def _input_tangents(args: tuple) -> list | None:
+    """jvp's grad_inputs under forward AD: each tensor's tangent (zeros where it has none), None for the
+    rest; None when no input has a tangent."""
+    found = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in found):
+        return None
+    return [t if t is not None or not isinstance(a, Tensor) else zeros_like(a) for a, t in zip(args, found)]
+
+
+def _output_tangents(cls, ctx, tangents: list, result) -> None:
+    """The outputs' tangents from the Function's jvp, with what forward saved with save_for_forward."""
+    ctx.__dict__["_jvp_saved"] = tuple(ctx.__dict__.pop("saved_for_forward", ()))
+    try:
+        with forward_grad.suspended():
+            found = cls.jvp(ctx, *tangents)
+    finally:
+        del ctx.__dict__["_jvp_saved"]
+    outs = result if isinstance(result, tuple) else (result,)
+    found = found if isinstance(found, tuple) else (found,)
+    for out, t in zip(outs, found):
+        if isinstance(out, Tensor) and t is not None and out.dtype.is_floating_point:
+            forward_grad.set_tangent(out, t)
 
 
 class InplaceFunction(Function):

@@ -8,8 +8,8 @@ results come back in the same shape of nesting; `create_graph=True` keeps the re
 differentiable, `strict=True` raises torch's errors where a result would be independent of an
 input (and so silently zero). `vectorize=True` is a speed option in torch (vmap over the rows):
 here the rows are computed one by one and arranged as torch's batched result is.
-`strategy="forward-mode"` needs forward-mode AD, which the engine lacks: it is refused (with
-torch's errors first, where torch refuses it too).
+`strategy="forward-mode"` is torch's vmap over forward AD, which jacobian does not use: it is refused
+(with torch's errors first, where torch refuses it too).
 """
 
 from __future__ import annotations
@@ -297,8 +297,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def _forward_mode_checks(inputs, create_graph: bool, strict: bool, vectorize: bool) -> None:
-    """torch's refusals for strategy="forward-mode"; what torch accepts needs forward-mode AD, which the
-    engine does not have (its results' graphs are forward AD's own), so it is refused too."""
+    """torch's refusals for strategy="forward-mode"; what torch accepts is vmap over forward AD (its
+    results' graphs are forward AD's own), which jacobian does not use, so it is refused too."""
     if create_graph:
         raise NotImplementedError(
             'engine.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not '

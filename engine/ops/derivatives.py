@@ -41,6 +41,14 @@ The language of a row
   bfloat16 stays so; otherwise a 0-d result that lost its first input's bfloat16 tag (numpy's
   scalars, CuPy's reductions) gets it back (op.apply_op).
 
+- `jvp=`: forward AD's rule (ops/forward_mode.py). `LINEAR`: the row's forward applied to the
+  tangents (views, sums, joins, indexing); `BILINEAR`: once per operand's tangent (mm, bmm);
+  `ADD_PRODUCT` (addmm's family), `BIASED_PRODUCT` (convolution); `SYMMETRIC`: the row's Jacobian is
+  symmetric (unary elementwise math, softmax), so its formula applied to the tangent is the tangent;
+  or a function `(m, tangents, inputs, attrs, result)` returning the output's tangent through `m`.
+  ELEMENTWISE rows need none (their Jacobian is diagonal); a row with no rule goes through its
+  backward (J v = d/du <Jᵀu, v>). Rows get theirs at the end of the family's rows.py, `with_jvp(...)`.
+
 Every name is checked when the row is built: forward and formulas must take exactly these
 parameters, by name, with no `*args`, so a malformed row fails at import, not in a user's
 backward. A formula longer than a line lives in the family's formulas.py; a forward longer
@@ -60,7 +68,8 @@ Pick its family under ops/ (pointwise, reductions, shaping, linalg, nn), then:
    `inplace.apply_inplace`. An nn op's torch.nn.functional argument handling goes in
    engine/nn/functional/, which applies the nn family's rows.
 3. Tests: an entry in tests/ops/registry.py (an OpInfo and its samples, in its family's module):
-   values, node name, finite differences first and second order, torch parity, the CuPy stand-in.
+   values, node name, finite differences first and second order, forward AD, torch parity, the
+   CuPy stand-in.
 4. `python scripts/make_stubs.py`, so the type stubs name it (tests/project/test_stubs.py checks).
 """
 

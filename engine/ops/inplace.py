@@ -22,11 +22,12 @@ import weakref
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, grad_mode
+from ..autograd import anomaly, forward_grad, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
 from ..tensor import InvalidView, SavedOutput, Tensor, raw_grad_fn, wrap
 from . import derivatives as D
+from . import tangents
 from .api import public
 from .namespaces import overlaps
 from .op import apply_op, check_same_device, new_node
@@ -206,10 +207,15 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
             check_same_device(t, x)
     check_overlap(t, op, others, attrs)
     if not recording:  # apply_op records nothing here; it still promotes and explains shapes
-        return _store(t, apply_op(op, (t, *others), attrs)._data)
+        result = apply_op(op, (t, *others), attrs)
+        if forward_grad.state[0]:
+            tangents.write_inplace(t, result)
+        return _store(t, result._data)
     snapshot = _snapshot(t)
     result = apply_op(op, (snapshot, *others), attrs)
     _write(t, result._data)
+    if forward_grad.state[0]:  # forward AD: the result's tangent written into t's (ops/tangents.py)
+        tangents.write_inplace(t, result)
     _bump(t)
     node = result.grad_fn
     if t._base is None:
@@ -254,6 +260,8 @@ def _snapshot(t: Tensor) -> Tensor:
     old._node = t.grad_fn
     old._output_nr = t._output_nr
     old._rg = t._rg
+    if forward_grad.state[0]:
+        forward_grad.set_tangent(old, tangents.tangent_of(t))
     return old
 
 

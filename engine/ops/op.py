@@ -13,7 +13,7 @@ import types
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, grad_mode
+from ..autograd import anomaly, forward_grad, grad_mode
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, freed_error, version_error
 from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved, wrap
@@ -24,6 +24,8 @@ ndarray = numpy.ndarray
 _grad_enabled = grad_mode.state  # [bool]: read once per op, so bound here
 _anomaly_on = anomaly.state  # [on, check_nan, sites only]
 _numpy_quiet = backend._quiet  # a thread's numpy errors ignored (empty until its first op)
+_tangents = forward_grad.state  # [a non-empty table] once some tensor carries a forward-AD tangent
+_jvp = forward_grad.rule  # [propagate(op, inputs, attrs, outputs)]: ops/forward_mode.py
 
 
 def _producer_of(tensor):
@@ -315,15 +317,18 @@ class Op:
     saved); `conditional` says whether any value depends on which inputs require grad.
     """
 
-    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes", "casts")
+    __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes", "casts", "jvp")
 
-    def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False, casts=False):
+    def __init__(
+        self, forward, node, broadcasts=False, promotes=False, variadic=False, casts=False, jvp=None
+    ):
         attr_count = len(node.attr_names) + len(node.kept_names)
         self.forward = _variadic(forward, attr_count) if variadic else forward
         self.node = node
         self.broadcasts = broadcasts  # input gradients summed and cast back to each input (FormulaNode.apply)
         self.promotes = promotes  # operands' dtypes promoted as torch does (promotion.py)
         self.casts = casts  # the result has the dtype asked for, not its input's (no bfloat16 tag restored)
+        self.jvp = jvp  # forward AD's rule: LINEAR, BILINEAR, a function, or None (ops/forward_mode.py)
         # save_plan and conditional are worked out on first use (__getattr__): reading every
         # formula's bytecode for ~280 rows was a third of `import engine`.
 
@@ -502,6 +507,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     if not (requires_grad and _grad_enabled[0]):
         out._rg = False
         out._node = None
+        if _tangents[0]:  # forward AD: the output's tangent (ops/forward_mode.py)
+            _jvp[0](op, inputs, attrs, (out,))
         return out
 
     # The edges: where each input's gradient goes (a non-leaf's grad_fn inline, the rest in edge_of).
@@ -568,6 +575,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         node._meta = None
     out._node = node
     out._rg = True
+    if _tangents[0]:
+        _jvp[0](op, inputs, attrs, (out,))
     return out
 
 
@@ -589,6 +598,8 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
     datas = [x._data if isinstance(x, Tensor) else x for x in inputs]
     outs = [wrap(array) for array in op.forward(_xp_of_inputs(datas), *datas, *attrs)]
     if not (_grad_enabled[0] and any(isinstance(x, Tensor) and x._rg for x in inputs)):
+        if _tangents[0]:
+            _jvp[0](op, inputs, attrs, outs)
         return outs
     saved, versions = [], []
     for i, _ in op.save_plan:
@@ -607,6 +618,8 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
         out._node = node
         out._output_nr = k
         out._rg = True
+    if _tangents[0]:
+        _jvp[0](op, inputs, attrs, outs)
     return outs
 
 
@@ -625,16 +638,48 @@ def row(
     frees=(),
     outputs=("result",),
     keeps=(),
+    jvp=None,
     **formulas,
 ) -> Op:
     """One op of the table; checks every name (see the module docstring)."""
     node = node_class(
         node_name, inputs, saves, attrs, formulas, joint, forward, variadic, frees, outputs, keeps
     )
-    return Op(forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic, casts=casts)
+    if callable(jvp):
+        _check_signature(node_name, "jvp", jvp, ("m", "tangents", "inputs", "attrs", "result"))
+    return Op(
+        forward, node, broadcasts=broadcasts, promotes=promotes, variadic=variadic, casts=casts, jvp=jvp
+    )
 
 
 ELEMENTWISE = {"broadcasts": True, "promotes": True}
+LINEAR = "linear"  # jvp= of a row linear in its tensor inputs: its own forward, applied to the tangents
+BILINEAR = "bilinear"  # jvp= of a product f(a, b) linear in each: f(ta, b) + f(a, tb)
+ADD_PRODUCT = "add_product"  # jvp= of beta * self + alpha * (a @ b) (addmm, addmv, baddbmm, ...)
+BIASED_PRODUCT = "biased_product"  # jvp= of a product of two inputs plus a bias, the third (convolution)
+SYMMETRIC = (
+    "symmetric"  # jvp= of a row whose Jacobian is symmetric (unary elementwise math, softmax): J v = Jᵀv
+)
+
+
+def no_forward_ad(aten_name: str):
+    """jvp= of a row torch has no forward AD for: torch's error, word for word."""
+
+    def refuse(m, tangents, inputs, attrs, result):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {aten_name} that does not support it because it has not been "
+            "implemented yet.\nPlease file an issue to PyTorch at "
+            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+            "prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+        )
+
+    return refuse
+
+
+def with_jvp(rule, *ops) -> None:
+    """Give rows their forward-AD rule (`LINEAR`, `BILINEAR`, `SYMMETRIC`, ...), as a `jvp=` entry would."""
+    for op in ops:
+        op.jvp = rule
 
 
 def tied_to_self(forward_node_name: str) -> Op:

@@ -9,13 +9,14 @@ import warnings
 
 from .. import backend
 from .. import tensor as tensor_module
-from ..autograd import grad_mode
+from ..autograd import forward_grad, grad_mode
 from ..autograd.backward import backward as autograd_backward
 from ..tensor import Tensor
 from . import api, arg_errors, creation
 from . import derivatives as D
 from . import inplace as I
 from .derivatives import TO_COPY
+from .forward_mode import propagate
 from .legacy_types import LegacyTensorType
 from .linalg import functions as linalg
 from .namespaces import use_tensor_math
@@ -378,3 +379,4 @@ for _name, _fn in METHODS.items():
 # The executor, below the ops, runs formulas under create_graph through TensorMath, which calls the
 # ops: this is where it is handed the namespace, once, as engine is imported.
 use_tensor_math(TensorMath())
+forward_grad.use_rule(propagate)

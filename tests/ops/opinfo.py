@@ -20,6 +20,8 @@ NUMPY = "numpy"  # a sample's ref: its own call, run with lib=numpy on the input
 PROPERTIES = (
     "forward",
     "grads",
+    "forward_ad",
+    "forward_ad_torch",
     "double_backward",
     "double_backward_squared",
     "torch_parity",
@@ -63,6 +65,8 @@ class Sample:
         return {
             "forward": self.ref is not None or self.node is not None,
             "grads": self.differentiable,
+            "forward_ad": self.differentiable,
+            "forward_ad_torch": self.differentiable,
             "double_backward": self.differentiable and self.gradgrad,
             "double_backward_squared": self.differentiable and self.squared,
             "torch_parity": True,

@@ -5,6 +5,8 @@ of its family. Each property is one test module parametrised over this list:
 
 - test_forward.py            values against a numpy reference (`ref`), the output's node name (`node`)
 - test_grads.py              first derivatives against central finite differences
+- test_forward_ad.py         forward AD's tangents against finite differences, against the backward
+                             (u·Jv == Jᵀu·v), and against torch 2.13's forward AD (forward_ad_torch)
 - test_double_backward.py    second derivatives (of the output, and with `squared` of its square)
 - test_torch_parity.py       torch 2.13's values, dtypes, node names (of the whole graph) and gradients,
                              with a float32 first operand, in float32 (marker torch_parity)

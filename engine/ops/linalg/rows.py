@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..op import row
+from ..op import ADD_PRODUCT, BILINEAR, row, with_jvp
 from . import formulas as F
 from . import kernels as K
 
@@ -98,3 +98,7 @@ EIGH = row("LinalgEighBackward0", lambda xp, A, UPLO, compute_v: K.eigh(xp, A, U
                F.eigh_backward(m, g, eigenvalues, eigenvectors, UPLO))
 # einsum's repeated labels take a DIAGONAL (shaping's rows); matrix_norm's orders 1, 2 and inf an
 # AMAX or AMIN (reductions' rows)
+
+# Forward AD (ops/forward_mode.py): products are bilinear; self + a @ b is affine in self, bilinear in a, b.
+with_jvp(BILINEAR, MM, MV, DOT, BMM)
+with_jvp(ADD_PRODUCT, ADDMM, ADDMM_SCALED, ADDMV, ADDR, BADDBMM, ADDBMM)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..namespaces import array_math
-from ..op import ELEMENTWISE, Op, row, tied_to_self
+from ..op import BIASED_PRODUCT, ELEMENTWISE, SYMMETRIC, Op, no_forward_ad, row, tied_to_self, with_jvp
 from ..pointwise import kernels as pointwise_kernels
 from ..reductions import kernels as reductions_kernels
 from . import formulas as F
@@ -287,3 +287,11 @@ SDPA_FLASH_CPU = row("ScaledDotProductFlashAttentionForCpuBackward0",
                      inputs=("query", "key", "value"), saves=("query", "key", "value"),
                      attrs=("attn_mask", "scale", "groups", "logsumexp"), keeps=("logsumexp",),
                      joint=F.attention_backward)
+
+# Forward AD (ops/forward_mode.py): unary elementwise activations, their backward formula on the tangent.
+with_jvp(SYMMETRIC, SILU, MISH, HARDSIGMOID, HARDSWISH, HARDTANH, ELU, ELU_, CELU, CELU_, LOG_SIGMOID, SOFTPLUS,
+         ADD_SCALAR, SUB_SCALAR, CLAMP_MIN)
+with_jvp(BIASED_PRODUCT, CONVOLUTION, CONV_TRANSPOSE)
+# rows torch has no forward AD for: its error
+with_jvp(no_forward_ad("_scaled_dot_product_flash_attention_for_cpu"), SDPA_FLASH_CPU)
+with_jvp(no_forward_ad("_embedding_bag"), EMBEDDING_BAG)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..op import ELEMENTWISE, Op, row
+from ..op import ELEMENTWISE, LINEAR, SYMMETRIC, Op, row, with_jvp
 from ..shaping import formulas as shaping_formulas
 from . import formulas as F
 from . import kernels as K
@@ -246,3 +246,10 @@ FLOOR_DIVIDE_NUMBER = row(NOT_IMPLEMENTED, lambda xp, self, other: K.div_rounded
 REMAINDER_NUMBER_SELF = row(NOT_IMPLEMENTED, lambda xp, other, self: K.remainder(xp, self, other),
                             inputs=("other",), attrs=("self",),
                             other=lambda m, g, self: shaping_formulas.not_implemented(NO_REMAINDER))
+
+# Forward AD (ops/forward_mode.py): unary elementwise rows have a diagonal Jacobian, so their tangent is
+# their backward formula applied to the input's tangent (ELEMENTWISE rows get the same without a mark).
+with_jvp(SYMMETRIC, EXP, LOG, LOG1P, SQRT, SIN, COS, TANH, SIGMOID, RELU, LEAKY_RELU, GELU, ERF, ABS, SIGN, CLAMP,
+         RECIPROCAL, POW_SCALAR, FLOOR, CEIL, TRUNC, ROUND, ROUND_DECIMALS, FRAC, RSQRT, TAN, ASIN, ACOS, ATAN, SINH,
+         COSH, ASINH, ACOSH, ATANH, EXPM1, EXP2, LOG2, LOG10, ERFC, ERFINV, NAN_TO_NUM)
+with_jvp(LINEAR, NEG)

@@ -22,6 +22,12 @@ def count(shape, dims) -> int:
     return math.prod(shape[d] for d in dims)
 
 
+def log_softmax_jvp(m, tangents, inputs, attrs, result):
+    """Forward AD: t - sum(softmax * t) along dim (the Jacobian is I - 1 softmaxᵀ)."""
+    (t,), (dim,) = tangents, attrs
+    return t - m.sum(m.exp(result) * t, dim, True)
+
+
 def log_softmax_backward(m, g, result, dim):
     """g - softmax * sum(g): on raw arrays in one new array (cross_entropy's backward runs it every step)."""
     if isinstance(g, Tensor) or isinstance(result, Tensor) or g.dtype != result.dtype or result.ndim == 0:

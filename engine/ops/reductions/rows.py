@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..op import ELEMENTWISE, Op, row
+from ..op import ELEMENTWISE, LINEAR, SYMMETRIC, Op, row, with_jvp
 from . import formulas as F
 from . import kernels as K
 
@@ -140,3 +140,8 @@ MINIMUM = row("MinimumBackward0", lambda xp, self, other: xp.minimum(self, other
               inputs=("self", "other"), saves=("self", "other"), **ELEMENTWISE,
               self=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self > other),
               other=lambda m, g, self, other: F.pairwise_grad(m, g, self == other, self < other))
+
+# Forward AD (ops/forward_mode.py): sums and means are linear; softmax's Jacobian is symmetric.
+with_jvp(LINEAR, SUM, SUM_DIM, MEAN, MEAN_DIM, CUMSUM)
+with_jvp(SYMMETRIC, SOFTMAX)
+LOG_SOFTMAX.jvp = F.log_softmax_jvp

@@ -21,7 +21,7 @@ import numbers
 import warnings
 
 from ... import backend, return_types
-from ...autograd import grad_mode
+from ...autograd import forward_grad, grad_mode
 from ...autograd.backward import edge_of
 from ...tensor import Tensor, wrap
 from .. import derivatives as D
@@ -31,6 +31,7 @@ from ..op import apply_op, broadcast_error, check_same_device, new_node
 from ..operands import as_operand, norm_dim
 from ..promotion import result_type
 from ..reductions.core import unique_dims
+from ..tangents import tangent_of
 from ..views import MULTI_OUTPUT_NODE, note_view, set_creation_meta
 from . import kernels as K
 from .core import _slice, _view, clone, expand, flatten, permute, reshape, transpose, unsqueeze, view
@@ -132,6 +133,11 @@ def _pieces(op, a, attrs, keys):
         if grad_mode.state[0]:
             set_creation_meta(out, MULTI_OUTPUT_NODE)
         outs.append(out)
+    tangent = tangent_of(a) if forward_grad.state[0] else None
+    if tangent is not None:  # forward AD: each piece's tangent is that piece of a's tangent
+        with forward_grad.suspended():
+            for out, piece in zip(outs, _pieces(op, tangent, attrs, keys)):
+                forward_grad.set_tangent(out, piece)
     return tuple(outs)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..namespaces import array_math
-from ..op import Op, row
+from ..op import LINEAR, Op, no_forward_ad, row, with_jvp
 from ..reductions import formulas as reductions_formulas
 from . import formulas as F
 from . import kernels as K
@@ -270,3 +270,12 @@ def unique_row(name: str, aten_name: str) -> Op:
 
 UNIQUE = {name: unique_row(name, aten) for name, aten in (("Unique2Backward0", "_unique2"),
                                                           ("UniqueDimBackward0", "unique_dim"))}
+
+# Forward AD (ops/forward_mode.py): rows linear in their tensor inputs take their tangents through their
+# own forward.
+with_jvp(LINEAR, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, *SQUEEZE.values(), T, T_, TRANSPOSE, TRANSPOSE_, PERMUTE,
+         EXPAND, SELECT, SLICE, ALIAS, AS_STRIDED, AS_STRIDED_VIEW, CLONE, TO_COPY, INDEX, CAT, STACK, DIAGONAL,
+         DIAGONAL_COPY, UNFOLD, INDEX_SELECT, GATHER, TAKE, FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, TRACE)
+# rows torch has no forward AD for: its error
+with_jvp(no_forward_ad("_unique2"), UNIQUE["Unique2Backward0"])
+with_jvp(no_forward_ad("unique_dim"), UNIQUE["UniqueDimBackward0"])
