@@ -18,7 +18,7 @@ import numpy
 
 from ... import backend
 from ...tensor import Tensor, wrap
-from .. import grad_mode
+from .. import forward_ad, grad_mode
 from ..backward import edge_of
 from ..backward import grad as autograd_grad
 from ..backward import run as run_graph
@@ -172,6 +172,15 @@ class EngineTensors(Tensors):
 
     def enable_grad(self) -> AbstractContextManager:
         return grad_mode.enable_grad()
+
+    def dual_level(self) -> AbstractContextManager:
+        return forward_ad.dual_level()
+
+    def make_dual(self, t: Tensor, tangent: Tensor) -> Tensor:
+        return forward_ad.make_dual(t.detach(), tangent)
+
+    def tangent(self, t: Tensor) -> Tensor | None:
+        return forward_ad.unpack_dual(t).tangent
 
     def text(self, values: numpy.ndarray, like: Tensor) -> str:
         host = numpy.ascontiguousarray(values).astype(like._data.dtype)
