@@ -22,6 +22,11 @@ from .report import USER_ERRORS, describe_exception
 from .state import Abort, CheckState
 from .util import as_tuple
 
+
+class ForwardModeUnsupported(RuntimeError):
+    """Raised by a caller's function (gradcli's) for code it knows forward mode cannot check."""
+
+
 #: What the libraries' errors for code forward AD cannot run say (torch's and the engine's texts).
 UNSUPPORTED_MARKERS = (
     "must implement the jvp function",
@@ -93,6 +98,8 @@ def _user_forward(state: CheckState, duals: list) -> Any:
 
 def unsupported(exc: BaseException) -> bool:
     """Whether `exc` is the library saying forward AD cannot run this code (not a bug in it)."""
+    if isinstance(exc, ForwardModeUnsupported):
+        return True
     text = str(exc)
     return isinstance(exc, (RuntimeError, NotImplementedError)) and any(
         m in text for m in UNSUPPORTED_MARKERS
