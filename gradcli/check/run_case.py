@@ -129,10 +129,10 @@ def run_case(
         if not keep_jacobians:
             for pair in result.pairs:
                 pair.trim_jacobians(rtol=chosen.rtol, atol=chosen.atol)
-        result.warnings = kink_warnings(result.pairs, chosen.eps)
-        result.notes = [_problem(note).message for note in report.notes] + noise_notes(
-            result.pairs, chosen.eps
-        )
+        # a kink or noise both modes met is said once
+        result.warnings = list(dict.fromkeys(kink_warnings(result.pairs, chosen.eps)))
+        notes = [_problem(note).message for note in report.notes] + noise_notes(result.pairs, chosen.eps)
+        result.notes = list(dict.fromkeys(notes))
     result.verdict, result.reason = case_class(result)
     if not result.passed and result.verdict not in FORWARD_CLASSES:
         # the forward once more: its Functions and cuts (not after a timeout); not for a forward

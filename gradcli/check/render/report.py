@@ -114,8 +114,7 @@ def print_file_results(console: Console, path: str, results: list[CaseResult]) -
     """One table for a file: a row per (case, input) pair, as many columns as the width holds."""
     console.print(Text(path, style="bold"))
     show_output = any(_names_outputs(r) for r in results)
-    show_comparison = any(_compares_several(r) for r in results)
-    rows = [row for result in results for row in _file_rows(result, show_output, show_comparison)]
+    rows = [row for result in results for row in _file_rows(result, show_output)]
 
     def build(dropped: frozenset[str]) -> Table:
         table = Table(
@@ -139,7 +138,6 @@ _FILE_COLUMNS: dict[str, dict[str, Any]] = {
     "case": {"overflow": "fold"},
     "output": {"overflow": "fold"},
     "input": {"overflow": "fold"},
-    "check": {"no_wrap": True},
     "shape": {},
     "max abs err": {"justify": "right"},
     "max rel err": {"justify": "right"},
@@ -150,30 +148,30 @@ _FILE_COLUMNS: dict[str, dict[str, Any]] = {
 }
 
 
-def _file_rows(result: CaseResult, show_output: bool, show_comparison: bool) -> list[dict[str, Any]]:
-    """A case's rows of the file table, by column name."""
-    rows: list[PairResult | None] = list(result.pairs)
+def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
+    """A case's rows of the file table, by column name: one per (output, input), whichever modes
+    compared it (the worst of them shown; see `_row_result`)."""
+    rows: list[list[PairResult] | None] = list(_by_block(result.pairs))
     if not result.passed and all(p.passed for p in result.pairs):
         rows.append(None)  # failed on a problem (raised, nondeterministic...): a row with its class
     out = []
-    for number_, pair in enumerate(rows):
+    for number_, block in enumerate(rows):
         first = number_ == 0
         row: dict[str, Any] = {"case": Name(result.name) if first else ""}
         if show_output:
-            row["output"] = Name(pair.output) if pair is not None else "-"
-        if show_comparison:
-            row["check"] = pair.comparison if pair is not None else "-"
-        if pair is None:
+            row["output"] = Name(block[0].output) if block is not None else "-"
+        if block is None:
             row["input"] = "-"  # no pair was compared: the FAILED section says why
             row.update({"shape": "-", "max abs err": "-", "max rel err": "-", "worst index": "-"})
             row["result"] = _verdict(result.verdict)
         else:
+            pair = max(block, key=_severity)
             row["input"] = Name(pair.input)
             row["shape"] = _shape(pair.input_shape)
             row["max abs err"] = number(_num(pair.max_abs_err))
             row["max rel err"] = number(_rel_err(pair))
             row["worst index"] = _index(pair.worst_input_index)
-            row["result"] = _verdict(pair.verdict)
+            row["result"] = _row_result(block, pair)
         row["mode"] = (result.mode + (" (localized)" if result.localized else "")) if first else ""
         row["time"] = number(f"{result.elapsed:.2f}s") if first else ""
         out.append(row)
@@ -442,6 +440,27 @@ def _verdict(verdict: str) -> Text:
     apart (NOISE, KINK), red for a failure."""
     style = "bold green" if verdict == PASS else "bold yellow" if verdict in PASSING else "bold red"
     return number(SHORT.get(verdict, verdict), style)
+
+
+def _by_block(pairs: list[PairResult]) -> list[list[PairResult]]:
+    """The pairs of each (order, output, input) block of the Jacobian: its VJP and its JVP."""
+    blocks: dict[tuple, list[PairResult]] = {}
+    for pair in pairs:
+        blocks.setdefault((pair.order, pair.output, pair.input), []).append(pair)
+    return list(blocks.values())
+
+
+def _severity(pair: PairResult) -> tuple:
+    """A failing pair before a passing one, then the larger error (NaN largest)."""
+    err = pair.max_abs_err
+    return (not pair.passed, pair.verdict != PASS, math.inf if math.isnan(err) else err)
+
+
+def _row_result(block: list[PairResult], worst: PairResult) -> Text:
+    """The worst verdict of a block; `BUG (JVP)` where its comparisons disagree on it."""
+    if len({p.verdict for p in block}) == 1:
+        return _verdict(worst.verdict)
+    return _verdict(worst.verdict) + Text(f" ({worst.comparison})")
 
 
 def _pair_label(pair: PairResult, result: CaseResult) -> str:
