@@ -52,26 +52,33 @@ def parameters_replaced(owners: list, stand_ins: dict[int, tuple[str, Any]]) -> 
     for owner in owners:
         walk = getattr(owner, "modules", None)
         for module in walk() if callable(walk) else (owner,):
-            table = vars(module).get("_parameters") if hasattr(module, "__dict__") else None
-            if not isinstance(table, dict):
-                continue
-            for key, value in list(table.items()):
-                if value is not None and id(value) in stand_ins:
-                    found.add(id(value))
-                    replaced.append((table, key, value))
-                    table[key] = stand_ins[id(value)][1]
+            for table in _tables(module):
+                for key, value in list(table.items()):
+                    if value is not None and id(value) in stand_ins:
+                        found.add(id(value))
+                        replaced.append((table, key, value))
+                        table[key] = stand_ins[id(value)][1]
     try:
         missing = [name for key, (name, _) in stand_ins.items() if key not in found]
         if missing:
             from engine.autograd.gradcheck.forward import ForwardModeUnsupported
 
             raise ForwardModeUnsupported(
-                f"{', '.join(missing)} cannot be given a tangent: not in an nn.Module's parameters"
+                f"{', '.join(missing)} cannot be given a tangent: no module attribute holds"
+                f" {'them' if len(missing) > 1 else 'it'}"
             )
         yield
     finally:
         for table, key, value in reversed(replaced):
             table[key] = value
+
+
+def _tables(module: Any) -> list[dict]:
+    """Where a module holds its parameters: nn.Module's `_parameters` table, and the object's own
+    attributes (a duck-typed model's `self.w = ...`)."""
+    own = vars(module) if hasattr(module, "__dict__") else {}
+    parameters = own.get("_parameters")
+    return [t for t in (parameters, own) if isinstance(t, dict)]
 
 
 def interrupted_in(prepared: PreparedCase, exc: KeyboardInterrupt) -> BaseException:

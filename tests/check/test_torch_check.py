@@ -304,7 +304,7 @@ def test_cli_function_example_json():
     assert worst["numerical"] == pytest.approx(worst["analytical"] ** 2 / 3, rel=1e-6)
     (backward,) = cube["backwards"]
     assert backward["function"] == "Cube.backward" and backward["file"].endswith("check_function.py")
-    assert backward["line"] == 33
+    assert backward["line"] == 40
 
 
 def test_cli_fast_mode_localises_the_wrong_entries():

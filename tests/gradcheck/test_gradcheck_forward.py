@@ -7,6 +7,8 @@ a note, not a failure.
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from engine.autograd.gradcheck.api import check_gradients
@@ -110,7 +112,23 @@ def test_a_function_without_jvp_is_a_note_not_a_failure(torch, lib):
     report = check_gradients(no_jvp.apply, (x_of(torch),), tensors=lib, modes=("rev", "fwd"))
     assert report.passed and summary(report) == [(1, "rev", True)]
     (note,) = report.notes
-    assert note.startswith(UNSUPPORTED_NOTE + " raised NotImplementedError: You must implement the jvp")
+    assert note.startswith("forward mode not checked: NoJvp has no jvp, which forward-mode AD needs (at ")
+    assert note.endswith(f"{__file__}:{inspect.getsourcelines(no_jvp)[1]})")
+
+
+def test_an_op_without_forward_ad_is_a_note_with_the_librarys_error_and_the_users_line(torch, lib):
+    weight = torch.randn(5, 2, dtype=torch.float64, requires_grad=True)
+    index = torch.tensor([0, 2, 4, 1])
+    offsets = torch.tensor([0, 2])
+
+    def bags(w):
+        return torch.nn.functional.embedding_bag(index, w, offsets)
+
+    report = check_gradients(bags, (weight,), tensors=lib, modes=("rev", "fwd"))
+    assert report.passed and summary(report) == [(1, "rev", True)]
+    (note,) = report.notes
+    assert note.startswith(UNSUPPORTED_NOTE + " raised NotImplementedError: Trying to use forward AD with")
+    assert note.endswith(f"(at {__file__}:{bags.__code__.co_firstlineno + 1})")
 
 
 def test_order_two_checks_the_gradient_in_forward_mode_too(torch, lib):
@@ -143,7 +161,10 @@ def test_a_backward_forward_mode_cannot_differentiate_is_a_second_order_note(tor
         return Outer.apply(x)
 
     report = check_gradients(f, (x_of(torch),), order=2, tensors=lib, modes=("rev", "fwd"), atol=1e10)
-    assert any(note.startswith("second order: " + UNSUPPORTED_NOTE) for note in report.notes), report.notes
+    assert report.notes == [
+        "second order: forward mode not checked: NoJvp has no jvp, which forward-mode AD needs"
+        f" (at {__file__}:{inspect.getsourcelines(no_jvp)[1]})"
+    ]
 
 
 def test_forward_mode_alone_compares_no_vjp(torch, lib):

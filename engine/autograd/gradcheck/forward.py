@@ -13,6 +13,7 @@ stands (see `unsupported`).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from typing import Any
 
@@ -89,11 +90,40 @@ def _user_forward(state: CheckState, duals: list) -> Any:
         if state.strict:
             raise
         if unsupported(exc):
-            state.report.notes.append(state.label(describe_exception(UNSUPPORTED_NOTE, exc)))
+            state.report.notes.append(state.label(_unsupported_note(exc)))
             raise Abort from exc
         text = describe_exception("forward (forward mode AD)", exc)
         state.fail(text, text)
         raise Abort from exc
+
+
+def _unsupported_note(exc: BaseException) -> str:
+    """Why forward mode was not checked: the caller's own reason, a Function without `jvp`, or the
+    library's error with the user's line."""
+    if isinstance(exc, ForwardModeUnsupported):
+        return f"forward mode not checked: {exc}"
+    return _missing_jvp(exc) or describe_exception(UNSUPPORTED_NOTE, exc)
+
+
+def _missing_jvp(exc: BaseException) -> str | None:
+    """The note for the commonest case, a custom Function without `jvp`, naming the Function and
+    where it is defined: the default `jvp` that raised holds its ctx, whose `_forward_cls` (torch's
+    and the engine's) is the Function."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or tb.tb_frame.f_code.co_name != "jvp":
+        return None
+    function = getattr(tb.tb_frame.f_locals.get("ctx"), "_forward_cls", None)
+    if not isinstance(function, type):
+        return None
+    try:  # the file as the forward's code names it: the path the user gave, as in tracebacks
+        file = getattr(function.forward, "__code__", None)
+        where = f" (at {file.co_filename}:{inspect.getsourcelines(function)[1]})" if file else ""
+    except (OSError, TypeError):
+        where = ""
+    name = function.__qualname__.rsplit("<locals>.", 1)[-1]
+    return f"forward mode not checked: {name} has no jvp, which forward-mode AD needs{where}"
 
 
 def unsupported(exc: BaseException) -> bool:

@@ -200,9 +200,8 @@ def print_failures(
             reason = problems.pop(0)  # the reason is this problem: its line goes under it
             if reason.source:
                 print_block(console, Indented(numbered_source([reason.source], reason.line), by=6))
-        for pair in result.pairs:
-            if not pair.passed:
-                _print_pair_failure(console, pair, result, rows)
+        for pair, comparisons in _failures(result):
+            _print_pair_failure(console, pair, result, rows, comparisons)
         if problems:
             console.print("  problems:")
             for problem in problems:
@@ -246,7 +245,7 @@ def print_warnings(console: Console, results: list[CaseResult]) -> None:
         ):
             if not texts:
                 continue
-            console.print(Text(f"{label} {result.file}::{result.name}", style=style), soft_wrap=True)
+            console.print(Text(f"{label} {result.file}::{result.name}", style=style))
             items = Table.grid(padding=(0, 1))  # a hanging indent: wrapped lines stay under the text
             items.add_column(no_wrap=True)
             items.add_column(ratio=1)
@@ -256,8 +255,37 @@ def print_warnings(console: Console, results: list[CaseResult]) -> None:
             console.print()
 
 
-def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, rows: int) -> None:
-    label = _pair_label(pair, result)
+def _failures(result: CaseResult) -> list[tuple[PairResult, list[str]]]:
+    """Each failed pair with the comparisons it stands for: a JVP that fails on the very entries
+    its block's VJP fails on (a wrong formula both modes share) is said once, as `(VJP, JVP)`."""
+    shown: list[tuple[PairResult, list[str]]] = []
+    for block in _by_block(result.pairs):
+        for pair in (p for p in block if not p.passed):
+            same = next((s for s in shown if s[0] in block and _same_failure(s[0], pair)), None)
+            if same:
+                same[1].append(pair.comparison)
+            else:
+                shown.append((pair, [pair.comparison]))
+    return shown
+
+
+def _same_failure(one: PairResult, other: PairResult) -> bool:
+    """Whether two comparisons of one block found the same wrong entries with the same values."""
+    entries = [(m.output_index, m.input_index) for m in one.mismatches]
+    return (
+        one.mismatch_count == other.mismatch_count
+        and entries == [(m.output_index, m.input_index) for m in other.mismatches]
+        and all(
+            math.isclose(a.analytical, b.analytical, rel_tol=1e-6, abs_tol=1e-12)
+            for a, b in zip(one.mismatches, other.mismatches, strict=True)
+        )
+    )
+
+
+def _print_pair_failure(
+    console: Console, pair: PairResult, result: CaseResult, rows: int, comparisons: list[str]
+) -> None:
+    label = _pair_label(pair, result, comparisons)
     where = ""
     if pair.worst_input_index is not None:
         where = f" at {entry_name(pair.input, pair.worst_input_index)}"
@@ -463,11 +491,11 @@ def _row_result(block: list[PairResult], worst: PairResult) -> Text:
     return _verdict(worst.verdict) + Text(f" ({worst.comparison})")
 
 
-def _pair_label(pair: PairResult, result: CaseResult) -> str:
+def _pair_label(pair: PairResult, result: CaseResult, comparisons: list[str]) -> str:
     """`x`, or `grad(x) w.r.t. x` where the case has several outputs or second-order pairs; then
-    `(JVP)` where the case compared more than one kind of derivative."""
+    `(JVP)` or `(VJP, JVP)` where the case compared more than one kind of derivative."""
     label = f"{pair.output} w.r.t. {pair.input}" if _names_outputs(result) else pair.input
-    return f"{label} ({pair.comparison})" if _compares_several(result) else label
+    return f"{label} ({', '.join(comparisons)})" if _compares_several(result) else label
 
 
 def _compares_several(result: CaseResult) -> bool:
