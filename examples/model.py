@@ -14,6 +14,7 @@ class Swish(engine.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
         return x * engine.sigmoid(x)
 
     @staticmethod
@@ -23,6 +24,13 @@ class Swish(engine.autograd.Function):
         # itself differentiable: --order 2 checks that too.
         s = engine.sigmoid(x)
         return grad_output * s * (1 + x * (1 - s))
+
+    @staticmethod
+    def jvp(ctx, x_tangent):
+        """Forward mode's rule, the same derivative times the input's tangent (--modes fwd)."""
+        (x,) = ctx.saved_tensors
+        s = engine.sigmoid(x)
+        return x_tangent * s * (1 + x * (1 - s))
 
 
 class MLP:

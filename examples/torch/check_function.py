@@ -1,7 +1,7 @@
 """Custom torch.autograd.Functions, one right and one wrong: `gradcli check examples/torch/check_function.py`.
 
-Swish's backward is right (and differentiable, so --order 2 checks it too). Cube's backward
-forgot the power rule's factor x: it returns 3 * grad_output * x instead of 3 * grad_output * x**2.
+Swish's backward and jvp are right (its backward is differentiable: --order 2 checks it in both modes).
+Cube's backward forgot the power rule's factor x: 3 * grad_output * x, not 3 * grad_output * x**2.
 """
 
 import torch
@@ -15,6 +15,7 @@ class Swish(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
         return x * torch.sigmoid(x)
 
     @staticmethod
@@ -22,6 +23,12 @@ class Swish(torch.autograd.Function):
         (x,) = ctx.saved_tensors
         s = torch.sigmoid(x)
         return grad_output * s * (1 + x * (1 - s))
+
+    @staticmethod
+    def jvp(ctx, x_tangent):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return x_tangent * s * (1 + x * (1 - s))
 
 
 class Cube(torch.autograd.Function):

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Per-case options a case may set; each overrides the matching CLI option for that case.
-OPTION_NAMES = ("eps", "atol", "rtol", "order", "fast", "nondet_tol", "dtype", "reference")
+OPTION_NAMES = ("eps", "atol", "rtol", "order", "modes", "fast", "nondet_tol", "dtype", "reference")
+#: What `modes` names: reverse mode's Jacobians (VJPs), forward mode's (JVPs).
+MODE_CHOICES = ("rev", "fwd")
 #: What `dtype` and `reference` take: the check in float64, or in the case's own dtype.
 DTYPE_CHOICES = ("float64", "native")
 
@@ -61,13 +63,15 @@ def collecting() -> Iterator[list[Case]]:
 
 def validate_options(options: dict[str, Any]) -> dict[str, Any]:
     """Reject misspelt or out-of-range options where they are written, not at check time."""
-    for key, value in options.items():
+    for key, value in list(options.items()):
         if key not in OPTION_NAMES:
             raise TypeError(
                 f"gradcli.case() got an unexpected option {key!r}; options are {', '.join(OPTION_NAMES)}"
             )
         if key == "order" and value not in (1, 2):
             raise ValueError(f"gradcli.case(order=...) must be 1 or 2, not {value!r}")
+        if key == "modes":
+            options = {**options, "modes": parse_modes(value, "gradcli.case(modes=...)")}
         if key in ("dtype", "reference") and (not isinstance(value, str) or value not in DTYPE_CHOICES):
             raise ValueError(f'gradcli.case({key}=...) must be "float64" or "native", not {value!r}')
         if key == "fast" and value not in (True, False, None):
@@ -81,6 +85,17 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
             if key == "eps" and value == 0:
                 raise ValueError("gradcli.case(eps=...) must be positive")
     return dict(options)
+
+
+def parse_modes(value: Any, where: str) -> tuple[str, ...]:
+    """`"rev,fwd"` or a sequence of "rev" / "fwd" as a tuple in gradcli's order ("rev" first)."""
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f'{where} must be "rev", "fwd" or "rev,fwd", not {value!r}')
+    chosen = {n.strip() for n in names}
+    if not chosen or not chosen <= set(MODE_CHOICES):
+        raise ValueError(f'{where} must be "rev", "fwd" or "rev,fwd", not {value!r}')
+    return tuple(m for m in MODE_CHOICES if m in chosen)
 
 
 def validate_modules(modules: Any) -> tuple:

@@ -40,6 +40,7 @@ class Settings:
     "native" too). eps, atol, rtol None: not given, chosen from the dtype (`resolved`)."""
 
     order: int = 1
+    modes: tuple[str, ...] = ("rev", "fwd")
     fast: bool | None = None
     eps: float | None = None
     atol: float | None = None
@@ -112,6 +113,8 @@ class PairResult:
     input_index: int
     output_index: int
     order: int
+    mode: str  # "rev" or "fwd": the analytical side's
+    comparison: str  # "VJP", "JVP", "VJP of VJP", "JVP of VJP" (order and mode, as JAX names them)
     passed: bool
     input_shape: tuple
     output_shape: tuple

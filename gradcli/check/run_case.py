@@ -72,6 +72,7 @@ def run_case(
                 func,
                 inputs,
                 order=chosen.order,
+                modes=chosen.modes,
                 fast_mode=fast,
                 eps=chosen.eps,
                 atol=chosen.atol,
@@ -128,8 +129,10 @@ def run_case(
         if not keep_jacobians:
             for pair in result.pairs:
                 pair.trim_jacobians(rtol=chosen.rtol, atol=chosen.atol)
-        result.warnings = kink_warnings(result.pairs, chosen.eps)
-        result.notes = noise_notes(result.pairs, chosen.eps)
+        # a kink or noise both modes met is said once
+        result.warnings = list(dict.fromkeys(kink_warnings(result.pairs, chosen.eps)))
+        notes = [_problem(note).message for note in report.notes] + noise_notes(result.pairs, chosen.eps)
+        result.notes = _said_once(notes)
     result.verdict, result.reason = case_class(result)
     if not result.passed and result.verdict not in FORWARD_CLASSES:
         # the forward once more: its Functions and cuts (not after a timeout); not for a forward
@@ -198,6 +201,17 @@ def _set_apart(pairs: list[PairResult], entries_of: Callable, explain: Callable)
 
 
 _AT_LINE = re.compile(r"\(at (?P<file>.+):(?P<line>\d+)\)")
+
+
+def _said_once(notes: list[str]) -> list[str]:
+    """Each note once; a second-order note that repeats a first-order one (the same Function has
+    no jvp in both) is left out."""
+    kept = list(dict.fromkeys(notes))
+    return [n for n in kept if n.removeprefix(SECOND_ORDER) == n or n.removeprefix(SECOND_ORDER) not in kept]
+
+
+#: How check_gradients marks a problem of the second-order check (CheckState.label).
+SECOND_ORDER = "second order: "
 
 
 def _problem(text: str, kind: str | None = None) -> Problem:

@@ -103,7 +103,8 @@ def bug_reason(wrong: list[PairResult], eps: float) -> str:
         if worst.numerical is not None and worst.analytical is not None
         else f"max abs err {worst.max_abs_err:.3g}"
     )
-    return f"the gradient of {worst.output} w.r.t. {worst.input} is wrong at {entry_name(worst.output, worst.worst_output_index)} w.r.t. {at} ({what}, at eps={eps:g}){beyond}"
+    derivative = "gradient" if worst.mode == "rev" else "forward-mode derivative (JVP)"
+    return f"the {derivative} of {worst.output} w.r.t. {worst.input} is wrong at {entry_name(worst.output, worst.worst_output_index)} w.r.t. {at} ({what}, at eps={eps:g}){beyond}"
 
 
 _REENTRANCY = re.compile(r"\(output (\d+) with respect to input (\d+): two runs differ by up to ([^)]+)\)")

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import typer
 from typer import Exit
 
-from ..check.cases import DTYPE_CHOICES
+from ..check.cases import DTYPE_CHOICES, parse_modes
 from ..check.results import FULL_MODE_BELOW, MISMATCH_ROWS, SHOW_DEFAULT
 from ..check.tolerances import FLOAT64
 from ..render.error import UsageError
@@ -31,7 +31,7 @@ PATH is a check file, a directory (searched recursively for check_*.py and *_che
 
 A check file is plain Python using engine or torch (its tensors all of one library). It declares cases as a top-level callable `f` with a tuple `inputs`; or a top-level `model` (callable, with .parameters(): a torch.nn.Module works) with `inputs`, which also checks the gradient of every parameter; or functions decorated with `@gradcli.case(*inputs, name=..., modules=(m1, m2), **options)`, which also checks the parameters of the modules given. Float inputs, and every tensor and nn.Module the case function reaches (globals, closures, default arguments, attributes, helpers in other files), are checked on float64 copies, restored afterwards; --dtype native checks in the case's own dtype instead, against a float64 numerical reference (--reference float64, the default) or a native one (--reference native).
 
-Options (eps, atol, rtol, order, fast, nondet_tol, dtype, reference) come from the case, then from the command line, then from [tool.gradcli] in the nearest pyproject.toml, then the defaults.
+Options (eps, atol, rtol, order, modes, fast, nondet_tol, dtype, reference) come from the case, then from the command line, then from [tool.gradcli] in the nearest pyproject.toml, then the defaults.
 
 Mode: by default a case runs in fast mode (a random projection of the Jacobian; when it fails, the failing entries are localized), except that a case with fewer than {FULL_MODE_BELOW} differentiable input elements (inputs and parameters that require grad) runs in full mode (the whole Jacobian, entry by entry). --fast or --full forces one mode for every case.
 
@@ -66,6 +66,14 @@ def check(
     order: Annotated[
         int | None,
         typer.Option(min=1, max=2, help="1: gradients; 2: also second derivatives (default: 1)."),
+    ] = None,
+    modes: Annotated[
+        str | None,
+        typer.Option(
+            help="rev: reverse mode's derivatives (VJPs); fwd: forward mode's (JVPs; at order 2, of the "
+            "gradient); rev,fwd: both (the default). Forward mode a case cannot run (a custom Function "
+            "without jvp) is a note, not a failure.",
+        ),
     ] = None,
     fast: Annotated[
         bool | None,
@@ -192,12 +200,18 @@ def check(
         for flag, value in (("--eps", eps), ("--atol", atol), ("--rtol", rtol), ("--nondet-tol", nondet_tol)):
             if value is not None and not math.isfinite(value):  # min=0.0 lets nan and inf in
                 raise UsageError(f"{flag} must be a finite number, not {value}")
+        if modes is not None:
+            try:
+                modes_chosen = parse_modes(modes, "--modes")
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
         try:
             matcher = compile_expression(pattern)
         except ExpressionError as exc:
             raise UsageError(f"-k {pattern!r}: {exc}") from None
         given = _given(
             order=order,
+            modes=modes_chosen if modes is not None else None,
             fast=fast,
             eps=eps,
             atol=atol,

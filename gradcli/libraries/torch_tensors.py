@@ -97,6 +97,15 @@ class TorchTensors(Tensors):
     def no_grad(self) -> AbstractContextManager:
         return torch.no_grad()
 
+    def dual_level(self) -> AbstractContextManager:
+        return torch.autograd.forward_ad.dual_level()
+
+    def make_dual(self, t: torch.Tensor, tangent: torch.Tensor) -> torch.Tensor:
+        return torch.autograd.forward_ad.make_dual(t.detach(), tangent)
+
+    def tangent(self, t: torch.Tensor) -> torch.Tensor | None:
+        return torch.autograd.forward_ad.unpack_dual(t).tangent
+
     def enable_grad(self) -> AbstractContextManager:
         return torch.enable_grad()
 

@@ -368,6 +368,7 @@ def test_json_schema(tmp_path):
     assert doc["skipped"] == [] and doc["summary"]["skipped"] == 0
     assert set(doc["settings"]) == {
         "order",
+        "modes",
         "fast",
         "eps",
         "atol",
@@ -394,7 +395,7 @@ def test_json_schema(tmp_path):
     assert case["backwards"][0]["function"] == "Linear.backward"
     pair = next(p for p in case["pairs"] if not p["passed"])
     assert set(pair) == {
-        "input", "output", "input_index", "output_index", "order", "passed", "input_shape", "output_shape",
+        "input", "output", "input_index", "output_index", "order", "mode", "comparison", "passed", "input_shape", "output_shape",
         "jacobian_shape", "max_abs_err", "max_rel_err", "worst_input_index", "worst_output_index",
         "numerical", "analytical", "mismatch_count", "mismatch_count_exact", "mismatches", "nondifferentiable",
         "noise", "estimates_tried", "verdict",

@@ -398,7 +398,7 @@ def test_assert_gradients_in_plain_tests(pytester):
         source="""
         def test_good():
             result = gradcli.assert_gradients(lambda x: x.sin(), (r(3),))
-            assert result.passed and [p.input for p in result.pairs] == ["x"]
+            assert result.passed and [p.input for p in result.pairs if p.mode == "rev"] == ["x"]
 
         def test_bad():
             gradcli.assert_gradients(Lin.apply, (r(3, 2), r(2, 2)))
@@ -460,7 +460,7 @@ def test_assert_gradients_refuses_what_it_cannot_check():
 def test_assert_gradients_checks_a_modules_parameters():
     model = engine.nn.Linear(3, 2)
     result = gradcli.assert_gradients(model, (engine.randn(4, 3, requires_grad=True),))
-    assert [p.input for p in result.pairs] == ["input", "model.weight", "model.bias"]
+    assert [p.input for p in result.pairs if p.mode == "rev"] == ["input", "model.weight", "model.bias"]
     assert model.weight.dtype == engine.float32  # checked on float64 copies, restored
 
 

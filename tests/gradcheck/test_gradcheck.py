@@ -667,10 +667,13 @@ def test_report_is_plain_data():
         "localized",
         "problem_kinds",
         "forward_drift",
+        "notes",
     }
     assert report.device == "cpu" and report.dtype == "float64" and report.elapsed > 0
-    assert [f.name for f in dataclasses.fields(PairReport)][-8:] == [
+    assert [f.name for f in dataclasses.fields(PairReport)][-10:] == [
         "order",
+        "mode",
+        "comparison",
         "mismatch_count",
         "mismatch_count_exact",
         "nondifferentiable",

@@ -43,6 +43,7 @@ def gradcheck(
     fast_mode: bool = False,
     check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
+    check_forward_ad: bool = False,
 ) -> bool:
     """torch.autograd.gradcheck: True, or GradcheckError (False with raise_exception=False).
 
@@ -53,7 +54,9 @@ def gradcheck(
     _refuse_batched(check_batched_grad, "gradcheck")
     tupled = as_tuple(inputs)
     _warn_non_double(ENGINE, tupled)
-    opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, check_grad_dtypes)
+    opts = Options(
+        eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, check_grad_dtypes, check_forward_ad
+    )
     report = empty_report(ENGINE, tupled, fast_mode, upcast=False)
     try:
         Check(func, tupled, opts, report, order=1, strict=True).run()
@@ -79,8 +82,10 @@ def gradgradcheck(
     fast_mode: bool = False,
     check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
 ) -> bool:
-    """torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs) -> first-order grads.
+    """torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs) -> first-order grads;
+    `check_fwd_over_rev` checks that gradient's forward-mode Jacobian too.
 
     Random grad_outputs (uniform in [-1, 1), requiring grad) come from a fixed-seed
     generator, so the user's random state is untouched and reruns agree.
@@ -98,6 +103,7 @@ def gradgradcheck(
         check_undefined_grad=check_undefined_grad,
         fast_mode=fast_mode,
         check_grad_dtypes=check_grad_dtypes,
+        check_forward_ad=check_fwd_over_rev,
     )
 
 
@@ -117,6 +123,7 @@ def check_gradients(
     max_mismatches: int = MAX_MISMATCHES,
     progress: Callable[[int, int], None] | None = None,
     reference: Reference | None = None,
+    modes: tuple[str, ...] = ("rev",),
 ) -> GradcheckReport:
     """Run gradcheck (and with order=2 gradgradcheck) and report everything it finds.
 
@@ -130,9 +137,14 @@ def check_gradients(
     `reference` (state.Reference) computes the numerical Jacobians elsewhere, say in float64 for
     a float32 function: the inputs are then checked as they are (no upcast, no warning); at
     order 2 the reference's second-order problem gets float64 copies of the grad_outputs.
+    `modes`: "rev" compares reverse mode's Jacobians (VJPs), "fwd" forward mode's (JVPs; at order
+    2, the first-order gradient's: "JVP of VJP"), both by default in gradcli. Code forward AD cannot run (a custom
+    Function without jvp) leaves a note in `report.notes`, not a failure.
     """
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
+    if not modes or not set(modes) <= {"rev", "fwd"}:
+        raise ValueError(f"modes must name 'rev', 'fwd' or both, got {modes!r}")
     start = time.perf_counter()
     tupled = as_tuple(inputs)
     upcasting = upcast and reference is None and _needs_upcast(tensors, tupled)
@@ -141,7 +153,15 @@ def check_gradients(
     elif reference is None:
         _warn_non_double(tensors, tupled)
     opts = Options(
-        eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, max_mismatches=max_mismatches
+        eps,
+        atol,
+        rtol,
+        nondet_tol,
+        check_undefined_grad,
+        fast_mode,
+        check_forward_ad="fwd" in modes,
+        check_backward_ad="rev" in modes,
+        max_mismatches=max_mismatches,
     )
     report = empty_report(tensors, tupled, fast_mode, upcast=upcasting)
     first = Check(
@@ -176,7 +196,7 @@ def check_gradients(
                 reference=second_reference,
             )
             _run_collecting(second)
-    report.pairs.sort(key=lambda p: (p.order, p.output_index, p.input_index))
+    report.pairs.sort(key=lambda p: (p.order, p.mode != "rev", p.output_index, p.input_index))
     report.elapsed = time.perf_counter() - start
     return report
 

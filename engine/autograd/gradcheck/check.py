@@ -14,6 +14,7 @@ from .analytical import checked_analytical, checked_vjps
 from .backward_checks import check_undefined_grads, check_zero_grad_outputs
 from .compare import compare_fast, compare_full
 from .determinism import RANDOM, ForwardProbe, describe
+from .forward import forward_jacobians, forward_jvps
 from .messages import NO_INPUT_REQUIRES_GRAD, STRIDE_ZERO
 from .numerical import check_numerical_is_zero, numerical_jacobians, numerical_jvps, numerics_need_grad
 from .report import NONDETERMINISTIC_FORWARD, RANDOM_FORWARD
@@ -25,7 +26,8 @@ class Check(CheckState):
     """One gradcheck of `func` at `inputs` (see CheckState for `strict` and the indexing)."""
 
     def run(self) -> None:
-        """torch's order: inputs, forward, Jacobians, zero grad_outputs, undefined grads."""
+        """torch's order: inputs, forward, Jacobians, zero grad_outputs, undefined grads, then
+        forward mode's Jacobians (check_forward_ad)."""
         self._validate_inputs()
         probe = None if self.strict or self.order > 1 else ForwardProbe(self)
         out = self.user("forward", self.func, *self.inputs)
@@ -44,6 +46,15 @@ class Check(CheckState):
         if not self.outputs:
             check_numerical_is_zero(self, float_outputs)
             return
+        if self.opts.check_backward_ad:
+            self._reverse_mode()
+        if self.opts.check_forward_ad:
+            try:
+                self._forward_fast() if self.opts.fast_mode else self._forward_full()
+            except Abort:  # forward mode unsupported (a note), or its forward raised (recorded)
+                pass
+
+    def _reverse_mode(self) -> None:
         if self.opts.fast_mode:
             self._fast_mode()
         else:
@@ -84,12 +95,34 @@ class Check(CheckState):
                 if ana is not None:
                     compare_full(self, out_rank, in_rank, numerical[in_rank][out_rank], ana)
 
-    def _fast_mode(self) -> None:
-        """v^T J u per pair (torch's fast mode); a pair that disagrees is localised."""
+    def _forward_full(self) -> None:
+        """Forward mode, after reverse mode as in torch: every Jacobian again, column by column."""
+        for in_rank in range(len(self.diff_inputs)):
+            numerical = numerical_jacobians(self, in_rank)
+            for out_rank, ana in enumerate(forward_jacobians(self, in_rank)):
+                compare_full(self, out_rank, in_rank, numerical[out_rank], ana, mode="fwd")
+
+    def _forward_fast(self) -> None:
+        """v^T J u with J u from one forward-mode forward per input (torch's fast mode)."""
+        us, vs = self._directions()
+        for in_rank, ((pos, t), u) in enumerate(zip(self.diff_inputs, us)):
+            numerical = numerical_jvps(self, pos, t, u, self.outputs)
+            analytical = forward_jvps(self, in_rank, u)
+            for out_rank, v in enumerate(vs):
+                atol = self.opts.atol * float(u.sum()) * float(v.sum())
+                num, ana = float(v @ numerical[out_rank]), float(v @ analytical[out_rank])
+                compare_fast(self, out_rank, in_rank, num, ana, atol, mode="fwd")
+
+    def _directions(self) -> tuple[list, list]:
+        """Fast mode's u per input and v per output, from torch's fixed seed (reruns agree)."""
         rng = numpy.random.default_rng(FAST_MODE_SEED)
         numel = self.tensors.numel
         us = [unit_vector(rng, numel(t)) for _, t in self.diff_inputs]
-        vs = [unit_vector(rng, numel(o)) for _, o in self.outputs]
+        return us, [unit_vector(rng, numel(o)) for _, o in self.outputs]
+
+    def _fast_mode(self) -> None:
+        """v^T J u per pair (torch's fast mode); a pair that disagrees is localised."""
+        us, vs = self._directions()
         numerical = [
             [float(v @ ju) for v, ju in zip(vs, numerical_jvps(self, pos, t, u, self.outputs))]
             for (pos, t), u in zip(self.diff_inputs, us)

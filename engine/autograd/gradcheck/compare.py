@@ -15,6 +15,7 @@ import numpy
 
 from .analytical import full_analytical
 from .bisection import bisection_report, locate, worth_bisecting
+from .forward import forward_jacobians
 from .kinks import find_kinks, kink_entries
 from .messages import (
     FAST_FAIL_SLOW_OK_MSG,
@@ -31,22 +32,26 @@ from .util import unravel
 
 
 def compare_full(
-    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
+    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray, mode: str = "rev"
 ) -> PairReport:
-    pair = _checked_pair(state, out_rank, in_rank, num, ana)
+    """One pair's Jacobians entry by entry; `mode` is the analytical side's ("rev" or "fwd")."""
+    pair = _checked_pair(state, out_rank, in_rank, num, ana, mode)
     state.report.pairs.append(pair)
     if not pair.passed:
         output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
-        state.fail(jacobian_mismatch(state.tensors, out_rank, in_rank, num, ana, output, input))
+        forward = mode == "fwd"
+        state.fail(jacobian_mismatch(state.tensors, out_rank, in_rank, num, ana, output, input, forward))
     return pair
 
 
-def compare_fast(state: CheckState, out_rank: int, in_rank: int, num: float, ana: float, atol: float) -> None:
+def compare_fast(
+    state: CheckState, out_rank: int, in_rank: int, num: float, ana: float, atol: float, mode: str = "rev"
+) -> None:
     """torch's fast-mode comparison; on a mismatch the pair's full Jacobians replace it."""
     if numpy.isclose(ana, num, rtol=state.opts.rtol, atol=atol):
-        state.report.pairs.append(_fast_pair(state, out_rank, in_rank, num, ana))
+        state.report.pairs.append(_fast_pair(state, out_rank, in_rank, num, ana, mode))
         return
-    _localize(state, out_rank, in_rank, num, ana)
+    _localize(state, out_rank, in_rank, num, ana, mode)
 
 
 def pair_report(
@@ -59,6 +64,7 @@ def pair_report(
     opts: Options,
     order: int,
     kinks: numpy.ndarray | None = None,
+    mode: str = "rev",
 ) -> PairReport:
     """Compare two Jacobians entry by entry, vectorised, as torch.allclose(ana, num) does.
 
@@ -79,6 +85,7 @@ def pair_report(
         output_shape=output_shape,
         jacobian_shape=(m, n),
         order=order,
+        mode=mode,
     )
     if num.size == 0:
         return PairReport(
@@ -127,30 +134,38 @@ def pair_report(
     )
 
 
-def _localize(state: CheckState, out_rank: int, in_rank: int, fast_num: float, fast_ana: float) -> None:
-    """Full mode for one pair that failed in fast mode: the entries that disagree."""
+def _localize(
+    state: CheckState, out_rank: int, in_rank: int, fast_num: float, fast_ana: float, mode: str
+) -> None:
+    """Full mode for one pair that failed in fast mode: the entries that disagree. Bisection
+    (reverse mode's, by VJPs) localises a large pair; forward mode recomputes its columns."""
     numel = state.tensors.numel
-    if not state.strict and worth_bisecting(
-        numel(state.diff_inputs[in_rank][1]), numel(state.outputs[out_rank][1])
+    if (
+        mode == "rev"
+        and not state.strict
+        and worth_bisecting(numel(state.diff_inputs[in_rank][1]), numel(state.outputs[out_rank][1]))
     ):
         _bisect(state, out_rank, in_rank, fast_num, fast_ana)
         return
     try:
         num = numerical_jacobians(state, in_rank)[out_rank]
-        ana = full_analytical(state, out_rank)[in_rank]
+        if mode == "fwd":
+            ana = forward_jacobians(state, in_rank)[out_rank]
+        else:
+            ana = full_analytical(state, out_rank)[in_rank]
     except Abort:
         return
     if ana is None:  # a gradient of the wrong size: already reported
         return
     state.report.localized = True
-    pair = _checked_pair(state, out_rank, in_rank, num, ana)
+    pair = _checked_pair(state, out_rank, in_rank, num, ana, mode)
     if pair.passed and (pair.nondifferentiable or pair.noise):  # every mismatch a kink or noise
         state.report.pairs.append(pair)
         return
     state.report.pairs.append(pair)
     output, input = state.outputs[out_rank][1], state.diff_inputs[in_rank][1]
     message = fast_mode_mismatch(
-        state.tensors, out_rank, in_rank, fast_num, fast_ana, num, ana, output, input
+        state.tensors, out_rank, in_rank, fast_num, fast_ana, num, ana, output, input, mode == "fwd"
     )
     if pair.passed:
         message += FAST_FAIL_SLOW_OK_MSG
@@ -186,11 +201,11 @@ def _bisect(state: CheckState, out_rank: int, in_rank: int, fast_num: float, fas
 
 
 def _checked_pair(
-    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray
+    state: CheckState, out_rank: int, in_rank: int, num: numpy.ndarray, ana: numpy.ndarray, mode: str
 ) -> PairReport:
     """The pair's report; in check_gradients, with noise (noise.py) and then kinks (kinks.py) set
     apart from its mismatches; what is left is a BUG, tried at the other estimates too."""
-    pair = _pair(state, out_rank, in_rank, num, ana)
+    pair = _pair(state, out_rank, in_rank, num, ana, mode)
     if pair.passed or state.strict:
         return pair
     found = find_noise(state, out_rank, in_rank, num, ana)
@@ -200,7 +215,7 @@ def _checked_pair(
         pair.estimates_tried = tried(state.opts.eps)
         return pair
     settled = noise if kinks is None else kinks if noise is None else noise | kinks
-    pair = _pair(state, out_rank, in_rank, num, ana, settled)
+    pair = _pair(state, out_rank, in_rank, num, ana, mode, settled)
     if kinks is not None:
         pair.nondifferentiable = kink_entries(kinks, num, ana, pair.output_shape, pair.input_shape)
     if noise is not None:
@@ -216,16 +231,19 @@ def _pair(
     in_rank: int,
     num: numpy.ndarray,
     ana: numpy.ndarray,
+    mode: str,
     kinks: numpy.ndarray | None = None,
 ) -> PairReport:
     (out_pos, out), (in_pos, inp) = state.outputs[out_rank], state.diff_inputs[in_rank]
     shape = state.tensors.shape
     return pair_report(
-        num, ana, out_pos, in_pos, tuple(shape(out)), tuple(shape(inp)), state.opts, state.order, kinks
+        num, ana, out_pos, in_pos, tuple(shape(out)), tuple(shape(inp)), state.opts, state.order, kinks, mode
     )
 
 
-def _fast_pair(state: CheckState, out_rank: int, in_rank: int, num: float, ana: float) -> PairReport:
+def _fast_pair(
+    state: CheckState, out_rank: int, in_rank: int, num: float, ana: float, mode: str
+) -> PairReport:
     """A pair known only through v^T J u: no entries, the projections as its values."""
     (out_pos, out), (in_pos, inp) = state.outputs[out_rank], state.diff_inputs[in_rank]
     err = abs(num - ana)
@@ -245,4 +263,5 @@ def _fast_pair(state: CheckState, out_rank: int, in_rank: int, num: float, ana: 
         mismatches=[],
         passed=True,
         order=state.order,
+        mode=mode,
     )

@@ -91,6 +91,9 @@ UNDEFINED_GRAD_NONZERO = (
 )
 
 
+FORWARD_MODE = "computed with forward mode "  # torch's words in a forward-mode mismatch
+
+
 def jacobian_mismatch(
     tensors: Tensors,
     out_rank: int,
@@ -99,10 +102,11 @@ def jacobian_mismatch(
     ana: numpy.ndarray,
     output: Any,
     input: Any,
+    forward: bool = False,
 ) -> str:
     """torch's text: the Jacobians printed as (input numel, output numel) tensors."""
     return (
-        f"Jacobian mismatch for output {out_rank:d} with respect to input {in_rank:d},\n"
+        f"Jacobian {FORWARD_MODE if forward else ''}mismatch for output {out_rank:d} with respect to input {in_rank:d},\n"
         f"numerical:{jacobian_text(tensors, num, output)}\n"
         f"analytical:{jacobian_text(tensors, ana, input)}\n"
     )
@@ -118,10 +122,11 @@ def fast_mode_mismatch(
     ana: numpy.ndarray,
     output: Any,
     input: Any,
+    forward: bool = False,
 ) -> str:
     """torch's text for a fast-mode failure: the projections, then the slow-mode Jacobians."""
     return (
-        f"Jacobian mismatch for output {out_rank:d} with respect to input {in_rank:d},\n"
+        f"Jacobian {FORWARD_MODE if forward else ''}mismatch for output {out_rank:d} with respect to input {in_rank:d},\n"
         f"numerical:{fast_num}\nanalytical:{fast_ana}\n"
         + FAST_MODE_NOTE
         + f"Numerical:\n {jacobian_text(tensors, num, output)}\n"

@@ -30,6 +30,13 @@ ERROR = "ERROR"  # user code raised, or the case could not be checked
 _ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
+def comparison(order: int, mode: str) -> str:
+    """A pair's comparison as JAX's check_grads names it: "VJP", "JVP", "VJP of VJP", "JVP of VJP"
+    (order 2 differentiates the first-order gradient, a VJP, in `mode`)."""
+    outer = "JVP" if mode == "fwd" else "VJP"
+    return outer if order == 1 else f"{outer} of VJP"
+
+
 class GradcheckError(RuntimeError):
     """Raised by gradcheck / gradgradcheck when a check fails (torch's class of the same name)."""
 
@@ -62,6 +69,10 @@ class PairReport:
     mismatches: list
     passed: bool
     order: int = 1
+    # "rev": the analytical side is reverse mode (VJPs); "fwd": forward mode (JVPs)
+    mode: str = "rev"
+    # "VJP", "JVP", "VJP of VJP" or "JVP of VJP": order and mode in JAX's words (set from them)
+    comparison: str = field(init=False)
     mismatch_count: int = 0
     # False where entries were located by bisection (bisection.py): mismatch_count and the
     # errors are then lower bounds, and there are no full Jacobians
@@ -76,6 +87,9 @@ class PairReport:
     estimates_tried: list = field(default_factory=list)
     numerical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
     analytical_jacobian: numpy.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.comparison = comparison(self.order, self.mode)
 
 
 @dataclass
@@ -96,6 +110,8 @@ class GradcheckReport:
     problem_kinds: list = field(default_factory=list)
     # a forward that changed between calls (determinism.py): the check stopped before any Jacobian
     forward_drift: Any = None
+    # what was not checked and why, not a failure (forward mode a function cannot run under)
+    notes: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # torch-style failure texts in the order torch would have raised them; not a field,
@@ -110,8 +126,9 @@ class GradcheckReport:
             return self._messages[0]
         for pair in self.pairs:
             if not pair.passed:
+                forward = "computed with forward mode " if pair.mode == "fwd" else ""
                 return (
-                    f"Jacobian mismatch for output {pair.output_index:d} with respect to input "
+                    f"Jacobian {forward}mismatch for output {pair.output_index:d} with respect to input "
                     f"{pair.input_index:d},\nnumerical:{pair.numerical}\nanalytical:{pair.analytical}\n"
                 )
         return self.problems[0] if self.problems else "gradcheck failed"

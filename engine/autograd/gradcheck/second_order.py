@@ -32,8 +32,14 @@ def gradgrad_problem(
         grad_outputs = as_tuple(grad_outputs)
     num_outputs = len(grad_outputs)
     diff_positions = [i for i, a in enumerate(inputs) if tensors.is_tensor(a) and a.requires_grad]
+    restored = {k for k, a in enumerate((*inputs, *grad_outputs)) if tensors.is_tensor(a) and a.requires_grad}
 
     def first_order_grads(*args):
+        # requires_grad restored, as torch's gradgradcheck does: forward mode passes dual tensors,
+        # detached copies of the inputs and grad_outputs
+        args = tuple(
+            a.requires_grad_() if tensors.is_tensor(a) and k in restored else a for k, a in enumerate(args)
+        )
         with tensors.enable_grad():  # the numerical forwards run under no_grad otherwise
             input_args = args[: len(args) - num_outputs]
             outputs = differentiable_outputs(tensors, func(*input_args))

@@ -33,6 +33,8 @@ class Options:
     check_undefined_grad: bool
     fast_mode: bool
     check_grad_dtypes: bool = False
+    check_forward_ad: bool = False  # compare forward mode's Jacobians (forward.py)
+    check_backward_ad: bool = True  # compare reverse mode's
     max_mismatches: int = MAX_MISMATCHES  # entries a PairReport lists, largest error first
 
 
@@ -116,6 +118,7 @@ class CheckState:
         self.numerical_cache: dict[int, list[numpy.ndarray]] = {}  # by input rank
         self.centre_cache: list[numpy.ndarray] | None = None  # numerical.centre_values
         self.analytical_cache: dict[int, list[numpy.ndarray | None]] = {}  # by output rank
+        self.forward_cache: dict[int, list[numpy.ndarray]] = {}  # forward mode's, by input rank
         self.kink_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # by (input rank, element)
         self.noise_cache: dict[tuple[int, int], list[numpy.ndarray] | None] = {}  # likewise
         self.progress = progress

@@ -18,7 +18,7 @@ import numpy
 
 from ... import backend
 from ...tensor import Tensor, wrap
-from .. import grad_mode
+from .. import forward_ad, grad_mode
 from ..backward import edge_of
 from ..backward import grad as autograd_grad
 from ..backward import run as run_graph
@@ -77,6 +77,18 @@ class Tensors:
         raise NotImplementedError
 
     def no_grad(self) -> AbstractContextManager:
+        raise NotImplementedError
+
+    def dual_level(self) -> AbstractContextManager:
+        """The library's forward_ad.dual_level()."""
+        raise NotImplementedError
+
+    def make_dual(self, t: Any, tangent: Any) -> Any:
+        """A dual tensor: t's values, detached, with `tangent` at the current level."""
+        raise NotImplementedError
+
+    def tangent(self, t: Any) -> Any:
+        """t's tangent at the current level, or None (forward_ad.unpack_dual(t).tangent)."""
         raise NotImplementedError
 
     def enable_grad(self) -> AbstractContextManager:
@@ -160,6 +172,15 @@ class EngineTensors(Tensors):
 
     def enable_grad(self) -> AbstractContextManager:
         return grad_mode.enable_grad()
+
+    def dual_level(self) -> AbstractContextManager:
+        return forward_ad.dual_level()
+
+    def make_dual(self, t: Tensor, tangent: Tensor) -> Tensor:
+        return forward_ad.make_dual(t.detach(), tangent)
+
+    def tangent(self, t: Tensor) -> Tensor | None:
+        return forward_ad.unpack_dual(t).tangent
 
     def text(self, values: numpy.ndarray, like: Tensor) -> str:
         host = numpy.ascontiguousarray(values).astype(like._data.dtype)

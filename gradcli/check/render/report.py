@@ -15,7 +15,7 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                   "deselected": int,       # cases -k left out
                   "skipped": int,          # files a directory search found that import torch, not installed
                   "elapsed": float},
-      "settings": {"order": 1 | 2, "fast": bool | null,
+      "settings": {"order": 1 | 2, "modes": ["rev" | "fwd"], "fast": bool | null,
                    "eps": float | null, "atol": float | null, "rtol": float | null,   # null: from each case's dtype
                    "nondet_tol": float, "dtype": "float64" | "native", "reference": "float64" | "native",
                    "device": "cpu" | "cuda", "seed": int, "pattern": str | null},
@@ -28,7 +28,7 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
         "order": int, "mode": "fast" | "full", "localized": bool, "device": str,
         "dtype": str,                      # of the analytical gradient ("float64", native "float32", ...)
         "upcast": bool, "elapsed": float, "differentiable_elements": int,
-        "settings": {"order", "fast", "eps", "atol", "rtol", "nondet_tol", "dtype", "reference"},
+        "settings": {"order", "modes", "fast", "eps", "atol", "rtol", "nondet_tol", "dtype", "reference"},
                                            # after the case's own options, eps and tolerances resolved
         "verdict": "PASS" | "NOISE" | "KINK" | "BUG" | "RANDOM FORWARD" | "NONDETERMINISTIC FORWARD"
                    | "NONDETERMINISTIC BACKWARD" | "DTYPE" | "ERROR",   # the case's class (verdicts.py)
@@ -44,7 +44,10 @@ finite are written as the strings "nan", "inf", "-inf"; indices and shapes are l
                                             # `engine.tensor()`, `torch.as_tensor()`, `no_grad` ...
         "no_gradient": [str],               # failed cases: inputs that get no gradient at all
         "pairs": [{
-          "input": str, "output": str, "input_index": int, "output_index": int, "order": int, "passed": bool,
+          "input": str, "output": str, "input_index": int, "output_index": int, "order": int,
+          "mode": "rev" | "fwd",            # the analytical side: reverse mode (VJPs) or forward mode (JVPs)
+          "comparison": "VJP" | "JVP" | "VJP of VJP" | "JVP of VJP",   # order and mode, in JAX's words
+          "passed": bool,
           "input_shape": [int], "output_shape": [int], "jacobian_shape": [int],
           "max_abs_err": float, "max_rel_err": float,   # max_rel_err "inf": undefined (a numerical 0)
           "worst_input_index": [int] | null, "worst_output_index": [int] | null,
@@ -146,27 +149,29 @@ _FILE_COLUMNS: dict[str, dict[str, Any]] = {
 
 
 def _file_rows(result: CaseResult, show_output: bool) -> list[dict[str, Any]]:
-    """A case's rows of the file table, by column name."""
-    rows: list[PairResult | None] = list(result.pairs)
+    """A case's rows of the file table, by column name: one per (output, input), whichever modes
+    compared it (the worst of them shown; see `_row_result`)."""
+    rows: list[list[PairResult] | None] = list(_by_block(result.pairs))
     if not result.passed and all(p.passed for p in result.pairs):
         rows.append(None)  # failed on a problem (raised, nondeterministic...): a row with its class
     out = []
-    for number_, pair in enumerate(rows):
+    for number_, block in enumerate(rows):
         first = number_ == 0
         row: dict[str, Any] = {"case": Name(result.name) if first else ""}
         if show_output:
-            row["output"] = Name(pair.output) if pair is not None else "-"
-        if pair is None:
+            row["output"] = Name(block[0].output) if block is not None else "-"
+        if block is None:
             row["input"] = "-"  # no pair was compared: the FAILED section says why
             row.update({"shape": "-", "max abs err": "-", "max rel err": "-", "worst index": "-"})
             row["result"] = _verdict(result.verdict)
         else:
+            pair = max(block, key=_severity)
             row["input"] = Name(pair.input)
             row["shape"] = _shape(pair.input_shape)
             row["max abs err"] = number(_num(pair.max_abs_err))
             row["max rel err"] = number(_rel_err(pair))
             row["worst index"] = _index(pair.worst_input_index)
-            row["result"] = _verdict(pair.verdict)
+            row["result"] = _row_result(block, pair)
         row["mode"] = (result.mode + (" (localized)" if result.localized else "")) if first else ""
         row["time"] = number(f"{result.elapsed:.2f}s") if first else ""
         out.append(row)
@@ -195,9 +200,8 @@ def print_failures(
             reason = problems.pop(0)  # the reason is this problem: its line goes under it
             if reason.source:
                 print_block(console, Indented(numbered_source([reason.source], reason.line), by=6))
-        for pair in result.pairs:
-            if not pair.passed:
-                _print_pair_failure(console, pair, result, rows)
+        for pair, comparisons in _failures(result):
+            _print_pair_failure(console, pair, result, rows, comparisons)
         if problems:
             console.print("  problems:")
             for problem in problems:
@@ -206,9 +210,8 @@ def print_failures(
                     print_block(console, Indented(numbered_source([problem.source], problem.line), by=8))
         print_lost_gradients(console, result)
         for location in result.backwards:
-            console.print(
-                f"  backward of {location.function.rsplit('.', 1)[0]}: {location.file}:{location.line}"
-            )
+            function, method = location.function.rsplit(".", 1)
+            console.print(f"  {method} of {function}: {location.file}:{location.line}")
             source = location.source[:SOURCE_LINES]
             if console.is_terminal:
                 from rich.syntax import Syntax  # pygments: only to colour a failure
@@ -242,7 +245,7 @@ def print_warnings(console: Console, results: list[CaseResult]) -> None:
         ):
             if not texts:
                 continue
-            console.print(Text(f"{label} {result.file}::{result.name}", style=style), soft_wrap=True)
+            console.print(Text(f"{label} {result.file}::{result.name}", style=style))
             items = Table.grid(padding=(0, 1))  # a hanging indent: wrapped lines stay under the text
             items.add_column(no_wrap=True)
             items.add_column(ratio=1)
@@ -252,8 +255,37 @@ def print_warnings(console: Console, results: list[CaseResult]) -> None:
             console.print()
 
 
-def _print_pair_failure(console: Console, pair: PairResult, result: CaseResult, rows: int) -> None:
-    label = _pair_label(pair, result)
+def _failures(result: CaseResult) -> list[tuple[PairResult, list[str]]]:
+    """Each failed pair with the comparisons it stands for: a JVP that fails on the very entries
+    its block's VJP fails on (a wrong formula both modes share) is said once, as `(VJP, JVP)`."""
+    shown: list[tuple[PairResult, list[str]]] = []
+    for block in _by_block(result.pairs):
+        for pair in (p for p in block if not p.passed):
+            same = next((s for s in shown if s[0] in block and _same_failure(s[0], pair)), None)
+            if same:
+                same[1].append(pair.comparison)
+            else:
+                shown.append((pair, [pair.comparison]))
+    return shown
+
+
+def _same_failure(one: PairResult, other: PairResult) -> bool:
+    """Whether two comparisons of one block found the same wrong entries with the same values."""
+    entries = [(m.output_index, m.input_index) for m in one.mismatches]
+    return (
+        one.mismatch_count == other.mismatch_count
+        and entries == [(m.output_index, m.input_index) for m in other.mismatches]
+        and all(
+            math.isclose(a.analytical, b.analytical, rel_tol=1e-6, abs_tol=1e-12)
+            for a, b in zip(one.mismatches, other.mismatches, strict=True)
+        )
+    )
+
+
+def _print_pair_failure(
+    console: Console, pair: PairResult, result: CaseResult, rows: int, comparisons: list[str]
+) -> None:
+    label = _pair_label(pair, result, comparisons)
     where = ""
     if pair.worst_input_index is not None:
         where = f" at {entry_name(pair.input, pair.worst_input_index)}"
@@ -438,9 +470,37 @@ def _verdict(verdict: str) -> Text:
     return number(SHORT.get(verdict, verdict), style)
 
 
-def _pair_label(pair: PairResult, result: CaseResult) -> str:
-    """`x`, or `grad(x) w.r.t. x` where the case has several outputs or second-order pairs."""
-    return f"{pair.output} w.r.t. {pair.input}" if _names_outputs(result) else pair.input
+def _by_block(pairs: list[PairResult]) -> list[list[PairResult]]:
+    """The pairs of each (order, output, input) block of the Jacobian: its VJP and its JVP."""
+    blocks: dict[tuple, list[PairResult]] = {}
+    for pair in pairs:
+        blocks.setdefault((pair.order, pair.output, pair.input), []).append(pair)
+    return list(blocks.values())
+
+
+def _severity(pair: PairResult) -> tuple:
+    """A failing pair before a passing one, then the larger error (NaN largest)."""
+    err = pair.max_abs_err
+    return (not pair.passed, pair.verdict != PASS, math.inf if math.isnan(err) else err)
+
+
+def _row_result(block: list[PairResult], worst: PairResult) -> Text:
+    """The worst verdict of a block; `BUG (JVP)` where its comparisons disagree on it."""
+    if len({p.verdict for p in block}) == 1:
+        return _verdict(worst.verdict)
+    return _verdict(worst.verdict) + Text(f" ({worst.comparison})")
+
+
+def _pair_label(pair: PairResult, result: CaseResult, comparisons: list[str]) -> str:
+    """`x`, or `grad(x) w.r.t. x` where the case has several outputs or second-order pairs; then
+    `(JVP)` or `(VJP, JVP)` where the case compared more than one kind of derivative."""
+    label = f"{pair.output} w.r.t. {pair.input}" if _names_outputs(result) else pair.input
+    return f"{label} ({', '.join(comparisons)})" if _compares_several(result) else label
+
+
+def _compares_several(result: CaseResult) -> bool:
+    """Whether a case's pairs need their comparison named: more than one (VJP and JVP, ...)."""
+    return len({p.comparison for p in result.pairs}) > 1
 
 
 def _names_outputs(result: CaseResult) -> bool:

@@ -57,8 +57,12 @@ def _examine(prepared: PreparedCase, result: CaseResult) -> None:
     except USER_ERRORS:  # the check has reported it
         return
     after = take_random_state()
+    failed_modes = {pair.mode for pair in result.pairs if not pair.passed} or {"rev"}
     result.backwards = [
-        loc for cls in functions_in_graph(outputs) if (loc := _backward_location(cls)) is not None
+        loc
+        for cls in functions_in_graph(outputs)
+        for mode in sorted(failed_modes, reverse=True)  # "rev" first
+        if (loc := _method_location(cls, mode)) is not None
     ]
     reached: set[int] = set()
     for output in outputs:
@@ -175,20 +179,23 @@ def _defined_by_user(cls: type) -> bool:
         return True
 
 
-def _backward_location(cls: type) -> SourceLocation | None:
-    backward = cls.__dict__.get("backward") or cls.__dict__.get("vjp")
-    if backward is None:
+def _method_location(cls: type, mode: str) -> SourceLocation | None:
+    """Where a Function's derivative for `mode` is written: its backward (or vjp) for reverse
+    mode, its jvp for forward mode."""
+    names = ("backward", "vjp") if mode == "rev" else ("jvp",)
+    method = next((cls.__dict__[n] for n in names if n in cls.__dict__), None)
+    if method is None:
         return None
-    backward = getattr(backward, "__func__", backward)
+    method = getattr(method, "__func__", method)
     try:
-        lines, start = inspect.getsourcelines(backward)
-        path = inspect.getsourcefile(backward)
+        lines, start = inspect.getsourcelines(method)
+        path = inspect.getsourcefile(method)
     except (OSError, TypeError):
         return None
     if path is None:
         return None
     return SourceLocation(
-        function=f"{cls.__qualname__}.backward",
+        function=f"{cls.__qualname__}.{names[0]}",
         file=display_path(path),
         line=start,
         source=[line.rstrip("\n") for line in lines],
