@@ -51,8 +51,10 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> 
     return _apply_mask(input, _mask(input, p, shape), inplace)
 
 
-def _unbatched(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
-    """Feature dropout on an input without its batch dim: run with one, as torch does."""
+def _channels(input: Tensor, p: float, training: bool, inplace: bool, batched: bool) -> Tensor:
+    """Feature dropout; an input without its batch dim runs with one, as torch does."""
+    if batched:
+        return _feature_dropout(input, p, training, inplace)
     input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
     result = _feature_dropout(input, p, training, inplace)
     return result.squeeze_(0) if inplace else result.squeeze(0)
@@ -79,9 +81,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "spatial dimension, a channel dimension, and an optional batch dimension "
             "(i.e. 2D or 3D inputs)."
         )
-    if ndim == 3:
-        return _feature_dropout(input, p, training, inplace)
-    return _unbatched(input, p, training, inplace)
+    return _channels(input, p, training, inplace, batched=ndim == 3)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -108,6 +108,4 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     ndim = input.dim()
     if ndim not in (4, 5):
         warnings.warn(_rank_warning("dropout3d", ndim, "3", "4D or 5D"), stacklevel=2)
-    if ndim == 5:
-        return _feature_dropout(input, p, training, inplace)
-    return _unbatched(input, p, training, inplace)
+    return _channels(input, p, training, inplace, batched=ndim == 5)
