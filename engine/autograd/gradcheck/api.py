@@ -43,13 +43,17 @@ def gradcheck(
     fast_mode: bool = False,
     check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
+    check_backward_ad: bool = True,
 ) -> bool:
     """torch.autograd.gradcheck: True, or GradcheckError (False with raise_exception=False).
 
     As in torch, errors raised by `func` or its backward, and invalid inputs, propagate
     as they are whatever `raise_exception` says. `check_batched_grad=True` is refused: the
-    engine has no vmap to compute batched gradients with.
+    engine has no vmap to compute batched gradients with. Backward AD is the only mode checked,
+    so `check_backward_ad=False` leaves nothing to check: torch's AssertionError.
     """
+    if not check_backward_ad:
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     _refuse_batched(check_batched_grad, "gradcheck")
     tupled = as_tuple(inputs)
     _warn_non_double(ENGINE, tupled)
@@ -79,12 +83,16 @@ def gradgradcheck(
     fast_mode: bool = False,
     check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
+    check_rev_over_rev: bool = True,
 ) -> bool:
     """torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs) -> first-order grads.
 
     Random grad_outputs (uniform in [-1, 1), requiring grad) come from a fixed-seed
-    generator, so the user's random state is untouched and reruns agree.
+    generator, so the user's random state is untouched and reruns agree. Reverse over reverse
+    is the only mode checked (`check_rev_over_rev` is gradcheck's `check_backward_ad`).
     """
+    if not check_rev_over_rev:
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
     _refuse_batched(check_batched_grad, "gradgradcheck")
     new_func, new_inputs = gradgrad_problem(func, as_tuple(inputs), grad_outputs, gen_non_contig_grad_outputs)
     return gradcheck(
