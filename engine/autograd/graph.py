@@ -1,14 +1,63 @@
-"""engine.autograd.graph: the Node type under PyTorch's module path, and hooks over several tensors."""
+"""engine.autograd.graph: the Node type under PyTorch's module path, saved-tensor hooks, and hooks
+over several tensors."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
 
+from ..ops.creation import empty
+from ..tensor import Tensor
+from . import saved_hooks
 from .backward import current_graph_task_id, edge_of, will_engine_execute_node
 from .hooks import RemovableHandle
 from .node import Node
+
+
+class saved_tensors_hooks:  # noqa: N801 -- torch's name
+    """Inside, every tensor a node saves goes through `pack_hook` when saved and `unpack_hook` when
+    read back (backward, `_saved_*`, `saved_tensors`); the innermost registration applies."""
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        saved_hooks.push(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *args: object) -> None:
+        saved_hooks.STACK.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 -- torch's name
+    """Saved tensors kept on the CPU and moved back to their device when read: on the CPU, the
+    tensor itself (no copy; `pin_memory=True` copies, as torch's does, pinning nothing here)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(tensor: Tensor) -> tuple:
+            if not pin_memory:
+                return (tensor.device, tensor.cpu())
+            return (tensor.device, empty(tensor.shape, dtype=tensor.dtype).copy_(tensor))
+
+        def unpack_from_cpu(packed: tuple) -> Tensor:
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextmanager
+def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
+    """Registering saved-tensor hooks inside raises `error_message`; entering it with hooks
+    registered does too, as torch's."""
+    previous = saved_hooks.DISABLED[0]
+    try:
+        saved_hooks.disable(error_message)
+        yield
+    finally:
+        saved_hooks.DISABLED[0] = previous
 
 
 class _MultiHandle(RemovableHandle):
@@ -80,4 +129,10 @@ def register_multi_grad_hook(
     return _MultiHandle(tuple(t.register_hook(collector(i)) for i, t in enumerate(tensors)))
 
 
-__all__ = ["Node", "register_multi_grad_hook"]
+__all__ = [
+    "Node",
+    "disable_saved_tensors_hooks",
+    "register_multi_grad_hook",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+]

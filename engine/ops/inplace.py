@@ -22,14 +22,14 @@ import weakref
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, grad_mode
+from ..autograd import anomaly, grad_mode, saved_hooks
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
 from ..tensor import InvalidView, SavedOutput, Tensor, raw_grad_fn, wrap
 from . import derivatives as D
 from .api import public
 from .namespaces import overlaps
-from .op import apply_op, check_same_device, new_node
+from .op import apply_op, check_same_device, new_node, pack_saved
 from .operands import as_operand, norm_dim
 from .shaping.core import (
     _array_key,
@@ -208,7 +208,12 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
     if not recording:  # apply_op records nothing here; it still promotes and explains shapes
         return _store(t, apply_op(op, (t, *others), attrs)._data)
     snapshot = _snapshot(t)
-    result = apply_op(op, (snapshot, *others), attrs)
+    packing = bool(saved_hooks.STACK)
+    if packing:  # packed below, once the saved result is `t` itself
+        with saved_hooks.held_back():
+            result = apply_op(op, (snapshot, *others), attrs)
+    else:
+        result = apply_op(op, (snapshot, *others), attrs)
     _write(t, result._data)
     _bump(t)
     node = result.grad_fn
@@ -218,6 +223,8 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
         _rebase_view(t, node)
     if node._saved:
         _save_as_result(node, t)
+        if packing:
+            pack_saved(node)
     if t._vc.views is not None:
         refresh_views(t._vc.views, t)
     return t

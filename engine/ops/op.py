@@ -13,9 +13,10 @@ import types
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, grad_mode
+from ..autograd import anomaly, grad_mode, saved_hooks
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, freed_error, version_error
+from ..autograd.saved_hooks import PackedSaved
 from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved, wrap
 from .creation import tensor as make_tensor
 from .promotion import promoted
@@ -24,6 +25,7 @@ ndarray = numpy.ndarray
 _grad_enabled = grad_mode.state  # [bool]: read once per op, so bound here
 _anomaly_on = anomaly.state  # [on, check_nan, sites only]
 _numpy_quiet = backend._quiet  # a thread's numpy errors ignored (empty until its first op)
+_saved_hooks = saved_hooks.STACK  # the registered saved-tensor hooks (empty: the usual case)
 
 
 def _producer_of(tensor):
@@ -55,6 +57,10 @@ class FormulaNode(Node):
             if version is None:
                 out.append(value)
                 continue
+            if value.__class__ is PackedSaved:  # through its unpack_hook, unchecked, as torch's
+                value = value.unpack(self)
+                out.append(value if as_tensors else value._data)
+                continue
             if value.__class__ is SavedOutput:
                 if value._vc.version != version:
                     raise version_error(value.tensor(self), version, value.producer(self))
@@ -72,7 +78,7 @@ class FormulaNode(Node):
         if self._saved is None:
             return None
         return [
-            (value.tensor(self) if value.__class__ is SavedOutput else value, version)
+            (saved_hooks.as_user_sees(self, value), version)
             for value, version in zip(self._saved, self._versions)
         ]
 
@@ -156,6 +162,20 @@ class FormulaNode(Node):
 
 
 FREED_VERSIONS = (None,)
+
+
+def pack_saved(node) -> None:
+    """Replace each tensor `node` saved by what the registered pack_hook makes of it."""
+    saved = list(node._saved)
+    for k, version in enumerate(node._versions):
+        value = saved[k]
+        if version is None:
+            continue
+        if value.__class__ is SavedOutput:
+            saved[k] = saved_hooks.pack(value.tensor(node), value._output_nr)
+        else:
+            saved[k] = saved_hooks.pack(value)
+    node._saved = saved
 
 
 def _saved_property(name, index, is_attr, freed=False):
@@ -551,6 +571,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 )
         node._saved = saved
         node._versions = versions
+        if _saved_hooks:
+            pack_saved(node)
     else:
         node._saved = node._versions = ()
 
@@ -601,6 +623,8 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
             versions.append(inputs[i]._vc.version if isinstance(inputs[i], Tensor) else None)
     node = new_node(op.node, tuple(edge_of(x) for x in inputs), (), attrs)
     node._saved, node._versions = saved, versions
+    if _saved_hooks:
+        pack_saved(node)
     if _anomaly_on[0]:
         node._trace = [anomaly.forward_trace(node, inputs, out) for out in outs][0]
     for k, out in enumerate(outs):
