@@ -1,6 +1,6 @@
 """engine.autograd: the graph machinery, with PyTorch's public names."""
 
-from . import anomaly, functional, grad_mode, graph
+from . import anomaly, functional, grad_mode, graph, profiler
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .backward import AccumulateGrad, backward, grad
 from .function import Function, FunctionCtx
@@ -32,6 +32,7 @@ __all__ = [
     "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",
+    "profiler",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]

@@ -326,6 +326,9 @@ def _variadic(forward, attr_count: int):
     return lambda xp, *args: forward(xp, args[:-attr_count], *args[-attr_count:])
 
 
+ROWS: list = []  # every Op made, for tools that time them (autograd.profiler)
+
+
 class Op:
     """One row of the table: the forward on arrays, the node class, and what to save.
 
@@ -338,6 +341,7 @@ class Op:
     __slots__ = ("forward", "node", "save_plan", "conditional", "broadcasts", "promotes", "casts")
 
     def __init__(self, forward, node, broadcasts=False, promotes=False, variadic=False, casts=False):
+        ROWS.append(self)
         attr_count = len(node.attr_names) + len(node.kept_names)
         self.forward = _variadic(forward, attr_count) if variadic else forward
         self.node = node
