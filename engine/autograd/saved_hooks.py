@@ -11,8 +11,9 @@ hooks may have copied it anywhere), and the hooks are those of the innermost reg
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from ..tensor import SavedOutput, Tensor, tp_name, wrap
 from . import grad_mode
@@ -75,10 +76,10 @@ def as_user_sees(node, value):
     return value
 
 
-def pack(tensor: Tensor, output_nr: int | None = None) -> PackedSaved:
-    """`tensor` through the innermost pack_hook, under no_grad; `output_nr` for the saving node's
-    own output. pack_hook must not change the tensor in place (torch's error)."""
-    pack_hook, unpack_hook = STACK[-1]
+def pack(tensor: Tensor, output_nr: int | None = None, hooks: tuple | None = None) -> PackedSaved:
+    """`tensor` through the innermost pack_hook (or `hooks`' own), under no_grad; `output_nr` for the
+    saving node's own output. pack_hook must not change the tensor in place (torch's error)."""
+    pack_hook, unpack_hook = STACK[-1] if hooks is None else hooks
     version = tensor._vc.version
     previous = grad_mode.state[0]
     grad_mode.state[0] = False
@@ -97,6 +98,42 @@ def pack(tensor: Tensor, output_nr: int | None = None) -> PackedSaved:
     leaf = not saved.is_output and saved.grad_fn is None and tensor._rg
     saved.accumulator = accumulator_of(tensor) if leaf else None
     return saved
+
+
+class SavedTensor:
+    """One of a node's saved tensors, as `_raw_saved_<name>` gives it: hooks of its own with
+    `register_hooks` (torch's SavedTensor), packing it now, the entry then read through them."""
+
+    def __init__(self, node, index: int) -> None:
+        self._node = node
+        self._index = index
+
+    def register_hooks(
+        self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]
+    ) -> None:
+        node, index = self._node, self._index
+        if node._saved is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of "
+                "the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+                "you need to backward through the graph a second time or if you need to access saved variables "
+                "after calling backward."
+            )
+        value = node._saved[index]
+        if value.__class__ is PackedSaved:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair "
+                "of hooks is allowed at a time."
+            )
+        if not isinstance(value, (Tensor, SavedOutput)):
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        if value.__class__ is SavedOutput:
+            packed = pack(value.tensor(node), value._output_nr, (pack_hook, unpack_hook))
+        else:
+            packed = pack(value, None, (pack_hook, unpack_hook))
+        saved = list(node._saved)
+        saved[index] = packed
+        node._saved = saved
 
 
 def push(pack_hook, unpack_hook) -> None:

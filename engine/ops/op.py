@@ -280,6 +280,7 @@ def node_class(
     }
     for i, s in enumerate(saves):
         ns["_saved_" + s] = _saved_property(s, i, False)
+        ns["_raw_saved_" + s] = property(lambda self, i=i: saved_hooks.SavedTensor(self, i))
     for i, a in enumerate(ns["attr_names"]):
         ns["_saved_" + a] = _saved_property(a, i, True, a in frees)
     ns["apply"] = own_copy(FormulaNode.apply if len(outputs) == 1 else FormulaNode.apply_outputs)

@@ -205,3 +205,40 @@ def test_disable_saved_tensors_hooks(lib):
                 pass
     with graph.saved_tensors_hooks(lambda t: t, lambda t: t):  # enabled again
         pass
+
+
+def test_raw_saved_tensor_gets_hooks_of_its_own(lib):
+    a = lib.full((3,), 2.0, requires_grad=True)
+    b = a * a
+    b.grad_fn._raw_saved_self.register_hooks(lambda t: t * 10, lambda t: t / 5)
+    b.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [6.0] * 3)  # self read as 2a, other as a
+    y = a.exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: t * 2, lambda t: t / 2)
+    assert lib.allclose(y.grad_fn._saved_result, y)
+
+
+def test_raw_saved_tensor_errors(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x.exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+    already = (
+        "^Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair"
+    )
+    with pytest.raises(RuntimeError, match=already):
+        y.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+    with _identity_hooks(lib, []):
+        w = x.sin()
+    with pytest.raises(RuntimeError, match=already):
+        w.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    n = x * lib.ones(3)
+    with pytest.raises(
+        RuntimeError, match="^Calling register_hooks on a saved tensor with value None is forbidden$"
+    ):
+        n.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    z = x.sin()
+    z.sum().backward()
+    with pytest.raises(
+        RuntimeError, match="^Calling register_hooks on a saved tensor after it has been freed. Saved"
+    ):
+        z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
