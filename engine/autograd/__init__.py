@@ -1,6 +1,6 @@
 """engine.autograd: the graph machinery, with PyTorch's public names."""
 
-from . import anomaly, forward_ad, functional, grad_mode
+from . import anomaly, forward_ad, functional, grad_mode, graph, profiler
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .backward import AccumulateGrad, backward, grad
 from .function import Function, FunctionCtx
@@ -29,9 +29,11 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "grad_mode",
+    "graph",
     "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",
+    "profiler",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]

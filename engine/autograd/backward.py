@@ -9,6 +9,7 @@ the node's pre-hooks, the node, its post-hooks. With `inputs=` only what leads t
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 import warnings
@@ -175,9 +176,45 @@ def _run_post_accumulate_hooks(hooks: dict, variable) -> None:
 
 
 class _Nesting(threading.local):
-    """How many runs are in progress on this thread (a custom backward may start another)."""
+    """How many runs are in progress on this thread (a custom backward may start another), and
+    the innermost one's task: (id, the nodes it reaches, its `_Plan` or None)."""
 
     depth = 0
+    task = None
+
+
+_task_ids = itertools.count()
+
+
+def current_graph_task_id() -> int:
+    """An id of the backward run in progress on this thread (-1 outside any): hooks tell runs apart."""
+    task = _nesting.task
+    return -1 if task is None else task[0]
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the backward run in progress will execute `node` (torch's _will_engine_execute_node)."""
+    task = _nesting.task
+    if task is None:
+        raise RuntimeError("_get_should_execute_nodes should only be called during the backward pass")
+    _, deps, plan = task
+    if node not in deps:
+        return False
+    if plan is None:
+        return True
+    if node not in plan.execute:
+        return False
+    if plan.captures is not None and _is_leaf_node(node) and any(n is node for n, _ in plan.captures):
+        raise RuntimeError(
+            "A leaf node was passed to _will_engine_execute_node but we are "
+            "currently running autograd.grad(). This is currently not supported."
+        )
+    return True
+
+
+def _is_leaf_node(node) -> bool:
+    """A node with no edge onward (torch's topological_nr 0): an AccumulateGrad, or a graph's end."""
+    return all(child is None for child, _ in node.next_functions)
 
 
 _nesting = _Nesting()
@@ -322,6 +359,8 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
         watch.backward_begin(roots, retain_graph, inputs, capture)
     prev_mode = grad_mode.state[0]
     grad_mode.state[0] = bool(create_graph)
+    outer_task = _nesting.task
+    _nesting.task = (next(_task_ids), deps, plan)
     try:
         while ready:
             node = ready.pop()
@@ -373,6 +412,7 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
         raise
     finally:
         grad_mode.state[0] = prev_mode
+        _nesting.task = outer_task
         if watch is not None:
             watch.backward_end(inputs, None if plan is None else plan.captured)
     return None if plan is None else plan.captured

@@ -19,9 +19,10 @@ from ..ops.creation import zeros_like
 from ..ops.inplace import mark_returned_view, rebase_history
 from ..ops.tangents import tangent_of
 from ..tensor import SavedOutput, Tensor, raw_grad_fn, tp_name, wrap
-from . import forward_grad, grad_mode
+from . import forward_grad, grad_mode, saved_hooks
 from .backward import edge_of
 from .node import Node, freed_error, leaf_error, version_error
+from .saved_hooks import PackedSaved
 
 ONCE_DIFFERENTIABLE_MESSAGE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
@@ -88,6 +89,9 @@ class BackwardCFunction(Node, FunctionCtx):
             raise freed_error()
         out = []
         for t, version in saved:
+            if t.__class__ is PackedSaved:  # through its unpack_hook, unchecked, as torch's
+                out.append(t.unpack(self))
+                continue
             if t.__class__ is SavedOutput:
                 t = t.tensor(self)
             if t is not None and t._vc.version != version:
@@ -100,7 +104,7 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = self.__dict__.get("_saved_entries", ())
         if saved is None:
             return None
-        return [(t.tensor(self) if t.__class__ is SavedOutput else t, v) for t, v in saved]
+        return [(saved_hooks.as_user_sees(self, t), v) for t, v in saved]
 
     def release(self) -> None:
         if self.__dict__.get("_saved_entries"):
@@ -452,6 +456,8 @@ def _save_for_backward(ctx, outs: list, dirty: tuple) -> None:
             )
         if t is None:
             entries.append((None, 0))
+        elif saved_hooks.STACK:
+            entries.append((saved_hooks.pack(t, output_nrs.get(id(t))), t._vc.version))
         elif id(t) in output_nrs:
             entries.append((SavedOutput(t, output_nrs[id(t)]), t._vc.version))
         else:

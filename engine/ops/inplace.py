@@ -22,7 +22,7 @@ import weakref
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, forward_grad, grad_mode
+from ..autograd import anomaly, forward_grad, grad_mode, saved_hooks
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
 from ..tensor import InvalidView, SavedOutput, Tensor, raw_grad_fn, wrap
@@ -30,7 +30,7 @@ from . import derivatives as D
 from . import tangents
 from .api import public
 from .namespaces import overlaps
-from .op import apply_op, check_same_device, new_node
+from .op import apply_op, check_same_device, new_node, pack_saved
 from .operands import as_operand, norm_dim
 from .shaping.core import (
     _array_key,
@@ -212,7 +212,12 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
             tangents.write_inplace(t, result)
         return _store(t, result._data)
     snapshot = _snapshot(t)
-    result = apply_op(op, (snapshot, *others), attrs)
+    packing = bool(saved_hooks.STACK)
+    if packing:  # packed below, once the saved result is `t` itself
+        with saved_hooks.held_back():
+            result = apply_op(op, (snapshot, *others), attrs)
+    else:
+        result = apply_op(op, (snapshot, *others), attrs)
     _write(t, result._data)
     if forward_grad.state[0]:  # forward AD: the result's tangent written into t's (ops/tangents.py)
         tangents.write_inplace(t, result)
@@ -224,6 +229,8 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
         _rebase_view(t, node)
     if node._saved:
         _save_as_result(node, t)
+        if packing:
+            pack_saved(node)
     if t._vc.views is not None:
         refresh_views(t._vc.views, t)
     return t

@@ -13,9 +13,10 @@ import types
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, forward_grad, grad_mode
+from ..autograd import anomaly, forward_grad, grad_mode, saved_hooks
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, freed_error, version_error
+from ..autograd.saved_hooks import PackedSaved
 from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved, wrap
 from .creation import tensor as make_tensor
 from .promotion import promoted
@@ -26,6 +27,7 @@ _anomaly_on = anomaly.state  # [on, check_nan, sites only]
 _numpy_quiet = backend._quiet  # a thread's numpy errors ignored (empty until its first op)
 _tangents = forward_grad.state  # [a non-empty table] once some tensor carries a forward-AD tangent
 _jvp = forward_grad.rule  # [propagate(op, inputs, attrs, outputs)]: ops/forward_mode.py
+_saved_hooks = saved_hooks.STACK  # the registered saved-tensor hooks (empty: the usual case)
 
 
 def _producer_of(tensor):
@@ -57,6 +59,10 @@ class FormulaNode(Node):
             if version is None:
                 out.append(value)
                 continue
+            if value.__class__ is PackedSaved:  # through its unpack_hook, unchecked, as torch's
+                value = value.unpack(self)
+                out.append(value if as_tensors else value._data)
+                continue
             if value.__class__ is SavedOutput:
                 if value._vc.version != version:
                     raise version_error(value.tensor(self), version, value.producer(self))
@@ -74,7 +80,7 @@ class FormulaNode(Node):
         if self._saved is None:
             return None
         return [
-            (value.tensor(self) if value.__class__ is SavedOutput else value, version)
+            (saved_hooks.as_user_sees(self, value), version)
             for value, version in zip(self._saved, self._versions)
         ]
 
@@ -158,6 +164,20 @@ class FormulaNode(Node):
 
 
 FREED_VERSIONS = (None,)
+
+
+def pack_saved(node) -> None:
+    """Replace each tensor `node` saved by what the registered pack_hook makes of it."""
+    saved = list(node._saved)
+    for k, version in enumerate(node._versions):
+        value = saved[k]
+        if version is None:
+            continue
+        if value.__class__ is SavedOutput:
+            saved[k] = saved_hooks.pack(value.tensor(node), value._output_nr)
+        else:
+            saved[k] = saved_hooks.pack(value)
+    node._saved = saved
 
 
 def _saved_property(name, index, is_attr, freed=False):
@@ -262,6 +282,7 @@ def node_class(
     }
     for i, s in enumerate(saves):
         ns["_saved_" + s] = _saved_property(s, i, False)
+        ns["_raw_saved_" + s] = property(lambda self, i=i: saved_hooks.SavedTensor(self, i))
     for i, a in enumerate(ns["attr_names"]):
         ns["_saved_" + a] = _saved_property(a, i, True, a in frees)
     ns["apply"] = own_copy(FormulaNode.apply if len(outputs) == 1 else FormulaNode.apply_outputs)
@@ -308,6 +329,9 @@ def _variadic(forward, attr_count: int):
     return lambda xp, *args: forward(xp, args[:-attr_count], *args[-attr_count:])
 
 
+ROWS: list = []  # every Op made, for tools that time them (autograd.profiler)
+
+
 class Op:
     """One row of the table: the forward on arrays, the node class, and what to save.
 
@@ -322,6 +346,7 @@ class Op:
     def __init__(
         self, forward, node, broadcasts=False, promotes=False, variadic=False, casts=False, jvp=None
     ):
+        ROWS.append(self)
         attr_count = len(node.attr_names) + len(node.kept_names)
         self.forward = _variadic(forward, attr_count) if variadic else forward
         self.node = node
@@ -558,6 +583,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 )
         node._saved = saved
         node._versions = versions
+        if _saved_hooks:
+            pack_saved(node)
     else:
         node._saved = node._versions = ()
 
@@ -612,6 +639,8 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
             versions.append(inputs[i]._vc.version if isinstance(inputs[i], Tensor) else None)
     node = new_node(op.node, tuple(edge_of(x) for x in inputs), (), attrs)
     node._saved, node._versions = saved, versions
+    if _saved_hooks:
+        pack_saved(node)
     if _anomaly_on[0]:
         node._trace = [anomaly.forward_trace(node, inputs, out) for out in outs][0]
     for k, out in enumerate(outs):

@@ -262,3 +262,34 @@ def test_check_batched_grad_true_is_refused_clearly(name):
         ),
     ):
         check(lambda a: a * a, (x,), check_batched_grad=True)
+
+
+def test_backward_ad_is_checked_by_default(lib):
+    x = double(lib, 3)
+    assert lib.autograd.gradcheck(lambda a: a * 2, (x,), check_backward_ad=True)
+    assert lib.autograd.gradgradcheck(lambda a: a * a * a, (x,), check_rev_over_rev=True)
+
+
+def test_forward_mode_alone_is_a_check_of_its_own(lib):
+    x = double(lib, 3)
+    assert lib.autograd.gradcheck(lambda a: a.sin() * a, (x,), check_backward_ad=False, check_forward_ad=True)
+    assert lib.autograd.gradgradcheck(
+        lambda a: a.sin() * a, (x,), check_rev_over_rev=False, check_fwd_over_rev=True
+    )
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_turning_off_both_modes_is_refused(lib, batched):
+    x = double(lib, 3)
+    with pytest.raises(
+        AssertionError,
+        match=exactly("Expected at least one of check_forward_ad or check_backward_ad to be True"),
+    ):
+        lib.autograd.gradcheck(lambda a: a * 2, (x,), check_backward_ad=False, check_batched_grad=batched)
+    with pytest.raises(
+        AssertionError,
+        match=exactly("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"),
+    ):
+        lib.autograd.gradgradcheck(
+            lambda a: a * a, (x,), check_rev_over_rev=False, check_undefined_grad=batched
+        )

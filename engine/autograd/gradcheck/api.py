@@ -44,18 +44,30 @@ def gradcheck(
     check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
     check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
 ) -> bool:
     """torch.autograd.gradcheck: True, or GradcheckError (False with raise_exception=False).
 
     As in torch, errors raised by `func` or its backward, and invalid inputs, propagate
     as they are whatever `raise_exception` says. `check_batched_grad=True` is refused: the
-    engine has no vmap to compute batched gradients with.
+    engine has no vmap to compute batched gradients with. Neither mode leaves nothing to check:
+    torch's AssertionError.
     """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     _refuse_batched(check_batched_grad, "gradcheck")
     tupled = as_tuple(inputs)
     _warn_non_double(ENGINE, tupled)
     opts = Options(
-        eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, check_grad_dtypes, check_forward_ad
+        eps,
+        atol,
+        rtol,
+        nondet_tol,
+        check_undefined_grad,
+        fast_mode,
+        check_grad_dtypes,
+        check_forward_ad,
+        check_backward_ad,
     )
     report = empty_report(ENGINE, tupled, fast_mode, upcast=False)
     try:
@@ -83,13 +95,17 @@ def gradgradcheck(
     check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
     check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
 ) -> bool:
     """torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs) -> first-order grads;
     `check_fwd_over_rev` checks that gradient's forward-mode Jacobian too.
 
     Random grad_outputs (uniform in [-1, 1), requiring grad) come from a fixed-seed
-    generator, so the user's random state is untouched and reruns agree.
+    generator, so the user's random state is untouched and reruns agree. `check_rev_over_rev`
+    is gradcheck's `check_backward_ad` of that gradient, `check_fwd_over_rev` its `check_forward_ad`.
     """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
     _refuse_batched(check_batched_grad, "gradgradcheck")
     new_func, new_inputs = gradgrad_problem(func, as_tuple(inputs), grad_outputs, gen_non_contig_grad_outputs)
     return gradcheck(
@@ -104,6 +120,7 @@ def gradgradcheck(
         fast_mode=fast_mode,
         check_grad_dtypes=check_grad_dtypes,
         check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
     )
 
 

@@ -41,7 +41,7 @@ from .conv import (
     unfold,
 )
 from .distance import cosine_similarity, normalize, pairwise_distance
-from .dropout import dropout
+from .dropout import dropout, dropout1d, dropout2d, dropout3d
 from .linear import linear
 from .loss import (
     binary_cross_entropy,
@@ -107,6 +107,9 @@ __all__ = [
     "cosine_similarity",
     "cross_entropy",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
     "elu",
     "elu_",
     "embedding",
