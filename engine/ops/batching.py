@@ -99,6 +99,60 @@ def _basic_index(op, datas, batched, attrs, shape):
     return datas[0][(slice(None), *key)]
 
 
+def _shift_dim(dim, rank: int):
+    """A dims attr of an unbatched op (an int, a tuple, None or () for all) as dims of the batched array."""
+    if dim is None or dim == ():
+        return tuple(range(1, rank + 1))
+    if isinstance(dim, int):
+        return dim % max(rank, 1) + 1
+    return tuple(d % max(rank, 1) + 1 for d in dim)
+
+
+def _dims_at(position: int) -> Callable:
+    """A rule for a row whose attr `position` names dims: the inputs aligned, the dims shifted past the batch."""
+
+    def rule(op, datas, batched, attrs, shape):
+        rank = max((d.ndim - 1 if b else d.ndim) for d, b in zip(datas, batched) if hasattr(d, "ndim"))
+        datas = [_aligned(d, rank) if b else d for d, b in zip(datas, batched)]
+        attrs = list(attrs)
+        attrs[position] = _shift_dim(attrs[position], rank)
+        return op.forward(numpy, *datas, *attrs)
+
+    return rule
+
+
+def _roll(op, datas, batched, attrs, shape):
+    if not attrs[1]:  # a roll of the flattened tensor
+        raise Unbatchable(op.node.__name__)
+    return _dims_at(1)(op, datas, batched, attrs, shape)
+
+
+def _joined(op, datas, batched, attrs, shape):
+    """cat, stack: every tensor given the batch (shared ones broadcast), the dim shifted past it."""
+    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    datas = [d if b else numpy.broadcast_to(d, (size, *d.shape)) for d, b in zip(datas, batched)]
+    rank = datas[0].ndim - 1 + (op.node.__name__ == "StackBackward0")
+    return op.forward(numpy, *datas, attrs[0] % rank + 1, *attrs[1:])
+
+
+def _dot(op, datas, batched, attrs, shape):
+    return numpy.einsum("...i,...i->...", *datas)
+
+
+def _mv(op, datas, batched, attrs, shape):
+    matrix, vector = datas
+    return numpy.matmul(matrix, vector[..., None])[..., 0]
+
+
+def _convolution(op, datas, batched, attrs, shape):
+    """A batch of inputs to one convolution: the batch folded into the input's own batch dim."""
+    if batched[1:] != [False] * (len(batched) - 1):
+        raise Unbatchable(op.node.__name__)
+    x = datas[0]
+    out = op.forward(numpy, x.reshape(-1, *x.shape[2:]), *datas[1:], *attrs)
+    return out.reshape(x.shape[0], *shape)
+
+
 def _product(a, b, batched_a: bool, batched_b: bool):
     """a @ b for 2-d a, b: a batch of a's as one product of their stacked rows, a batch of b's stacked."""
     if batched_a and not batched_b:
@@ -131,8 +185,22 @@ _ELEMENTWISE_ROWS = (
     "DivBackward0 DivBackward1 NegBackward0 ReciprocalBackward0 PowBackward0 PowBackward1 PowBackward2 "
     "ExpBackward0 LogBackward0 SqrtBackward0 SinBackward0 CosBackward0 TanhBackward0 SigmoidBackward0 "
     "SinhBackward0 CoshBackward0 Expm1Backward0 ReluBackward0 LeakyReluBackward0 AbsBackward0 "
-    "ClampBackward1 ClampMinBackward0 MaximumBackward0 WhereBackward0 CloneBackward0"
+    "ClampBackward1 ClampMinBackward0 MaximumBackward0 WhereBackward0 CloneBackward0 "
+    "AcosBackward0 AcoshBackward0 AcoshBackward1 AsinBackward0 AsinhBackward0 AsinhBackward1 AtanBackward0 "
+    "AtanhBackward0 AtanhBackward1 CeilBackward0 FloorBackward0 RoundBackward0 RoundBackward1 TruncBackward0 "
+    "FracBackward0 SignBackward0 SgnBackward0 ErfBackward0 ErfcBackward0 ErfinvBackward0 Exp2Backward0 "
+    "Log10Backward0 Log1PBackward0 Log2Backward0 RsqrtBackward0 TanBackward0 CopysignBackward1 FmodBackward0 "
+    "RemainderBackward0 XlogyBackward1 XlogyBackward2 NanToNumBackward0 AliasBackward0 ToCopyBackward0 "
+    "CeluBackward0 CeluBackward1 EluBackward0 EluBackward1 GeluBackward0 SiluBackward0 MishBackward0 "
+    "SoftplusBackward0 LogSigmoidBackward0 HardtanhBackward0 HardtanhBackwardBackward0 HardsigmoidBackward0 "
+    "HardsigmoidBackwardBackward0 HardswishBackward0 LeakyReluBackwardBackward0 ThresholdBackwardBackward0 "
+    "TrilBackward0 TriuBackward0"
 ).split()
+_DIMS_FIRST = (
+    "CumsumBackward0 CumprodBackward0 FlipBackward0 AmaxBackward0 AminBackward0 LogsumexpBackward0 "
+    "VarBackward0 StdBackward0 ProdBackward1 SafeSoftmaxBackward0 SoftmaxBackwardDataBackward0"
+).split()
+_DIMS_SECOND = "LinalgVectorNormBackward0 NormBackward1".split()
 _RESHAPES = "ViewBackward0 ReshapeAliasBackward0 UnsafeViewBackward0".split() + list(D.SQUEEZE)
 
 #: node name -> rule(op, datas, batched, attrs, recorded output shape) -> batched output
@@ -147,6 +215,14 @@ RULES: dict[str, Callable] = {
     "MeanBackward0": _mean_all,
     "SumBackward1": _reduce_dims("sum"),
     "MeanBackward1": _reduce_dims("mean"),
+    **dict.fromkeys(_DIMS_FIRST, _dims_at(0)),
+    **dict.fromkeys(_DIMS_SECOND, _dims_at(1)),
+    "RollBackward0": _roll,
+    "CatBackward0": _joined,
+    "StackBackward0": _joined,
+    "DotBackward0": _dot,
+    "MvBackward0": _mv,
+    "ConvolutionBackward0": _convolution,
     "SoftmaxBackward0": _along_dim,
     "LogSoftmaxBackward0": _along_dim,
     "SelectBackward0": _basic_index,
@@ -175,13 +251,14 @@ def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, 
     """`op` on arrays of which those with `batched[i]` carry a leading batch dimension.
 
     Raises Unbatchable for a row without a rule, or a result not shaped and typed as the
-    recorded output would be with the batch in front (a rule that does not fit this use).
+    recorded output would be with the batch in front (a rule that does not fit this use);
+    `dtype=None` leaves the result's dtype to the caller (a promoting row, cast back to torch's).
     """
-    rule = RULES.get(op.node.__name__)
+    rule = RULES.get(op.node.__name__) or (_elementwise if op.broadcasts else None)
     if rule is None:
         raise Unbatchable(op.node.__name__)
     out = numpy.asarray(rule(op, datas, batched, attrs, shape))
     size = next(d.shape[0] for d, b in zip(datas, batched) if b)
-    if out.shape != (size, *shape) or out.dtype != dtype:
+    if out.shape != (size, *shape) or (dtype is not None and out.dtype != dtype):
         raise Unbatchable(op.node.__name__)
     return out
