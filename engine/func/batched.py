@@ -32,6 +32,33 @@ CONTROL_FLOW_MESSAGE = (
 STORAGE_MESSAGE = "Cannot access data pointer of Tensor that doesn't have storage"
 
 
+VALUES_MESSAGE = (
+    "vmap: an operation read the values of a batched tensor outside the derivative table's rows, so it "
+    "has no batching rule (it would see one example, not the batch); rewrite it with other operations"
+)
+
+
+class Example(numpy.ndarray):
+    """A batched tensor's `_data`: its first example, for shapes and dtypes only.
+
+    Code that computes on a tensor's array directly rather than through a row (comparisons
+    without a graph, in-place writes, values read into attrs) would see one example and be
+    silently wrong for the batch: any numpy computation on this array raises instead.
+    """
+
+    def __array_ufunc__(self, *args, **kwargs):
+        raise RuntimeError(VALUES_MESSAGE)
+
+    def __array_function__(self, *args, **kwargs):
+        raise RuntimeError(VALUES_MESSAGE)
+
+    def _refuse(self, *args, **kwargs):
+        raise RuntimeError(VALUES_MESSAGE)
+
+    item = tolist = nonzero = __bool__ = __int__ = __float__ = __index__ = __iter__ = _refuse
+    __setitem__ = fill = astype = copy = __copy__ = __deepcopy__ = _refuse
+
+
 class BatchedTensor(Tensor):
     """One example of a batch, as the function under vmap sees it; the batch kept in `_phys`."""
 
@@ -72,7 +99,7 @@ def batched(phys, levels: tuple, like: Tensor | None = None) -> BatchedTensor:
     for name in Tensor.__slots__:
         if name != "__weakref__":
             setattr(out, name, getattr(like, name))
-    out._data = phys[(0,) * len(levels)]
+    out._data = phys[(0,) * len(levels)].view(Example)
     out._phys = phys
     out._levels = levels
     return out
@@ -116,11 +143,16 @@ def apply_batched(op, inputs, attrs, plain):
     hook = op_module.BATCHED_APPLY[0]
     if sizes and plain is not op_module.apply_op:
         raise no_rule_error(op)
+    examples = [x for x in inputs if x.__class__ is BatchedTensor]
+    for x in examples:  # the row itself may read the first example's values
+        x._data = x._data.view(numpy.ndarray)
     op_module.BATCHED_APPLY[0] = None
     try:
         out = plain(op, inputs, attrs)  # the first example: its node, shape and dtype
     finally:
         op_module.BATCHED_APPLY[0] = hook
+        for x in examples:
+            x._data = x._data.view(Example)
     if not sizes:
         return out
     levels = tuple(sorted(sizes))
@@ -149,3 +181,21 @@ def apply_batched(op, inputs, attrs, plain):
             if value.__class__ is SavedOutput and value._vc is out._vc:
                 saved[k] = result
     return result
+
+
+def elementwise_batched(fn, operands):
+    """`fn` (a numpy ufunc) on operands of which some are batched; None when none is."""
+    sizes = levels_of(operands)
+    if not sizes:
+        return None
+    levels = tuple(sorted(sizes))
+    rank = max(x.dim() for x in operands if isinstance(x, Tensor))
+    arrays = []
+    for x in operands:
+        if x.__class__ is BatchedTensor:
+            phys = aligned(x, sizes)
+            logical = phys.shape[len(levels) :]
+            arrays.append(phys.reshape(*phys.shape[: len(levels)], *(1,) * (rank - len(logical)), *logical))
+        else:
+            arrays.append(x._data if isinstance(x, Tensor) else x)
+    return batched(numpy.asarray(fn(*arrays)), levels)

@@ -10,7 +10,7 @@ import numpy
 from .. import backend
 from ..ops import op as op_module
 from ..tensor import Tensor, wrap
-from .batched import BatchedTensor, apply_batched, batched
+from .batched import BatchedTensor, apply_batched, batched, elementwise_batched
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 RANDOM_ERROR = (
@@ -126,16 +126,16 @@ def _random_watch(randomness: str) -> Callable:
 def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
     level = len(_levels) + 1
     inputs = [x if d is None else _add_level(x, d, level) for x, d in zip(flat_args, flat_in_dims)]
-    hook = op_module.BATCHED_APPLY[0]
+    hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0]
     watch = _random_watch(randomness)
     _levels.append(level)
-    op_module.BATCHED_APPLY[0] = apply_batched
+    op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = apply_batched, elementwise_batched
     backend.random_watchers.append(watch)
     try:
         outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
         backend.random_watchers.remove(watch)
-        op_module.BATCHED_APPLY[0] = hook
+        op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = hooks
         _levels.pop()
     return _unbatch_outputs(func, outputs, out_dims, level, size)
 

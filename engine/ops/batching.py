@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy
 
 from . import derivatives as D
-from .op import Op
+from .op import Op, tied_to_self
 
 
 class Unbatchable(Exception):
@@ -144,13 +144,31 @@ def _mv(op, datas, batched, attrs, shape):
     return numpy.matmul(matrix, vector[..., None])[..., 0]
 
 
-def _convolution(op, datas, batched, attrs, shape):
-    """A batch of inputs to one convolution: the batch folded into the input's own batch dim."""
-    if batched[1:] != [False] * (len(batched) - 1):
+def _folded(op, datas, batched, attrs, shape):
+    """A batch of (N, C, H, W) inputs to a convolution, im2col, a pool: the batch folded into N."""
+    if batched[1:] != [False] * (len(batched) - 1) or datas[0].ndim != 5:
         raise Unbatchable(op.node.__name__)
     x = datas[0]
     out = op.forward(numpy, x.reshape(-1, *x.shape[2:]), *datas[1:], *attrs)
     return out.reshape(x.shape[0], *shape)
+
+
+def _col2im(op, datas, batched, attrs, shape):
+    """col2im of a batch of (N, C*k*k, L) columns: the batch folded into N, and into the output's shape attr."""
+    cols = datas[0]
+    size = cols.shape[0]
+    out = op.forward(numpy, cols.reshape(-1, *cols.shape[2:]), (size * shape[0], *shape[1:]), *attrs[1:])
+    return out.reshape(size, *shape)
+
+
+def _tied(op, datas, batched, attrs, shape):
+    """A gradient tied to its op's input (tied_to_self): the gradient itself, batched as it comes."""
+    grad_input = datas[0]
+    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    return grad_input.copy() if batched[0] else numpy.broadcast_to(grad_input, (size, *shape)).copy()
+
+
+_TIED = tied_to_self("Backward0").forward.__code__
 
 
 def _product(a, b, batched_a: bool, batched_b: bool):
@@ -194,7 +212,9 @@ _ELEMENTWISE_ROWS = (
     "CeluBackward0 CeluBackward1 EluBackward0 EluBackward1 GeluBackward0 SiluBackward0 MishBackward0 "
     "SoftplusBackward0 LogSigmoidBackward0 HardtanhBackward0 HardtanhBackwardBackward0 HardsigmoidBackward0 "
     "HardsigmoidBackwardBackward0 HardswishBackward0 LeakyReluBackwardBackward0 ThresholdBackwardBackward0 "
-    "TrilBackward0 TriuBackward0"
+    "TrilBackward0 TriuBackward0 ClampBackward0 ClampMinBackward1 Atan2Backward0 CopysignBackward0 "
+    "FmodBackward1 RemainderBackward1 HypotBackward0 LogaddexpBackward0 Logaddexp2Backward0 XlogyBackward0 "
+    "LerpBackward0 LerpBackward1 DivBackward2 MinimumBackward0 MaskedFillBackward0 MaskedFillBackward1"
 ).split()
 _DIMS_FIRST = (
     "CumsumBackward0 CumprodBackward0 FlipBackward0 AmaxBackward0 AminBackward0 LogsumexpBackward0 "
@@ -222,7 +242,10 @@ RULES: dict[str, Callable] = {
     "StackBackward0": _joined,
     "DotBackward0": _dot,
     "MvBackward0": _mv,
-    "ConvolutionBackward0": _convolution,
+    "ConvolutionBackward0": _folded,
+    "Im2ColBackward0": _folded,
+    "Col2ImBackward0": _col2im,
+    "AvgPool2DBackward0": _folded,
     "SoftmaxBackward0": _along_dim,
     "LogSoftmaxBackward0": _along_dim,
     "SelectBackward0": _basic_index,
@@ -235,8 +258,7 @@ RULES: dict[str, Callable] = {
 _ROWS: dict[type, Op] = {}
 
 
-def row_of(node_class: type) -> Op | None:
-    """The table row whose nodes are of `node_class` (None for custom Functions and other nodes)."""
+def _rows() -> dict[type, Op]:
     if not _ROWS:
         for value in vars(D).values():
             for op in (
@@ -244,7 +266,25 @@ def row_of(node_class: type) -> Op | None:
             ):
                 if isinstance(op, Op):
                     _ROWS[op.node] = op
-    return _ROWS.get(node_class)
+    return _ROWS
+
+
+def row_of(node_class: type) -> Op | None:
+    """The table row whose nodes are of `node_class` (None for custom Functions and other nodes)."""
+    return _rows().get(node_class)
+
+
+def row_named(node_name: str) -> Op | None:
+    """The table row of the node named `node_name` (None for a node no row makes)."""
+    return next((op for node, op in _rows().items() if node.__name__ == node_name), None)
+
+
+def rule_of(op: Op) -> Callable | None:
+    """The row's batching rule (None where it has none)."""
+    rule = RULES.get(op.node.__name__)
+    if rule is None and getattr(op.forward, "__code__", None) is _TIED:
+        return _tied
+    return rule
 
 
 def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, dtype) -> numpy.ndarray:
@@ -254,10 +294,13 @@ def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, 
     recorded output would be with the batch in front (a rule that does not fit this use);
     `dtype=None` leaves the result's dtype to the caller (a promoting row, cast back to torch's).
     """
-    rule = RULES.get(op.node.__name__) or (_elementwise if op.broadcasts else None)
+    rule = rule_of(op)
     if rule is None:
         raise Unbatchable(op.node.__name__)
-    out = numpy.asarray(rule(op, datas, batched, attrs, shape))
+    try:
+        out = numpy.asarray(rule(op, datas, batched, attrs, shape))
+    except (ValueError, IndexError) as error:  # the rule does not fit these operands
+        raise Unbatchable(op.node.__name__) from error
     size = next(d.shape[0] for d, b in zip(datas, batched) if b)
     if out.shape != (size, *shape) or (dtype is not None and out.dtype != dtype):
         raise Unbatchable(op.node.__name__)

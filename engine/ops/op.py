@@ -440,6 +440,9 @@ def kept_box(*tensors) -> list | None:
 #: While engine.func.vmap runs: how rows are applied (batched tensors through their batching
 #: rules); None otherwise, so outside vmap an op pays one test.
 BATCHED_APPLY: list = [None]
+#: While engine.func.vmap runs: how an elementwise array function that is no row (a comparison)
+#: runs on batched tensors: `(fn, operands) -> tensor`, or None when no operand is batched.
+BATCHED_ELEMENTWISE: list = [None]
 
 
 def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
