@@ -55,6 +55,12 @@ def gradients(outputs: list, inputs: list, cotangents: list | None) -> list:
     return [g if (g := by_input.get(id(x))) is not None else zeros_like(x) for x in inputs]
 
 
+def _check_aux(aux) -> None:
+    for value in tree_flatten(aux)[0]:
+        if not isinstance(value, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(value)}")
+
+
 def _argnums(argnums, args) -> tuple:
     many = isinstance(argnums, tuple)
     nums = argnums if many else (argnums,)
@@ -94,6 +100,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                         "if has_aux is True"
                     )
                 output, aux = output
+                _check_aux(aux)
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}"
@@ -147,6 +154,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 "vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux is True"
             )
         output, aux = output
+        _check_aux(aux)
     flat_out, out_spec = tree_flatten(output)
     for value in flat_out:
         if not isinstance(value, Tensor):
