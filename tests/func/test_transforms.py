@@ -38,8 +38,8 @@ def test_vmap_matches_torch_func_on_batched_dot_matmul_and_nested(torch):
 def test_vmap_moves_batch_dims_as_in_dims_and_out_dims_say(torch):
     (ex, tx) = both(torch, RNG.standard_normal((3, 5, 2)))
     for in_dims, out_dims in ((1, 0), (-1, 2), (0, -1)):
-        f = lambda lib: lib.func.vmap(lambda a: a.softmax(0) * 2, in_dims=in_dims, out_dims=out_dims)  # noqa: E731
-        close(f(engine)(ex), f(torch)(tx))
+        e = vmap(lambda a: a.softmax(0) * 2, in_dims=in_dims, out_dims=out_dims)(ex)
+        close(e, torch.func.vmap(lambda a: a.softmax(0) * 2, in_dims=in_dims, out_dims=out_dims)(tx))
 
 
 def test_vmap_takes_pytrees_and_none_in_dims(torch):
