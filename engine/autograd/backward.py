@@ -322,6 +322,7 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
         watch.backward_begin(roots, retain_graph, inputs, capture)
     prev_mode = grad_mode.state[0]
     grad_mode.state[0] = bool(create_graph)
+    capturing = plan is not None and plan.captures is not None
     try:
         while ready:
             node = ready.pop()
@@ -343,10 +344,20 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
             else:
                 if grads_in[0].__class__ is not array_class:  # the first node, or .to() changed device
                     m, array_class = _namespace(grads_in, create_graph, m, array_class)
-                if checked or hooked:
-                    outputs = _call(node, grads_in, m, create_graph)
-                else:
-                    outputs = node.apply(grads_in, m, create_graph)
+                edges = node.next_functions
+                if capturing and not _all_executed(
+                    edges, nodes
+                ):  # as torch: no formula for an unneeded input
+                    node.next_functions = tuple(
+                        e if e[0] is None or e[0] in nodes else (None, 0) for e in edges
+                    )
+                try:
+                    if checked or hooked:
+                        outputs = _call(node, grads_in, m, create_graph)
+                    else:
+                        outputs = node.apply(grads_in, m, create_graph)
+                finally:
+                    node.next_functions = edges
             if not retain_graph:
                 node.release()
                 if watch is not None:
@@ -376,6 +387,13 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
         if watch is not None:
             watch.backward_end(inputs, None if plan is None else plan.captured)
     return None if plan is None else plan.captured
+
+
+def _all_executed(edges, nodes) -> bool:
+    for child, _ in edges:
+        if child is not None and child not in nodes:
+            return False
+    return True
 
 
 def _capture(node, grads, plan, create_graph) -> bool:

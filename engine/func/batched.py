@@ -96,9 +96,15 @@ def batched(phys, levels: tuple, like: Tensor | None = None) -> BatchedTensor:
     out = BatchedTensor.__new__(BatchedTensor)
     if like is None:
         like = wrap(phys[(0,) * len(levels)])
-    for name in Tensor.__slots__:
-        if name != "__weakref__":
-            setattr(out, name, getattr(like, name))
+    out._rg, out._grad, out._node, out._output_nr, out._vc = (
+        like._rg,
+        like._grad,
+        like._node,
+        like._output_nr,
+        like._vc,
+    )
+    out._base, out._view_fn, out._retains_grad = like._base, like._view_fn, like._retains_grad
+    out._hooks, out._post_acc_hooks, out._acc = like._hooks, like._post_acc_hooks, like._acc
     out._data = phys[(0,) * len(levels)].view(Example)
     out._phys = phys
     out._levels = levels
@@ -119,6 +125,8 @@ def aligned(x: BatchedTensor, sizes: dict):
     """x's physical array with a dim per level of `sizes` (in level order), broadcast where x has none."""
     phys = x._phys
     own = x._levels
+    if len(own) == len(sizes):  # every level already there, in order
+        return phys
     logical = phys.shape[len(own) :]
     shape = []
     k = 0
