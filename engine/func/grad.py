@@ -20,6 +20,11 @@ from .pytree import tree_flatten, tree_unflatten
 _depth = [0]  # reverse-mode transforms running, outermost first
 
 
+def running() -> bool:
+    """Whether a reverse-mode transform is running (its function, or its gradients, being computed)."""
+    return _depth[0] > 0
+
+
 def differentiable(x):
     """x as an input to differentiate: itself when it already requires grad (an enclosing transform's), else a fresh leaf."""
     if not isinstance(x, Tensor) or x.requires_grad:

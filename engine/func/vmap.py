@@ -11,6 +11,7 @@ from .. import backend
 from ..ops import op as op_module
 from ..tensor import Tensor, wrap
 from .batched import BatchedTensor, apply_batched, batched, elementwise_batched
+from .grad import running as reverse_transform_running
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 RANDOM_ERROR = (
@@ -141,7 +142,10 @@ def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs
 
 
 def _add_level(x: Tensor, dim: int, level: int) -> BatchedTensor:
-    """x with its dim `dim` as the batch of `level` (after the levels x already has)."""
+    """x with its dim `dim` as the batch of `level` (after the levels x already has), without x's graph
+    (refused where a reverse transform would differentiate through it)."""
+    if x._rg and reverse_transform_running():
+        raise RuntimeError(THROUGH_VMAP_MESSAGE)
     if x.__class__ is BatchedTensor:
         own = len(x._levels)
         return batched(numpy.moveaxis(x._phys, own + dim, own), (*x._levels, level))
@@ -184,8 +188,20 @@ def _unbatch_outputs(func, outputs, out_dims, level, size):
     return tree_unflatten(unbatched, spec)
 
 
+THROUGH_VMAP_MESSAGE = (
+    "vmap: differentiating through the outputs of vmap (grad or jacrev of a function that calls vmap, "
+    "jacrev of jacrev) is not supported by engine.func: vmap's outputs carry no graph"
+)
+
+
 def _remove_level(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
-    """x without `level`: that batch moved to logical dim `out_dim` (an unbatched x expanded to it)."""
+    """x without `level`: that batch moved to logical dim `out_dim` (an unbatched x expanded to it).
+
+    The result carries no graph: inside a reverse transform, an output that needs one is refused
+    rather than handed back as a constant (whose gradient would silently be zero).
+    """
+    if x._rg and reverse_transform_running():
+        raise RuntimeError(THROUGH_VMAP_MESSAGE)
     rank = x.dim() + 1
     dim = out_dim % rank if -rank <= out_dim < rank else out_dim
     if x.__class__ is not BatchedTensor or level not in x._levels:

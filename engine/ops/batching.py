@@ -1,15 +1,17 @@
 """Batching rules for the derivative table's forwards: a row run on a leading batch of inputs.
 
+Two users share them. `engine.func.vmap` runs every op of a function on a batch (func/batched.py):
+a batched tensor's arrays carry the batch in front, the others are as the function sees them.
 gradcheck's batched numerical Jacobian (autograd/gradcheck/batched.py) replays a recorded
-forward with every perturbation at once, as `torch.func.vmap` would: an array that varies
-with the perturbation carries a leading batch dimension, the others are as recorded. A rule
-gets the row, its arrays (`batched[i]` says which carry the batch), its attrs and the
-recorded output's shape, and returns the output with the batch dimension in front.
+forward with every perturbation at once the same way. A rule gets the row, its arrays
+(`batched[i]` says which carry the batch), its attrs and the unbatched output's shape, and
+returns the output with the batch dimension in front.
 
-A row without a rule here raises `Unbatchable`, and the caller falls back to one forward
-per perturbation. Rules keep numpy's order of operations per batch element (matmul as one
-product of stacked rows, reductions over each element's own contiguous values), so the
-values match the plain forwards to the last bit where numpy's kernels allow.
+A row without a rule, or a rule that does not fit its operands, raises `Unbatchable`: vmap
+names the row in its error, gradcheck falls back to one forward per perturbation. Rules keep
+numpy's order of operations per batch element (matmul as one product of stacked rows,
+reductions over each element's own contiguous values), so the values match the plain
+forwards to the last bit where numpy's kernels allow.
 """
 
 from __future__ import annotations

@@ -232,3 +232,40 @@ def test_chunked_vmap_and_jacrev_equal_the_whole_batch():
     x = engine.tensor(X)
     close(vmap(lambda a: a.exp().sum(), chunk_size=3)(x), vmap(lambda a: a.exp().sum())(x))
     close(jacrev(lambda a: a.sin().sum(0), chunk_size=2)(x), jacrev(lambda a: a.sin().sum(0))(x))
+
+
+def _docstring_examples(lib, arrays):
+    """torch.func's docstring examples (vmap, grad, jacrev), on `lib`, with the given inputs."""
+    x, y, w, examples, targets = (lib.tensor(a) for a in arrays)
+    func = lib.func
+
+    def model(weights, feature_vec):
+        assert feature_vec.dim() == 1
+        return feature_vec.dot(weights).relu()
+
+    def compute_loss(weights, example, target):
+        return ((model(weights, example) - target) ** 2).mean()
+
+    return {
+        "batched_dot": func.vmap(lib.dot)(x, y),
+        "batched_mv": func.vmap(lib.mv, in_dims=(None, 0))(x.T @ x, y),
+        "cos_x": func.grad(lambda t: lib.sin(t))(x[0, 0]),
+        "neg_sin_x": func.grad(func.grad(lambda t: lib.sin(t)))(x[0, 0]),
+        "per_example": func.vmap(func.grad(compute_loss), in_dims=(None, 0, 0))(w, examples, targets),
+        "jacobian": func.jacrev(lib.sin)(y[0]),
+        "per_sample_jacobian": func.vmap(func.jacrev(lib.sin))(x),
+    }
+
+
+def test_torch_func_docstring_examples_give_torchs_results(torch):
+    arrays = [RNG.standard_normal(s) for s in ((2, 5), (2, 5), (5,), (4, 5), (4,))]
+    ours, theirs = _docstring_examples(engine, arrays), _docstring_examples(torch, arrays)
+    for name in theirs:
+        close(ours[name], theirs[name])
+
+
+def test_differentiating_through_vmap_is_refused_not_zero():
+    with pytest.raises(RuntimeError, match="^vmap: differentiating through the outputs of vmap"):
+        jacrev(jacrev(engine.sin))(engine.tensor(Y))
+    with pytest.raises(RuntimeError, match="^vmap: differentiating through the outputs of vmap"):
+        grad(lambda a: vmap(engine.sin)(a).sum())(engine.tensor(X))
