@@ -9,6 +9,7 @@ import numpy
 
 from .. import backend
 from ..ops import op as op_module
+from ..ops.shaping.core import cat
 from ..tensor import Tensor, wrap
 from .batched import BatchedTensor, apply_batched, batched, elementwise_batched
 from .grad import running as reverse_transform_running
@@ -225,8 +226,6 @@ def _remove_level(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
 
 
 def _concat_chunks(chunks: list, out_dims):
-    from ..ops.shaping.core import cat
-
     flat = [tree_flatten(chunk)[0] for chunk in chunks]
     spec = tree_flatten(chunks[0])[1]
     dims = (
