@@ -5,7 +5,7 @@ This module is the public namespace only: everything here is re-exported.
 
 import numpy as _numpy
 
-from . import autograd, backend, cuda, linalg, nn, return_types
+from . import autograd, backend, cuda, func, linalg, nn, return_types
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (

@@ -5,6 +5,7 @@ from typing import Any
 from . import autograd as autograd
 from . import backend as backend
 from . import cuda as cuda
+from . import func as func
 from . import linalg as linalg
 from . import nn as nn
 from . import ops as ops

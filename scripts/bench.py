@@ -317,6 +317,66 @@ def bench_transformer(args):
     )
 
 
+def _func_mlp(lib, sizes):
+    """An MLP of `sizes` (float32) and its parameters as a dict, for torch.func-style calls."""
+    layers = []
+    for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+        layers.append(lib.nn.Linear(n_in, n_out))
+        if i < len(sizes) - 2:
+            layers.append(lib.nn.Tanh())
+    model = lib.nn.Sequential(*layers).to(DEVICE[0])
+    with lib.no_grad():
+        for p, value in zip(model.parameters(), _reference_params(lambda nn: _func_mlp_shapes(nn, sizes))):
+            p.copy_(lib.tensor(value, device=DEVICE[0]))
+    return model, {k: v.detach() for k, v in model.named_parameters()}
+
+
+def _func_mlp_shapes(nn, sizes):
+    return nn.Sequential(*[nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+
+
+def bench_func(args):
+    """engine.func against torch.func: per-sample gradients (vmap of grad) and a jacrev."""
+    import numpy
+
+    rng = numpy.random.default_rng(0)
+    x = rng.standard_normal((64, 32), dtype=numpy.float32)
+    y = rng.integers(0, 10, 64)
+    v = rng.standard_normal(1000, dtype=numpy.float32)
+    per_sample, jac = {}, {}
+    for name, lib in LIBS:
+        if lib is None:
+            continue
+        model, params = _func_mlp(lib, (32, 128, 10))
+        xs, ys = lib.tensor(x, device=DEVICE[0]), lib.tensor(y, device=DEVICE[0])
+
+        def loss(p, xi, yi, lib=lib, model=model):
+            out = lib.func.functional_call(model, p, (xi.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, yi.unsqueeze(0))
+
+        grads = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))
+        per_sample[name] = lambda grads=grads, params=params, xs=xs, ys=ys: grads(params, xs, ys)
+        wide, _ = _func_mlp(lib, (1000, 64, 1000))
+        vs = lib.tensor(v, device=DEVICE[0])
+        jac[name] = lambda lib=lib, wide=wide, vs=vs: lib.func.jacrev(wide)(vs)
+    number = max(1, args.number // 4)
+    return [
+        (
+            "per-sample gradients, vmap(grad) of an MLP 32-128-10 over 64 samples, float32",
+            "ms",
+            [
+                (name, seconds * 1e3)
+                for name, seconds in interleaved(per_sample, args.repeats, number).items()
+            ],
+        ),
+        (
+            "jacrev of an MLP 1000-64-1000 (a 1000x1000 Jacobian), float32",
+            "ms",
+            [(name, seconds * 1e3) for name, seconds in interleaved(jac, args.repeats, number).items()],
+        ),
+    ]
+
+
 WORKLOADS = {
     "chain": bench_chain,
     "anomaly": bench_anomaly,
@@ -324,6 +384,7 @@ WORKLOADS = {
     "mlp": bench_mlp,
     "cnn": bench_cnn,
     "transformer": bench_transformer,
+    "func": bench_func,
 }
 
 

@@ -361,6 +361,7 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
     grad_mode.state[0] = bool(create_graph)
     outer_task = _nesting.task
     _nesting.task = (next(_task_ids), deps, plan)
+    capturing = plan is not None and plan.captures is not None
     try:
         while ready:
             node = ready.pop()
@@ -382,7 +383,9 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
             else:
                 if grads_in[0].__class__ is not array_class:  # the first node, or .to() changed device
                     m, array_class = _namespace(grads_in, create_graph, m, array_class)
-                if checked or hooked:
+                if capturing and not _all_executed(node.next_functions, nodes):
+                    outputs = _apply_pruned(node, grads_in, m, create_graph, nodes, checked or hooked)
+                elif checked or hooked:
                     outputs = _call(node, grads_in, m, create_graph)
                 else:
                     outputs = node.apply(grads_in, m, create_graph)
@@ -416,6 +419,24 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
         if watch is not None:
             watch.backward_end(inputs, None if plan is None else plan.captured)
     return None if plan is None else plan.captured
+
+
+def _all_executed(edges, nodes) -> bool:
+    for child, _ in edges:
+        if child is not None and child not in nodes:
+            return False
+    return True
+
+
+def _apply_pruned(node, grads, m, create_graph, nodes, through_call: bool):
+    """The node run without the edges that lead to no input of autograd.grad: as torch's
+    should_compute_output, no formula runs for a gradient that would be thrown away."""
+    edges = node.next_functions
+    node.next_functions = tuple(e if e[0] is None or e[0] in nodes else (None, 0) for e in edges)
+    try:
+        return _call(node, grads, m, create_graph) if through_call else node.apply(grads, m, create_graph)
+    finally:
+        node.next_functions = edges
 
 
 def _capture(node, grads, plan, create_graph) -> bool:

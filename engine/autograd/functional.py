@@ -6,14 +6,16 @@ product with respect to the vector it was taken with), so every op's formulas be
 differentiable is what makes them work. Inputs are taken as a Tensor or a tuple of Tensors and
 results come back in the same shape of nesting; `create_graph=True` keeps the results
 differentiable, `strict=True` raises torch's errors where a result would be independent of an
-input (and so silently zero). `vectorize=True` is a speed option in torch (vmap over the rows):
-here the rows are computed one by one and arranged as torch's batched result is.
-`strategy="forward-mode"` is torch's vmap over forward AD, which jacobian does not use: it is refused
-(with torch's errors first, where torch refuses it too).
+input (and so silently zero). `vectorize=True` takes every row of a Jacobian at once, as torch
+does: one backward of a batch of basis vectors through `engine.func.vmap` (with `create_graph=True`,
+whose rows must stay differentiable, the rows are taken one by one and arranged as torch's are).
+`strategy="forward-mode"` is torch's vmap over forward AD, which jacobian does not use yet: it is
+refused (with torch's errors first, where torch refuses it too).
 """
 
 from __future__ import annotations
 
+from ..func.vmap import vmap
 from ..ops import creation
 from ..ops.shaping.core import stack
 from ..tensor import Tensor
@@ -331,19 +333,47 @@ def _element_grads(out: Tensor, inputs: tuple, create_graph: bool):
 def _jacobian_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> tuple:
     """What torch's vectorized Jacobian gives: per input, one block stacking the rows of every output, split
     per output; so a block is differentiable whenever any row for that input is (zero blocks included)."""
-    rows = [grads for out in outputs for grads in _element_grads(out, inputs, create_graph)]
+    columns = (
+        _batched_rows(outputs, inputs) if not create_graph else _stacked_rows(outputs, inputs, create_graph)
+    )
     blocks: list[list] = [[] for _ in outputs]
-    for j, inp in enumerate(inputs):
-        column = [grads[j] for grads in rows]
-        if all(g is None for g in column):
-            stacked = creation.zeros((len(column),) + tuple(inp.shape), dtype=inp.dtype, device=inp.device)
-        else:
-            stacked = stack([creation.zeros_like(inp) if g is None else g for g in column], dim=0)
+    for stacked, inp in zip(columns, inputs):
         start = 0
         for i, out in enumerate(outputs):
             blocks[i].append(stacked[start : start + out.numel()].view(out.size() + inp.size()))
             start += out.numel()
     return tuple(tuple(row) for row in blocks)
+
+
+def _batched_rows(outputs: tuple, inputs: tuple) -> list:
+    """Per input, the rows of every output's Jacobian stacked: one backward of the basis vectors under vmap."""
+    total = sum(out.numel() for out in outputs)
+    basis = creation.eye(total, dtype=outputs[0].dtype, device=outputs[0].device)
+    cotangents, start = [], 0
+    for out in outputs:
+        cotangents.append(basis[:, start : start + out.numel()].reshape(total, *out.shape))
+        start += out.numel()
+
+    def vjp_rows(*vectors):
+        grads = _grad(outputs, inputs, vectors, create_graph=True, retain_graph=True)
+        return tuple(creation.zeros_like(inp) if g is None else g for g, inp in zip(grads, inputs))
+
+    return list(vmap(vjp_rows)(*cotangents))
+
+
+def _stacked_rows(outputs: tuple, inputs: tuple, create_graph: bool) -> list:
+    """Per input, the rows of every output's Jacobian stacked, each row one recorded backward."""
+    rows = [grads for out in outputs for grads in _element_grads(out, inputs, create_graph)]
+    columns = []
+    for j, inp in enumerate(inputs):
+        column = [grads[j] for grads in rows]
+        if all(g is None for g in column):
+            columns.append(
+                creation.zeros((len(column),) + tuple(inp.shape), dtype=inp.dtype, device=inp.device)
+            )
+        else:
+            columns.append(stack([creation.zeros_like(inp) if g is None else g for g in column], dim=0))
+    return columns
 
 
 def _jacobian_of_output(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool) -> tuple:

@@ -1,15 +1,17 @@
 """Batching rules for the derivative table's forwards: a row run on a leading batch of inputs.
 
+Two users share them. `engine.func.vmap` runs every op of a function on a batch (func/batched.py):
+a batched tensor's arrays carry the batch in front, the others are as the function sees them.
 gradcheck's batched numerical Jacobian (autograd/gradcheck/batched.py) replays a recorded
-forward with every perturbation at once, as `torch.func.vmap` would: an array that varies
-with the perturbation carries a leading batch dimension, the others are as recorded. A rule
-gets the row, its arrays (`batched[i]` says which carry the batch), its attrs and the
-recorded output's shape, and returns the output with the batch dimension in front.
+forward with every perturbation at once the same way. A rule gets the row, its arrays
+(`batched[i]` says which carry the batch), its attrs and the unbatched output's shape, and
+returns the output with the batch dimension in front.
 
-A row without a rule here raises `Unbatchable`, and the caller falls back to one forward
-per perturbation. Rules keep numpy's order of operations per batch element (matmul as one
-product of stacked rows, reductions over each element's own contiguous values), so the
-values match the plain forwards to the last bit where numpy's kernels allow.
+A row without a rule, or a rule that does not fit its operands, raises `Unbatchable`: vmap
+names the row in its error, gradcheck falls back to one forward per perturbation. Rules keep
+numpy's order of operations per batch element (matmul as one product of stacked rows,
+reductions over each element's own contiguous values), so the values match the plain
+forwards to the last bit where numpy's kernels allow.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 import numpy
 
 from . import derivatives as D
-from .op import Op
+from .op import Op, tied_to_self
 
 
 class Unbatchable(Exception):
@@ -99,6 +101,78 @@ def _basic_index(op, datas, batched, attrs, shape):
     return datas[0][(slice(None), *key)]
 
 
+def _shift_dim(dim, rank: int):
+    """A dims attr of an unbatched op (an int, a tuple, None or () for all) as dims of the batched array."""
+    if dim is None or dim == ():
+        return tuple(range(1, rank + 1))
+    if isinstance(dim, int):
+        return dim % max(rank, 1) + 1
+    return tuple(d % max(rank, 1) + 1 for d in dim)
+
+
+def _dims_at(position: int) -> Callable:
+    """A rule for a row whose attr `position` names dims: the inputs aligned, the dims shifted past the batch."""
+
+    def rule(op, datas, batched, attrs, shape):
+        rank = max((d.ndim - 1 if b else d.ndim) for d, b in zip(datas, batched) if hasattr(d, "ndim"))
+        datas = [_aligned(d, rank) if b else d for d, b in zip(datas, batched)]
+        attrs = list(attrs)
+        attrs[position] = _shift_dim(attrs[position], rank)
+        return op.forward(numpy, *datas, *attrs)
+
+    return rule
+
+
+def _roll(op, datas, batched, attrs, shape):
+    if not attrs[1]:  # a roll of the flattened tensor
+        raise Unbatchable(op.node.__name__)
+    return _dims_at(1)(op, datas, batched, attrs, shape)
+
+
+def _joined(op, datas, batched, attrs, shape):
+    """cat, stack: every tensor given the batch (shared ones broadcast), the dim shifted past it."""
+    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    datas = [d if b else numpy.broadcast_to(d, (size, *d.shape)) for d, b in zip(datas, batched)]
+    rank = datas[0].ndim - 1 + (op.node.__name__ == "StackBackward0")
+    return op.forward(numpy, *datas, attrs[0] % rank + 1, *attrs[1:])
+
+
+def _dot(op, datas, batched, attrs, shape):
+    return numpy.einsum("...i,...i->...", *datas)
+
+
+def _mv(op, datas, batched, attrs, shape):
+    matrix, vector = datas
+    return numpy.matmul(matrix, vector[..., None])[..., 0]
+
+
+def _folded(op, datas, batched, attrs, shape):
+    """A batch of (N, C, H, W) inputs to a convolution, im2col, a pool: the batch folded into N."""
+    if batched[1:] != [False] * (len(batched) - 1) or datas[0].ndim != 5:
+        raise Unbatchable(op.node.__name__)
+    x = datas[0]
+    out = op.forward(numpy, x.reshape(-1, *x.shape[2:]), *datas[1:], *attrs)
+    return out.reshape(x.shape[0], *shape)
+
+
+def _col2im(op, datas, batched, attrs, shape):
+    """col2im of a batch of (N, C*k*k, L) columns: the batch folded into N, and into the output's shape attr."""
+    cols = datas[0]
+    size = cols.shape[0]
+    out = op.forward(numpy, cols.reshape(-1, *cols.shape[2:]), (size * shape[0], *shape[1:]), *attrs[1:])
+    return out.reshape(size, *shape)
+
+
+def _tied(op, datas, batched, attrs, shape):
+    """A gradient tied to its op's input (tied_to_self): the gradient itself, batched as it comes."""
+    grad_input = datas[0]
+    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    return grad_input.copy() if batched[0] else numpy.broadcast_to(grad_input, (size, *shape)).copy()
+
+
+_TIED = tied_to_self("Backward0").forward.__code__
+
+
 def _product(a, b, batched_a: bool, batched_b: bool):
     """a @ b for 2-d a, b: a batch of a's as one product of their stacked rows, a batch of b's stacked."""
     if batched_a and not batched_b:
@@ -131,8 +205,24 @@ _ELEMENTWISE_ROWS = (
     "DivBackward0 DivBackward1 NegBackward0 ReciprocalBackward0 PowBackward0 PowBackward1 PowBackward2 "
     "ExpBackward0 LogBackward0 SqrtBackward0 SinBackward0 CosBackward0 TanhBackward0 SigmoidBackward0 "
     "SinhBackward0 CoshBackward0 Expm1Backward0 ReluBackward0 LeakyReluBackward0 AbsBackward0 "
-    "ClampBackward1 ClampMinBackward0 MaximumBackward0 WhereBackward0 CloneBackward0"
+    "ClampBackward1 ClampMinBackward0 MaximumBackward0 WhereBackward0 CloneBackward0 "
+    "AcosBackward0 AcoshBackward0 AcoshBackward1 AsinBackward0 AsinhBackward0 AsinhBackward1 AtanBackward0 "
+    "AtanhBackward0 AtanhBackward1 CeilBackward0 FloorBackward0 RoundBackward0 RoundBackward1 TruncBackward0 "
+    "FracBackward0 SignBackward0 SgnBackward0 ErfBackward0 ErfcBackward0 ErfinvBackward0 Exp2Backward0 "
+    "Log10Backward0 Log1PBackward0 Log2Backward0 RsqrtBackward0 TanBackward0 CopysignBackward1 FmodBackward0 "
+    "RemainderBackward0 XlogyBackward1 XlogyBackward2 NanToNumBackward0 AliasBackward0 ToCopyBackward0 "
+    "CeluBackward0 CeluBackward1 EluBackward0 EluBackward1 GeluBackward0 SiluBackward0 MishBackward0 "
+    "SoftplusBackward0 LogSigmoidBackward0 HardtanhBackward0 HardtanhBackwardBackward0 HardsigmoidBackward0 "
+    "HardsigmoidBackwardBackward0 HardswishBackward0 LeakyReluBackwardBackward0 ThresholdBackwardBackward0 "
+    "TrilBackward0 TriuBackward0 ClampBackward0 ClampMinBackward1 Atan2Backward0 CopysignBackward0 "
+    "FmodBackward1 RemainderBackward1 HypotBackward0 LogaddexpBackward0 Logaddexp2Backward0 XlogyBackward0 "
+    "LerpBackward0 LerpBackward1 DivBackward2 MinimumBackward0 MaskedFillBackward0 MaskedFillBackward1"
 ).split()
+_DIMS_FIRST = (
+    "CumsumBackward0 CumprodBackward0 FlipBackward0 AmaxBackward0 AminBackward0 LogsumexpBackward0 "
+    "VarBackward0 StdBackward0 ProdBackward1 SafeSoftmaxBackward0 SoftmaxBackwardDataBackward0"
+).split()
+_DIMS_SECOND = "LinalgVectorNormBackward0 NormBackward1".split()
 _RESHAPES = "ViewBackward0 ReshapeAliasBackward0 UnsafeViewBackward0".split() + list(D.SQUEEZE)
 
 #: node name -> rule(op, datas, batched, attrs, recorded output shape) -> batched output
@@ -147,6 +237,17 @@ RULES: dict[str, Callable] = {
     "MeanBackward0": _mean_all,
     "SumBackward1": _reduce_dims("sum"),
     "MeanBackward1": _reduce_dims("mean"),
+    **dict.fromkeys(_DIMS_FIRST, _dims_at(0)),
+    **dict.fromkeys(_DIMS_SECOND, _dims_at(1)),
+    "RollBackward0": _roll,
+    "CatBackward0": _joined,
+    "StackBackward0": _joined,
+    "DotBackward0": _dot,
+    "MvBackward0": _mv,
+    "ConvolutionBackward0": _folded,
+    "Im2ColBackward0": _folded,
+    "Col2ImBackward0": _col2im,
+    "AvgPool2DBackward0": _folded,
     "SoftmaxBackward0": _along_dim,
     "LogSoftmaxBackward0": _along_dim,
     "SelectBackward0": _basic_index,
@@ -159,8 +260,7 @@ RULES: dict[str, Callable] = {
 _ROWS: dict[type, Op] = {}
 
 
-def row_of(node_class: type) -> Op | None:
-    """The table row whose nodes are of `node_class` (None for custom Functions and other nodes)."""
+def _rows() -> dict[type, Op]:
     if not _ROWS:
         for value in vars(D).values():
             for op in (
@@ -168,20 +268,42 @@ def row_of(node_class: type) -> Op | None:
             ):
                 if isinstance(op, Op):
                     _ROWS[op.node] = op
-    return _ROWS.get(node_class)
+    return _ROWS
+
+
+def row_of(node_class: type) -> Op | None:
+    """The table row whose nodes are of `node_class` (None for custom Functions and other nodes)."""
+    return _rows().get(node_class)
+
+
+def row_named(node_name: str) -> Op | None:
+    """The table row of the node named `node_name` (None for a node no row makes)."""
+    return next((op for node, op in _rows().items() if node.__name__ == node_name), None)
+
+
+def rule_of(op: Op) -> Callable | None:
+    """The row's batching rule (None where it has none)."""
+    rule = RULES.get(op.node.__name__)
+    if rule is None and getattr(op.forward, "__code__", None) is _TIED:
+        return _tied
+    return rule
 
 
 def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, dtype) -> numpy.ndarray:
     """`op` on arrays of which those with `batched[i]` carry a leading batch dimension.
 
     Raises Unbatchable for a row without a rule, or a result not shaped and typed as the
-    recorded output would be with the batch in front (a rule that does not fit this use).
+    recorded output would be with the batch in front (a rule that does not fit this use);
+    `dtype=None` leaves the result's dtype to the caller (a promoting row, cast back to torch's).
     """
-    rule = RULES.get(op.node.__name__)
+    rule = rule_of(op)
     if rule is None:
         raise Unbatchable(op.node.__name__)
-    out = numpy.asarray(rule(op, datas, batched, attrs, shape))
+    try:
+        out = numpy.asarray(rule(op, datas, batched, attrs, shape))
+    except (ValueError, IndexError) as error:  # the rule does not fit these operands
+        raise Unbatchable(op.node.__name__) from error
     size = next(d.shape[0] for d, b in zip(datas, batched) if b)
-    if out.shape != (size, *shape) or out.dtype != dtype:
+    if out.shape != (size, *shape) or (dtype is not None and out.dtype != dtype):
         raise Unbatchable(op.node.__name__)
     return out

@@ -467,12 +467,22 @@ def kept_box(*tensors) -> list | None:
     return None
 
 
+#: While engine.func.vmap runs: how rows are applied (batched tensors through their batching
+#: rules); None otherwise, so outside vmap an op pays one test.
+BATCHED_APPLY: list = [None]
+#: While engine.func.vmap runs: how an elementwise array function that is no row (a comparison)
+#: runs on batched tensors: `(fn, operands) -> tensor`, or None when no operand is batched.
+BATCHED_ELEMENTWISE: list = [None]
+
+
 def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     """Run `op` forward; record a node when grad mode is on and an input requires grad.
 
     This is the hot path of every op, hence the inlined Tensor construction and edges,
     and plain loops instead of helpers and comprehensions (each a Python call in 3.11).
     """
+    if BATCHED_APPLY[0] is not None:  # inside engine.func.vmap: the row's batching rule
+        return BATCHED_APPLY[0](op, inputs, attrs, apply_op)
     if not _numpy_quiet.__dict__:
         backend.quiet_numpy()
     n = len(inputs)
@@ -620,6 +630,8 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
     Not the hot path: these rows factor matrices. Saved outputs keep their version, as a
     single output's do in `apply_op`, so an in-place change of U before backward is caught.
     """
+    if BATCHED_APPLY[0] is not None:
+        return BATCHED_APPLY[0](op, inputs, attrs, apply_multi)
     backend.quiet_numpy()
     check_same_device(*inputs)
     datas = [x._data if isinstance(x, Tensor) else x for x in inputs]

@@ -13,6 +13,7 @@ import numpy
 
 from ... import backend
 from ...autograd import grad_mode
+from ...func.batched import BatchedTensor
 from ...ops import creation, operands
 from ...ops import derivatives as D
 from ...ops.nn import functions as nn_functions
@@ -161,6 +162,8 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if target.__class__ is BatchedTensor and weight is None and input.dim() <= 2:
+        return _nll_loss_by_mask(input, target, ignore_index, reduction)
     t = _target_array(target)
     x, name = _nll_layout(input, target)
     xp = backend.xp_of(t)
@@ -193,6 +196,22 @@ def nll_loss(
     if reduction == "none" and x is not input:
         out = shaping_core.view(out, target.shape)
     return out
+
+
+def _nll_loss_by_mask(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> Tensor:
+    """nll_loss for a target batched by vmap, whose values no attr can hold: the picked
+    log-probabilities as a product with a one-hot mask, every step an op with a batching rule."""
+    _nll_layout(input, target)
+    class_dim = input.dim() - 1
+    classes = creation.arange(input.shape[class_dim], device=input.device)
+    picked = target.unsqueeze(-1) if class_dim else target.reshape(())
+    mask = pointwise_core.eq(picked, classes)
+    valid = pointwise_core.ne(target if class_dim else target.reshape(()), ignore_index).to(input.dtype)
+    losses = -(input * mask.to(input.dtype)).sum(class_dim) * valid
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    return total if reduction == "sum" else total / valid.sum()
 
 
 # ------------------------------------------------------------------------- cross_entropy

@@ -13,7 +13,7 @@ from ...tensor import Tensor, wrap
 from .. import arg_errors, creation, promotion
 from .. import derivatives as D
 from ..api import IN_PLACE, exported, public
-from ..op import apply_op, broadcast_error, check_same_device
+from ..op import BATCHED_ELEMENTWISE, apply_op, broadcast_error, check_same_device
 from ..operands import as_operand, broadcast_check, number_operands, with_number
 from ..promotion import result_type
 from . import kernels as K
@@ -229,6 +229,10 @@ def clip(input, min=None, max=None):
 
 def _compare(ufunc_name):
     def fn(input, other):
+        if BATCHED_ELEMENTWISE[0] is not None:  # inside vmap
+            out = BATCHED_ELEMENTWISE[0](getattr(numpy, ufunc_name), (input, other))
+            if out is not None:
+                return out
         data = other
         if isinstance(other, Tensor):
             if other._data.__class__ is not input._data.__class__:

@@ -1,0 +1,235 @@
+"""`vmap`: a function of one example run on a batch, each op through its batching rule (torch.func.vmap)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy
+
+from .. import backend
+from ..ops import op as op_module
+from ..ops.shaping.core import cat
+from ..tensor import Tensor, wrap
+from .batched import BatchedTensor, apply_batched, batched, elementwise_batched
+from .grad import running as reverse_transform_running
+from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
+
+RANDOM_ERROR = (
+    "vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+    "'different' randomness flags on vmap or perform the randomness operation out of vmap"
+)
+
+_levels: list[int] = []  # the vmap levels running, innermost last
+
+
+def _name(func) -> str:
+    if isinstance(func, functools.partial):
+        return f"functools.partial({_name(func.func)}, ...)"
+    return getattr(func, "__name__", repr(func))
+
+
+def vmap(
+    func: Callable,
+    in_dims=0,
+    out_dims=0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable:
+    """`func` over a batch: in_dims says which dim of each input is the batch (None: shared), out_dims where it goes."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
+        )
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        flat_args, spec = tree_flatten(args)
+        flat_in_dims, size = _in_dims(func, in_dims, args, flat_args, spec)
+        if chunk_size is None or chunk_size >= size:
+            return _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs)
+        chunks = []
+        for start in range(0, size, chunk_size):
+            stop = min(start + chunk_size, size)
+            sliced = [
+                x if d is None else x.narrow(d, start, stop - start) for x, d in zip(flat_args, flat_in_dims)
+            ]
+            chunks.append(_run(func, sliced, flat_in_dims, spec, stop - start, out_dims, randomness, kwargs))
+        return _concat_chunks(chunks, out_dims)
+
+    return wrapped
+
+
+def _in_dims(func, in_dims, args, flat_args, spec) -> tuple[list, int]:
+    """One in_dim per leaf of the inputs, checked as torch checks them, and the batch size."""
+    name = _name(func)
+    if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
+            f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}."
+        )
+    if not args:
+        raise ValueError(
+            f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are trying "
+            "to vmap over a function with no inputs. The latter is unsupported."
+        )
+    flat_in_dims = (
+        broadcast_prefix(in_dims, spec) if isinstance(in_dims, tuple) else [in_dims] * len(flat_args)
+    )
+    if flat_in_dims is None:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the structure "
+            f"of `inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs has structure {spec}."
+        )
+    for i, (arg, in_dim) in enumerate(zip(flat_args, flat_in_dims)):
+        if not isinstance(in_dim, int) and in_dim is not None:
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for an input but "
+                "in_dim must be either an integer dimension or None."
+            )
+        if isinstance(in_dim, int) and not isinstance(arg, Tensor):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for an input but the "
+                f"input is of type {type(arg)}. We cannot vmap over non-Tensor arguments, please use None "
+                "as the respective in_dim"
+            )
+        if in_dim is not None and (in_dim < -arg.dim() or in_dim >= arg.dim()):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for some input, but "
+                f"that input is a Tensor of dimensionality {arg.dim()} so expected in_dim to satisfy "
+                f"-{arg.dim()} <= in_dim < {arg.dim()}."
+            )
+        if in_dim is not None and in_dim < 0:
+            flat_in_dims[i] = in_dim % arg.dim()
+    sizes = [arg.shape[d] for arg, d in zip(flat_args, flat_in_dims) if d is not None]
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+            f"{sizes} for the mapped dimension"
+        )
+    return flat_in_dims, sizes[0]
+
+
+def _random_watch(randomness: str) -> Callable:
+    def watch(dev) -> None:
+        if _levels and randomness == "error":
+            raise RuntimeError(RANDOM_ERROR)
+        if _levels and randomness == "different":
+            raise RuntimeError("vmap: randomness='different' is not supported by engine.func.vmap")
+
+    return watch
+
+
+def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
+    level = len(_levels) + 1
+    inputs = [x if d is None else _add_level(x, d, level) for x, d in zip(flat_args, flat_in_dims)]
+    hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0]
+    watch = _random_watch(randomness)
+    _levels.append(level)
+    op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = apply_batched, elementwise_batched
+    backend.random_watchers.append(watch)
+    try:
+        outputs = func(*tree_unflatten(inputs, spec), **kwargs)
+    finally:
+        backend.random_watchers.remove(watch)
+        op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = hooks
+        _levels.pop()
+    return _unbatch_outputs(func, outputs, out_dims, level, size)
+
+
+def _add_level(x: Tensor, dim: int, level: int) -> BatchedTensor:
+    """x with its dim `dim` as the batch of `level` (after the levels x already has), without x's graph
+    (refused where a reverse transform would differentiate through it)."""
+    if x._rg and reverse_transform_running():
+        raise RuntimeError(THROUGH_VMAP_MESSAGE)
+    if x.__class__ is BatchedTensor:
+        own = len(x._levels)
+        return batched(numpy.moveaxis(x._phys, own + dim, own), (*x._levels, level))
+    return batched(numpy.moveaxis(x._data, dim, 0), (level,))
+
+
+def _unbatch_outputs(func, outputs, out_dims, level, size):
+    name = _name(func)
+    flat_outputs, spec = tree_flatten(outputs)
+    if isinstance(out_dims, (int, type(None))) and not isinstance(out_dims, bool):
+        flat_out_dims = [out_dims] * len(flat_outputs)
+    elif isinstance(out_dims, (tuple, list)):
+        flat_out_dims = broadcast_prefix(out_dims, spec)
+        if flat_out_dims is None:
+            raise ValueError(
+                f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+                f"structure of `outputs`. out_dims has structure {tree_flatten(out_dims)[1]} but outputs "
+                f"has structure {spec}."
+            )
+    else:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
+            "collection of ints representing where in the outputs the vmapped dimension should appear."
+        )
+    unbatched = []
+    for value, out_dim in zip(flat_outputs, flat_out_dims):
+        if out_dim is None:
+            if value.__class__ is BatchedTensor and level in value._levels:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+                )
+            unbatched.append(value)
+            continue
+        if not isinstance(value, Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(value)}. "
+                "Did you mean to set out_dims= to None for output?"
+            )
+        unbatched.append(_remove_level(value, out_dim, level, size))
+    return tree_unflatten(unbatched, spec)
+
+
+THROUGH_VMAP_MESSAGE = (
+    "vmap: differentiating through the outputs of vmap (grad or jacrev of a function that calls vmap, "
+    "jacrev of jacrev) is not supported by engine.func: vmap's outputs carry no graph"
+)
+
+
+def _remove_level(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
+    """x without `level`: that batch moved to logical dim `out_dim` (an unbatched x expanded to it).
+
+    The result carries no graph: inside a reverse transform, an output that needs one is refused
+    rather than handed back as a constant (whose gradient would silently be zero).
+    """
+    if x._rg and reverse_transform_running():
+        raise RuntimeError(THROUGH_VMAP_MESSAGE)
+    rank = x.dim() + 1
+    dim = out_dim % rank if -rank <= out_dim < rank else out_dim
+    if x.__class__ is not BatchedTensor or level not in x._levels:
+        if x.__class__ is BatchedTensor:
+            own = len(x._levels)
+            phys = numpy.broadcast_to(
+                numpy.expand_dims(x._phys, own + dim),
+                (*x._phys.shape[: own + dim], size, *x._phys.shape[own + dim :]),
+            )
+            return batched(numpy.ascontiguousarray(phys), x._levels)
+        return wrap(numpy.ascontiguousarray(numpy.broadcast_to(x._data[None], (size, *x.shape)))).movedim(
+            0, dim
+        )
+    k = x._levels.index(level)
+    rest = x._levels[:k] + x._levels[k + 1 :]
+    phys = numpy.moveaxis(x._phys, k, len(rest) + dim)
+    if rest:
+        return batched(phys, rest)
+    out = wrap(phys)
+    return out
+
+
+def _concat_chunks(chunks: list, out_dims):
+    flat = [tree_flatten(chunk)[0] for chunk in chunks]
+    spec = tree_flatten(chunks[0])[1]
+    dims = (
+        broadcast_prefix(out_dims, spec) if isinstance(out_dims, (tuple, list)) else [out_dims] * len(flat[0])
+    )
+    joined = [parts[0] if dim is None else cat(list(parts), dim) for parts, dim in zip(zip(*flat), dims)]
+    return tree_unflatten(joined, spec)
