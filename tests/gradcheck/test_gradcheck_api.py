@@ -274,8 +274,29 @@ def test_forward_mode_alone_is_a_check_of_its_own(lib):
     x = double(lib, 3)
     assert lib.autograd.gradcheck(lambda a: a.sin() * a, (x,), check_backward_ad=False, check_forward_ad=True)
     assert lib.autograd.gradgradcheck(
-        lambda a: a.sin() * a, (x,), check_rev_over_rev=False, check_fwd_over_rev=True
+        lambda a: a.sin() * a,
+        (x,),
+        check_rev_over_rev=False,
+        check_fwd_over_rev=True,
+        check_undefined_grad=False,
     )
+
+
+@pytest.mark.parametrize("option", ["check_undefined_grad", "check_batched_grad"])
+def test_what_only_reverse_mode_checks_needs_it(lib, option):
+    x = double(lib, 3)
+    options = {"check_undefined_grad": False, option: True}  # check_undefined_grad is on by default
+    message = f"Setting {option}=True requires check_rev_over_rev to be True"
+    with pytest.raises(AssertionError, match=exactly(message)):
+        lib.autograd.gradgradcheck(
+            lambda a: a * a, (x,), check_rev_over_rev=False, check_fwd_over_rev=True, **options
+        )
+    if option == "check_batched_grad":
+        message = "Setting check_batched_grad=True requires check_backward_ad to be True"
+        with pytest.raises(AssertionError, match=exactly(message)):
+            lib.autograd.gradcheck(
+                lambda a: a * 2, (x,), check_backward_ad=False, check_forward_ad=True, check_batched_grad=True
+            )
 
 
 @pytest.mark.parametrize("batched", [False, True])

@@ -55,6 +55,8 @@ def gradcheck(
     """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     _refuse_batched(check_batched_grad, "gradcheck")
     tupled = as_tuple(inputs)
     _warn_non_double(ENGINE, tupled)
@@ -106,6 +108,12 @@ def gradgradcheck(
     """
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    for option, name in (
+        (check_undefined_grad, "check_undefined_grad"),
+        (check_batched_grad, "check_batched_grad"),
+    ):
+        if option and not check_rev_over_rev:
+            raise AssertionError(f"Setting {name}=True requires check_rev_over_rev to be True")
     _refuse_batched(check_batched_grad, "gradgradcheck")
     new_func, new_inputs = gradgrad_problem(func, as_tuple(inputs), grad_outputs, gen_non_contig_grad_outputs)
     return gradcheck(
