@@ -15,7 +15,7 @@ from collections import OrderedDict
 import numpy
 
 from . import backend
-from .autograd import anomaly, grad_mode
+from .autograd import anomaly, forward_grad, grad_mode
 from .autograd.hooks import add_hook
 from .printing import tensor_repr
 
@@ -617,13 +617,18 @@ class SavedOutput:
     version counter, and rebuild a Tensor whose grad_fn is the node when one is asked for.
     """
 
-    __slots__ = ("_data", "_vc", "_output_nr", "_place")
+    __slots__ = ("_data", "_vc", "_output_nr", "_place", "_tangent")
 
     def __init__(self, tensor, output_nr: int = 0, place=None):
         self._data = tensor._data
         self._vc = tensor._vc
         self._output_nr = output_nr
         self._place = place
+
+    def keep_tangent(self, output, tangent, level: int) -> None:
+        """Keep the output's forward-AD tangent at `level` (autograd/forward_grad.py), when this is it."""
+        if output._data is self._data:
+            self._tangent = (level, tangent)
 
     def producer(self, node) -> tuple:
         """(node, output_nr) that torch's modified-saved-tensor error names: the view's grad_fn while
@@ -646,6 +651,9 @@ class SavedOutput:
         t._node = node if view_fn is None else view_fn
         t._output_nr = self._output_nr if view_fn is None else 0
         t._rg = True
+        tangent = forward_grad.kept_tangent(getattr(self, "_tangent", None))
+        if tangent is not None:
+            forward_grad.set_tangent(t, tangent)
         return t
 
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 # table is falsy, so ops cost one test until some tensor has a tangent.
 state: list = [None]
 level = [-1]  # the open level (0), or -1
+opened = [0]  # how many levels were ever opened: a saved output's tangent is for the level it names
 rule: list = [None]  # [propagate(op, inputs, attrs, outputs)]: ops/forward_mode.py, handed over by use_rule
 _table: dict = {}  # the open level's tangents, also while `state` is suspended
 
@@ -28,6 +29,7 @@ def enter_level() -> int:
     if level[0] >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     level[0] = 0
+    opened[0] += 1
     _table.clear()
     state[0] = _table
     return 0
@@ -68,6 +70,27 @@ def set_tangent(tensor, tangent) -> None:
             del table[key]
 
     _table[key] = (weakref.ref(tensor, forget), tangent)
+    node = getattr(tensor, "_node", None)
+    if node is not None:
+        _keep_in_saved(node, tensor, tangent)
+
+
+def _keep_in_saved(node, output, tangent) -> None:
+    """Give the node's saved copy of `output` (a SavedOutput, which keeps no reference to the
+    tensor) its tangent too, as torch's SavedVariable keeps its fw_grad: a backward recorded under
+    forward AD (forward over reverse) reads the output with its tangent."""
+    saved = getattr(node, "_saved", None) or [e[0] for e in getattr(node, "_saved_entries", ())]
+    for value in saved:
+        keep = getattr(value, "keep_tangent", None)
+        if keep is not None:
+            keep(output, tangent, opened[0])
+
+
+def kept_tangent(kept):
+    """A saved output's (level, tangent), as a tangent while that level is open; else None."""
+    if kept is None or level[0] < 0 or kept[0] != opened[0]:
+        return None
+    return kept[1]
 
 
 @contextmanager

@@ -241,8 +241,17 @@ def _save_as_result(node: Node, t: Tensor) -> None:
     unpacked at the view's place in the graph after the change (`ViewPlace`), as in torch."""
     place = None if t._base is None else ViewPlace(t)
     outputs = [v.__class__ is SavedOutput for v in node._saved]
-    node._saved = [SavedOutput(t, 0, place) if is_out else v for v, is_out in zip(node._saved, outputs)]
+    node._saved = [_resaved(v, t, place) if is_out else v for v, is_out in zip(node._saved, outputs)]
     node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
+
+
+def _resaved(saved: SavedOutput, t: Tensor, place) -> SavedOutput:
+    """The result saved as `t`, keeping the result's forward-AD tangent (forward over reverse)."""
+    resaved = SavedOutput(t, 0, place)
+    kept = getattr(saved, "_tangent", None)
+    if kept is not None:
+        resaved._tangent = kept
+    return resaved
 
 
 def _store(t: Tensor, data) -> Tensor:
@@ -267,8 +276,9 @@ def _snapshot(t: Tensor) -> Tensor:
     old._node = t.grad_fn
     old._output_nr = t._output_nr
     old._rg = t._rg
-    if forward_grad.state[0]:
-        forward_grad.set_tangent(old, tangents.tangent_of(t))
+    if forward_grad.state[0]:  # a copy: the op writes t's new tangent into t's (a view's, into its base's)
+        tangent = tangents.tangent_of(t)
+        forward_grad.set_tangent(old, None if tangent is None else tangent.clone())
     return old
 
 

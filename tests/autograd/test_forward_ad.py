@@ -252,3 +252,36 @@ def test_ops_torch_has_no_forward_ad_for_raise_its_error(lib, aten_name, call):
         "feature-request.yml so that we can prioritize its implementation or submit a PR adding the "
         "implementation to derivatives.yaml"
     )
+
+
+@pytest.mark.parametrize("saves", ["output", "input"])
+def test_forward_over_reverse_through_a_function_that_saves_its_output(lib, saves):
+    """A backward recorded under forward AD reads the Function's saved output with its tangent,
+    as torch's SavedVariable keeps fw_grad: d/dx (g * exp(x)) along v is g * exp(x) * v."""
+    fw = _fw(lib)
+
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y if saves == "output" else x)
+            ctx.save_for_forward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (s,) = ctx.saved_tensors
+            return g * (s if saves == "output" else s.exp())
+
+        @staticmethod
+        def jvp(ctx, t):
+            (y,) = ctx.saved_tensors
+            return t * y
+
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    v = lib.tensor([1.0, 2.0, -1.0], dtype=lib.float64)
+    with fw.dual_level():
+        dual = fw.make_dual(x, v)
+        (g,) = lib.autograd.grad(Exp.apply(dual).sum(), dual, create_graph=True)
+        tangent = fw.unpack_dual(g).tangent
+    np.testing.assert_allclose(tangent.detach().numpy(), (x.exp() * v).detach().numpy(), rtol=1e-12)

@@ -87,3 +87,39 @@ def test_jvp_torch_parity(sample):
     _, tangent = _jvp(engine, sample, ours, directions)
     rtol, atol = sample.torch_tol
     np.testing.assert_allclose(_flat(tangent), _flat(expected), rtol=max(rtol, 1e-7), atol=max(atol, 1e-9))
+
+
+def _gradients(sample, inputs, u, shift=0.0, directions=None):
+    """Jᵀu at the inputs (moved by `shift` along the directions), through a create_graph backward."""
+    moved = [
+        t if v is None or not shift else engine.tensor(t.detach().numpy() + shift * v, requires_grad=True)
+        for t, v in zip(inputs, directions or [None] * len(inputs))
+    ]
+    wanted = [t for t in moved if t.requires_grad]
+    out = first_float(sample.call(engine, *moved))
+    return engine.autograd.grad(
+        out, wanted, engine.tensor(u), allow_unused=True, materialize_grads=True, create_graph=True
+    )
+
+
+@pytest.mark.parametrize("sample", cases("double_backward"))
+def test_forward_over_reverse(sample):
+    """The gradient's tangent (a backward recorded under forward AD, saved outputs with their
+    tangents) against central differences of the gradient along the inputs' directions."""
+    inputs = tensors(engine, make_arrays(sample.kinds))
+    directions = _directions(inputs)
+    out = first_float(sample.call(engine, *inputs))
+    u = np.random.default_rng(1).standard_normal(tuple(out.shape))
+    fwAD = engine.autograd.forward_ad
+    with fwAD.dual_level():
+        duals = [
+            t if v is None else fwAD.make_dual(t, engine.tensor(v, dtype=t.dtype))
+            for t, v in zip(inputs, directions)
+        ]
+        tangents = [fwAD.unpack_dual(g).tangent for g in _gradients(sample, duals, u)]
+    ahead = _gradients(sample, inputs, u, EPS, directions)
+    behind = _gradients(sample, inputs, u, -EPS, directions)
+    for tangent, a, b in zip(tangents, ahead, behind):
+        expected = (_flat(a) - _flat(b)) / (2 * EPS)
+        got = np.zeros_like(expected) if tangent is None else _flat(tangent)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
