@@ -179,3 +179,21 @@ def test_a_bad_case_option_names_the_case_line(tmp_path):
         'gradcli.case(modes=...) must be "rev", "fwd" or "rev,fwd", not [\'rev\', \'jvp\']' in result.output
     )
     assert f"{file}:4" in result.output
+
+
+def test_ordinary_torch_layers_in_both_modes():
+    """LSTM, eval-mode BatchNorm with an in-place ReLU, Embedding, conv and pooling, SDPA: both
+    modes pass; what torch has no forward AD for is a one-line note, the case still passing."""
+    from paths import ROOT
+
+    code, document = run_gradcli_json("check", ROOT / "tests/corpus/torch_modules_modes.py", "--json")
+    found = cases(document)
+    assert code == 0 and all(case["passed"] for case in found.values())
+    for name in ("lstm_case", "batchnorm_eval", "embedding", "convnet", "sdpa"):
+        assert {p["mode"] for p in found[name]["pairs"]} == {"rev", "fwd"} and found[name]["notes"] == [], (
+            name
+        )
+    for name, op in (("attention", "aten::_native_multi_head_attention"), ("masked", "_cdist_forward")):
+        assert {p["mode"] for p in found[name]["pairs"]} == {"rev"}
+        (note,) = found[name]["notes"]
+        assert f"Trying to use forward AD with {op} that does not support it" in note and "\n" not in note

@@ -102,7 +102,7 @@ def _unsupported_note(exc: BaseException) -> str:
     library's error with the user's line."""
     if isinstance(exc, ForwardModeUnsupported):
         return f"forward mode not checked: {exc}"
-    return _missing_jvp(exc) or describe_exception(UNSUPPORTED_NOTE, exc)
+    return _missing_jvp(exc) or describe_exception(UNSUPPORTED_NOTE, exc, first_line=True)
 
 
 def _missing_jvp(exc: BaseException) -> str | None:

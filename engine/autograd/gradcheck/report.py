@@ -172,9 +172,12 @@ def message_of(exc: BaseException) -> str:
         return f"<unprintable {type(exc).__name__} object>"
 
 
-def describe_exception(context: str, exc: BaseException) -> str:
-    """'<context> raised Type: message (at file:line)', the line being the user's."""
+def describe_exception(context: str, exc: BaseException, first_line: bool = False) -> str:
+    """'<context> raised Type: message (at file:line)', the line being the user's; `first_line`
+    keeps the message's first line (a library's error, whose rest asks to file an issue)."""
     message = message_of(exc)
+    if first_line and message:
+        message = message.splitlines()[0]
     text = f"{context} raised {type(exc).__name__}" + (f": {message}" if message else "")
     where = _user_frame(exc)
     return f"{text} (at {where})" if where else text
