@@ -17,6 +17,7 @@ import warnings
 from .. import backend
 from ..ops.creation import zeros_like
 from ..ops.inplace import mark_returned_view, rebase_history
+from ..ops.op import BATCHED_APPLY
 from ..ops.tangents import tangent_of
 from ..tensor import SavedOutput, Tensor, raw_grad_fn, tp_name, wrap
 from . import forward_grad, grad_mode, saved_hooks
@@ -205,6 +206,10 @@ def _expandable(target, shape) -> bool:
 class Function:
     """Subclass with static forward(ctx, *args) and backward(ctx, *grads); call `.apply`."""
 
+    #: Whether engine.func.vmap may batch the Function by batching its forward and backward op by
+    #: op (torch's generated vmap rule); else it needs a `vmap` staticmethod.
+    generate_vmap_rule = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardCFunction,), {"_forward_cls": cls})
@@ -245,9 +250,19 @@ class Function:
             "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
         )
 
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """Override to batch the Function under engine.func.vmap yourself (torch 2.x's form)."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod or set "
+            "generate_vmap_rule=True."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
         uses_setup_context = cls.setup_context is not Function.setup_context
+        if BATCHED_APPLY[0] is not None:  # inside engine.func.vmap
+            _check_vmap_support(cls, uses_setup_context, args)
         if uses_setup_context:
             args, kwargs = _bind_defaults(cls.forward, args, kwargs)
         ctx = _new_ctx(cls, args)
@@ -262,6 +277,35 @@ class Function:
         if tangents is not None:
             _output_tangents(cls, ctx, tangents, result)
         return result
+
+
+def _check_vmap_support(cls, uses_setup_context: bool, args: tuple) -> None:
+    """torch's rules for a Function under vmap, batched inputs or not: the torch 2.x form (a separate
+    setup_context), and generate_vmap_rule=True or a vmap staticmethod, not both. Either way the
+    engine batches the forward and backward op by op, which gives what a correct vmap staticmethod
+    gives (that staticmethod itself is not called)."""
+    if not uses_setup_context:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), "
+            "it must override the setup_context staticmethod. For more details, please see "
+            f"{EXTENDING_FUNC_DOCS}"
+        )
+    own_rule = cls.vmap is not Function.vmap
+    if cls.generate_vmap_rule and own_rule:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True and an overridden "
+            "vmap staticmethod. Please set generate_vmap_rule=False or delete the overridden vmap staticmethod "
+            f"to avoid ambiguity. For more details, please see {EXTENDING_FUNC_DOCS}"
+        )
+    if not (cls.generate_vmap_rule or own_rule):
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override and "
+            f"implement the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
+            f"{EXTENDING_FUNC_DOCS}"
+        )
+
+
+EXTENDING_FUNC_DOCS = "https://pytorch.org/docs/main/notes/extending.func.html"
 
 
 def _input_tangents(args: tuple) -> list | None:
