@@ -31,8 +31,9 @@ ndarray = numpy.ndarray
 
 #: What engine.func (above this layer) hands over at import through `use_vmap`: how
 #: `grad(is_grads_batched=True)` runs a backward per vector of the gradients' batch,
-#: `(run(grads, retain_graph), grads, retain_graph, create_graph) -> gradients`, and whether a vmap is running (gradients then
-#: flow as Tensors, whatever create_graph says: a batch exists only as a Tensor).
+#: `(run(grads, retain_graph), grads, retain_graph, create_graph) -> gradients`, and whether a
+#: vmap is running (gradients then flow as Tensors whatever create_graph says: a batch exists
+#: only as a Tensor).
 VMAP: list = [None, lambda: False]
 
 

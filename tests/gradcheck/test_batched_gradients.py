@@ -142,6 +142,20 @@ def test_batched_forward_gradients_need_forward_mode(lib):
         lib.autograd.gradcheck(lambda a: a * 2, (double(lib, 3),), check_batched_forward_grad=True)
 
 
+def test_gradients_placed_at_an_index_run_on_the_batch(lib):
+    """An index's, a gather's, a sort's backward places g at indices, one example at a time."""
+    x = double(lib, 2, 3, 4)
+    index = lib.tensor([[[1, 1, 0]] * 3] * 2)
+    for func in (
+        lambda a: a[lib.tensor([0, 1, 1])],
+        lambda a: a[lib.tensor([0, 1]), :, lib.tensor([2, 3])],
+        lambda a: a.gather(2, index),
+        lambda a: a.sort()[0],
+    ):
+        assert lib.autograd.gradcheck(func, (x,), check_batched_grad=True)
+        assert lib.autograd.gradgradcheck(func, (x,), check_batched_grad=True)
+
+
 def test_an_op_whose_backward_has_no_batching_rule_fails_with_the_vmap_error():
     """torch's prototype vmap falls back to a loop for such an op; engine.func.vmap refuses it."""
     x = double(engine, 2, 3)
