@@ -21,12 +21,24 @@ import numpy
 from .. import backend
 from ..ops import namespaces
 from ..ops.namespaces import array_math
-from ..tensor import Tensor, tp_name, wrap
+from ..tensor import Size, Tensor, tp_name, wrap
 from ..warn_once import warn_once
 from . import anomaly, grad_mode
 from .node import Node, NodeHooks, as_tensor_or_none, checked_hook_result, checked_hook_results
 
 ndarray = numpy.ndarray
+
+
+#: What engine.func (above this layer) hands over at import through `use_vmap`: how
+#: `grad(is_grads_batched=True)` runs a backward per vector of the gradients' batch,
+#: `(run(grads, retain_graph), grads, retain_graph, create_graph) -> gradients`, and whether a
+#: vmap is running (gradients then flow as Tensors whatever create_graph says: a batch exists
+#: only as a Tensor).
+VMAP: list = [None, lambda: False]
+
+
+def use_vmap(map_gradients, running) -> None:
+    VMAP[0], VMAP[1] = map_gradients, running
 
 
 def _namespace(grads, create_graph, m, array_class):
@@ -337,6 +349,9 @@ def _reach(roots, target_nodes, capture):
 
 def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
     backend.quiet_numpy()  # a backward in a new thread: numpy's error state is per thread
+    # gradients as Tensors: to record the formulas, or while a vmap runs (a batch is never a raw array)
+    tensors = bool(create_graph) or VMAP[1]()
+    grads = [None if g is None else _to_mode(g, tensors) for g in grads]
     plan = None if inputs is None else _Plan(roots, inputs, capture)
     nodes = None if plan is None else plan.execute
     deps = _dependencies(roots, nodes)
@@ -369,11 +384,11 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
             if plan is not None:
                 if node not in nodes:
                     continue  # a root that leads to no input
-                if plan.captures is not None and _capture(node, grads_in, plan, create_graph):
+                if plan.captures is not None and _capture(node, grads_in, plan, tensors):
                     continue
             hooked = node._hooks is not None
             if hooked:
-                grads_in = _before_node(node, grads_in, create_graph)
+                grads_in = _before_node(node, grads_in, tensors)
             if (
                 grads_in[0] is None
                 and (len(grads_in) == 1 or all(g is None for g in grads_in))
@@ -382,13 +397,13 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
                 outputs = [None] * len(node.next_functions)
             else:
                 if grads_in[0].__class__ is not array_class:  # the first node, or .to() changed device
-                    m, array_class = _namespace(grads_in, create_graph, m, array_class)
+                    m, array_class = _namespace(grads_in, tensors, m, array_class)
                 if capturing and not _all_executed(node.next_functions, nodes):
-                    outputs = _apply_pruned(node, grads_in, m, create_graph, nodes, checked or hooked)
+                    outputs = _apply_pruned(node, grads_in, m, tensors, nodes, checked or hooked)
                 elif checked or hooked:
-                    outputs = _call(node, grads_in, m, create_graph)
+                    outputs = _call(node, grads_in, m, tensors)
                 else:
-                    outputs = node.apply(grads_in, m, create_graph)
+                    outputs = node.apply(grads_in, m, tensors)
             if not retain_graph:
                 node.release()
                 if watch is not None:
@@ -559,7 +574,9 @@ def _dependencies(roots, nodes):
 # ------------------------------------------------------------------------- public entry
 
 
-def _make_grads(tensors, grad_tensors, create_graph, for_grad):
+def _make_grads(tensors, grad_tensors, batched=False):
+    """The root gradients: Tensors as given (cast to the outputs' dtypes), ones (a raw array) for a
+    scalar output given None. `batched`: each Tensor's first dim is a batch (is_grads_batched)."""
     out = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if g is None:
@@ -578,17 +595,27 @@ def _make_grads(tensors, grad_tensors, create_graph, for_grad):
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-            if g.shape != t.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
-                    f"has a shape of {t.shape}."
-                )
+            first = g[0] if batched else g
+            if first.shape != t.shape:
+                raise RuntimeError(_shape_mismatch(i, first, t, batched))
             if g._data.dtype is not t._data.dtype:  # cast to the output's dtype, as torch's engine does
                 g = g.to(t.dtype)
-        out.append(_to_mode(g, create_graph))
+        out.append(g)
     if len(out) < len(tensors):  # extra gradients are left out, as torch's zip leaves them
         raise RuntimeError(f"got {len(tensors)} tensors and {len(out)} gradients")
     return out
+
+
+def _shape_mismatch(i: int, first: Tensor, t: Tensor, batched: bool) -> str:
+    """torch's message; batched, it names the first vector's shape less its first dim, as torch does."""
+    if not batched:
+        return f"Mismatch in shape: grad_output[{i}] has a shape of {first.shape} and output[{i}] has a shape of {t.shape}."
+    return (
+        "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch dimension. "
+        "The sizes of the remaining dimensions are expected to match the shape of corresponding output, but a "
+        f"mismatch was detected: grad_output[{i}] has a shape of {Size(first.shape[1:])} and output[{i}] has a shape of "
+        f"{t.shape}. If you only want some tensors in `grad_output` to be considered batched, consider using vmap."
+    )
 
 
 def _tensor_or_tensors(grads, count: int) -> tuple:
@@ -623,7 +650,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     roots = _roots(tensors)
-    grads = _make_grads(tensors, grad_tensors, create_graph, False)
+    grads = _make_grads(tensors, grad_tensors)
     if inputs is not None:
         for t in inputs:  # as PyTorch: a non-leaf input gets its .grad through retain_grad
             t.retain_grad()
@@ -683,8 +710,16 @@ def grad(
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = _roots(outputs)
-    grads = _make_grads(outputs, grad_outputs, create_graph, True)
-    captured = run(roots, grads, retain_graph, create_graph, inputs=inputs, capture=True)
+    grads = _make_grads(outputs, grad_outputs, is_grads_batched)
+    if is_grads_batched:  # one backward per vector of the batch, at once through engine.func.vmap
+        captured = VMAP[0](
+            lambda gs, retain: run(roots, gs, retain, create_graph, inputs=inputs, capture=True),
+            [None if g is None else _to_mode(g, True) for g in grads],
+            retain_graph,
+            create_graph,
+        )
+    else:
+        captured = run(roots, grads, retain_graph, create_graph, inputs=inputs, capture=True)
     result = []
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:

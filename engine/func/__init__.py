@@ -1,5 +1,6 @@
 """engine.func: torch.func's composable transforms (vmap, grad, vjp, jacrev, functional_call)."""
 
+from . import batched_grads  # noqa: F401 - hands autograd.grad its batched gradients
 from .functional_call import functional_call
 from .grad import grad, grad_and_value, vjp
 from .jacrev import jacrev

@@ -6,7 +6,9 @@ first example, so shapes, dtypes and argument checks read as torch's logical ten
 op reaches `apply_op`, which, while a vmap runs, hands the row here: the row runs once on the
 first example (recording its node, with the batched inputs saved, so a backward inside vmap
 runs its formulas as recorded ops that come back here), then on the whole batch through the
-row's batching rule (ops/batching.py, the rules gradcheck's batched Jacobian shares).
+row's batching rule (ops/batching.py, the rules gradcheck's batched Jacobian shares). Under
+forward AD the tangents propagate after that, from the batched inputs to the batched output, so
+a batch of tangents (vmap over jvp) runs through the rules too.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 
 import numpy
 
+from ..autograd import forward_grad
 from ..ops import op as op_module
 from ..ops.batching import Unbatchable, run_batched
 from ..tensor import SavedOutput, Tensor, wrap
@@ -154,14 +157,18 @@ def apply_batched(op, inputs, attrs, plain):
     examples = [x for x in inputs if x.__class__ is BatchedTensor]
     for x in examples:  # the row itself may read the first example's values
         x._data = x._data.view(numpy.ndarray)
-    op_module.BATCHED_APPLY[0] = None
+    dual = forward_grad.state[0]  # some tensor has a tangent: propagated below, on the batch
+    op_module.BATCHED_APPLY[0] = forward_grad.state[0] = None
     try:
         out = plain(op, inputs, attrs)  # the first example: its node, shape and dtype
     finally:
         op_module.BATCHED_APPLY[0] = hook
+        forward_grad.state[0] = dual
         for x in examples:
             x._data = x._data.view(Example)
     if not sizes:
+        if dual:
+            forward_grad.rule[0](op, inputs, attrs, out if isinstance(out, list) else (out,))
         return out
     levels = tuple(sorted(sizes))
     size = math.prod(sizes.values())
@@ -188,6 +195,8 @@ def apply_batched(op, inputs, attrs, plain):
         for k, value in enumerate(saved):
             if value.__class__ is SavedOutput and value._vc is out._vc:
                 saved[k] = result
+    if dual:
+        forward_grad.rule[0](op, inputs, attrs, (result,))
     return result
 
 

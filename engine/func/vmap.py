@@ -23,6 +23,11 @@ RANDOM_ERROR = (
 _levels: list[int] = []  # the vmap levels running, innermost last
 
 
+def running() -> bool:
+    """Whether a vmap's function is being called."""
+    return bool(_levels)
+
+
 def _name(func) -> str:
     if isinstance(func, functools.partial):
         return f"functools.partial({_name(func.func)}, ...)"

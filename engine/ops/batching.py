@@ -200,6 +200,12 @@ def _addmm(op, datas, batched, attrs, shape):
     return out
 
 
+def _each_example(op, datas, batched, attrs, shape):
+    """The row on each example of its one input: an index key (or a gradient placed at one), whose
+    advanced indices would not keep a batch dim in front."""
+    return numpy.stack([op.forward(numpy, example, *attrs) for example in datas[0]])
+
+
 _ELEMENTWISE_ROWS = (
     "AddBackward0 AddBackward1 SubBackward0 SubBackward1 RsubBackward1 MulBackward0 MulBackward1 "
     "DivBackward0 DivBackward1 NegBackward0 ReciprocalBackward0 PowBackward0 PowBackward1 PowBackward2 "
@@ -250,6 +256,10 @@ RULES: dict[str, Callable] = {
     "AvgPool2DBackward0": _folded,
     "SoftmaxBackward0": _along_dim,
     "LogSoftmaxBackward0": _along_dim,
+    **dict.fromkeys(
+        ("IndexBackward0", "IndexBackwardBackward0", "SliceBackwardBackward0", "SelectBackwardBackward0"),
+        _each_example,
+    ),
     "SelectBackward0": _basic_index,
     "SliceBackward0": _basic_index,
     "MmBackward0": _mm,

@@ -386,7 +386,7 @@ def _autograd_errors() -> dict[str, list[BaseException]]:
         "no-grad-view-changed": [no_grad_view(change_base=True)],
         "implicit-grad": [
             _raised((leaf() * 2).backward),
-            _raised(lambda: backward_module._make_grads((integer,), (None,), False, False)),
+            _raised(lambda: backward_module._make_grads((integer,), (None,))),
         ],
     }
 

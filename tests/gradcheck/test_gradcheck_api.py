@@ -1,6 +1,6 @@
 """gradcheck / gradgradcheck behaving as torch.autograd's: undefined output gradients run through
 the real backward, functions without differentiable outputs, outputs changing shape or dtype
-under perturbation, check_batched_grad.
+under perturbation, the options' requirements.
 
 Each test runs on the engine and, where it is installed, on torch itself (the `lib` fixture), so
 the expected behaviour and texts are PyTorch 2.13's (with `torch` read as the library's name).
@@ -248,20 +248,6 @@ def test_check_batched_grad_is_accepted(lib):
     x = double(lib, 3)
     assert lib.autograd.gradcheck(lambda a: a * 2, (x,), check_batched_grad=False)
     assert lib.autograd.gradgradcheck(lambda a: a * a, (x,), check_batched_grad=False)
-
-
-@pytest.mark.parametrize("name", ["gradcheck", "gradgradcheck"])
-def test_check_batched_grad_true_is_refused_clearly(name):
-    x = double(engine, 3)
-    check = getattr(engine.autograd, name)
-    with pytest.raises(
-        NotImplementedError,
-        match=exactly(
-            "check_batched_grad=True is not supported: the engine has no vmap to compute batched gradients with. "
-            f"Call {name} with check_batched_grad=False (the default)."
-        ),
-    ):
-        check(lambda a: a * a, (x,), check_batched_grad=True)
 
 
 def test_backward_ad_is_checked_by_default(lib):

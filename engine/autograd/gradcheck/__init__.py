@@ -17,6 +17,8 @@ How a check runs (one `Check` per order):
 - Fast mode compares v^T J u for random unit vectors u (per input) and v (per output):
   two forwards per input and one backward per output. A pair that disagrees is
   localised: its full Jacobians are computed and the entries that disagree reported.
+- With check_batched_grad (check_batched_forward_grad), the gradients (tangents) of two random
+  vectors at once through engine.func.vmap must match the two one by one.
 - Then, as in torch, backward with zero grad_outputs must give zero gradients of the
   inputs' shapes and dtypes, and (check_undefined_grad) undefined output gradients must
   not break backward: every output undefined (custom Functions that don't materialise
@@ -44,6 +46,8 @@ Modules, from the entry points down:
 - determinism.py / random_calls.py: is the forward a function; where it drew random numbers.
 - noise.py / kinks.py: mismatches that are the estimate's error, or the function's kink.
 - backward_checks.py: zero and undefined grad_outputs.
+- batched_checks.py: check_batched_grad / check_batched_forward_grad, gradients of a batch of
+  vectors through engine.func.vmap against one by one.
 - report.py: GradcheckError, PairReport, GradcheckReport; describing user exceptions.
 - messages.py: torch's failure texts; util.py: small shared helpers.
 - tensors.py: `Tensors`, the few operations the algorithm needs of a tensor library, and

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .check import Check
-from .messages import BATCHED_GRAD_UNSUPPORTED, NON_DOUBLE_WARNING
+from .messages import NON_DOUBLE_WARNING
 from .report import (
     ERROR,
     MAX_MISMATCHES,
@@ -43,21 +43,23 @@ def gradcheck(
     fast_mode: bool = False,
     check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
     check_forward_ad: bool = False,
     check_backward_ad: bool = True,
 ) -> bool:
     """torch.autograd.gradcheck: True, or GradcheckError (False with raise_exception=False).
 
     As in torch, errors raised by `func` or its backward, and invalid inputs, propagate
-    as they are whatever `raise_exception` says. `check_batched_grad=True` is refused: the
-    engine has no vmap to compute batched gradients with. Neither mode leaves nothing to check:
-    torch's AssertionError.
+    as they are whatever `raise_exception` says. The batched checks compare gradients of a
+    batch of vectors taken at once through engine.func.vmap with the same vectors one by one
+    (batched_checks.py). Neither mode leaves nothing to check: torch's AssertionError.
     """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if check_batched_grad and not check_backward_ad:
         raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
-    _refuse_batched(check_batched_grad, "gradcheck")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     tupled = as_tuple(inputs)
     _warn_non_double(ENGINE, tupled)
     opts = Options(
@@ -70,6 +72,8 @@ def gradcheck(
         check_grad_dtypes,
         check_forward_ad,
         check_backward_ad,
+        check_batched_grad=check_batched_grad,
+        check_batched_forward_grad=check_batched_forward_grad,
     )
     report = empty_report(ENGINE, tupled, fast_mode, upcast=False)
     try:
@@ -114,7 +118,6 @@ def gradgradcheck(
     ):
         if option and not check_rev_over_rev:
             raise AssertionError(f"Setting {name}=True requires check_rev_over_rev to be True")
-    _refuse_batched(check_batched_grad, "gradgradcheck")
     new_func, new_inputs = gradgrad_problem(func, as_tuple(inputs), grad_outputs, gen_non_contig_grad_outputs)
     return gradcheck(
         new_func,
@@ -127,6 +130,7 @@ def gradgradcheck(
         check_undefined_grad=check_undefined_grad,
         fast_mode=fast_mode,
         check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
         check_forward_ad=check_fwd_over_rev,
         check_backward_ad=check_rev_over_rev,
     )
@@ -243,11 +247,6 @@ def _run_collecting(check: Check) -> None:
         pass
     except USER_ERRORS as exc:
         record(check.report, check.label(describe_exception("gradcheck", exc)), ERROR)
-
-
-def _refuse_batched(check_batched_grad: bool, name: str) -> None:
-    if check_batched_grad:
-        raise NotImplementedError(BATCHED_GRAD_UNSUPPORTED.format(name=name))
 
 
 def _warn_non_double(tensors: Tensors, inputs: tuple) -> None:

@@ -12,6 +12,7 @@ import numpy
 
 from .analytical import checked_analytical, checked_vjps
 from .backward_checks import check_undefined_grads, check_zero_grad_outputs
+from .batched_checks import check_batched_forward_grad, check_batched_grad
 from .compare import compare_fast, compare_full
 from .determinism import RANDOM, ForwardProbe, describe
 from .forward import forward_jacobians, forward_jvps
@@ -26,8 +27,8 @@ class Check(CheckState):
     """One gradcheck of `func` at `inputs` (see CheckState for `strict` and the indexing)."""
 
     def run(self) -> None:
-        """torch's order: inputs, forward, Jacobians, zero grad_outputs, undefined grads, then
-        forward mode's Jacobians (check_forward_ad)."""
+        """torch's order: inputs, forward, reverse mode's Jacobians, forward mode's (check_forward_ad),
+        batched forward gradients, batched gradients, zero grad_outputs, undefined grads."""
         self._validate_inputs()
         probe = None if self.strict or self.order > 1 else ForwardProbe(self)
         out = self.user("forward", self.func, *self.inputs)
@@ -46,22 +47,24 @@ class Check(CheckState):
         if not self.outputs:
             check_numerical_is_zero(self, float_outputs)
             return
-        if self.opts.check_backward_ad:
-            self._reverse_mode()
-        if self.opts.check_forward_ad:
+        opts = self.opts
+        if opts.check_backward_ad:
+            self._fast_mode() if opts.fast_mode else self._full_mode()
+        if opts.check_forward_ad:
             try:
-                self._forward_fast() if self.opts.fast_mode else self._forward_full()
+                self._forward_fast() if opts.fast_mode else self._forward_full()
             except Abort:  # forward mode unsupported (a note), or its forward raised (recorded)
                 pass
-
-    def _reverse_mode(self) -> None:
-        if self.opts.fast_mode:
-            self._fast_mode()
-        else:
-            self._full_mode()
+        if opts.check_batched_forward_grad:
+            check_batched_forward_grad(self)
+        if not opts.check_backward_ad:
+            return
+        if opts.check_batched_grad:
+            for out_rank in range(len(self.outputs)):
+                check_batched_grad(self, out_rank)
         if not self.backward_failed:
             check_zero_grad_outputs(self)
-            if self.opts.check_undefined_grad:
+            if opts.check_undefined_grad:
                 check_undefined_grads(self)
 
     def _check_deterministic(self, probe: ForwardProbe, outs: tuple) -> None:

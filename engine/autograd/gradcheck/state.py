@@ -35,6 +35,8 @@ class Options:
     check_grad_dtypes: bool = False
     check_forward_ad: bool = False  # compare forward mode's Jacobians (forward.py)
     check_backward_ad: bool = True  # compare reverse mode's
+    check_batched_grad: bool = False  # reverse mode's gradients of a batch through vmap (batched_checks.py)
+    check_batched_forward_grad: bool = False  # forward mode's, likewise
     max_mismatches: int = MAX_MISMATCHES  # entries a PairReport lists, largest error first
 
 
