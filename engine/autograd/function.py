@@ -17,7 +17,6 @@ import warnings
 from .. import backend
 from ..ops.creation import zeros_like
 from ..ops.inplace import mark_returned_view, rebase_history
-from ..ops.op import BATCHED_APPLY
 from ..ops.tangents import tangent_of
 from ..tensor import SavedOutput, Tensor, raw_grad_fn, tp_name, wrap
 from . import forward_grad, grad_mode, saved_hooks
@@ -261,7 +260,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         uses_setup_context = cls.setup_context is not Function.setup_context
-        if BATCHED_APPLY[0] is not None:  # inside engine.func.vmap
+        if FUNCTORCH_VMAPS[0]:  # inside engine.func.vmap
             _check_vmap_support(cls, uses_setup_context, args)
         if uses_setup_context:
             args, kwargs = _bind_defaults(cls.forward, args, kwargs)
@@ -306,6 +305,10 @@ def _check_vmap_support(cls, uses_setup_context: bool, args: tuple) -> None:
 
 
 EXTENDING_FUNC_DOCS = "https://pytorch.org/docs/main/notes/extending.func.html"
+
+#: How many engine.func.vmap calls are running with torch.func's rules for custom Functions; the
+#: older vmap that is_grads_batched and gradcheck's batched checks use (torch's too) has none.
+FUNCTORCH_VMAPS: list = [0]
 
 
 def _input_tangents(args: tuple) -> list | None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ..autograd.backward import use_vmap
 from ..ops.shaping.core import stack
-from .vmap import running, vmap
+from .vmap import legacy_vmap, running
 
 
 def map_gradients(run: Callable, grads: list, retain_graph: bool, create_graph: bool) -> list:
@@ -33,7 +33,7 @@ def map_gradients(run: Callable, grads: list, retain_graph: bool, create_graph: 
 
     if create_graph:
         return _one_by_one(run, with_vectors, [grads[k] for k in positions], retain_graph)
-    found = iter(vmap(vjp)(*(grads[k] for k in positions)))
+    found = iter(legacy_vmap(vjp)(*(grads[k] for k in positions)))
     return [None if missing else next(found) for missing in unused]
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy
 
 from .. import backend
+from ..autograd.function import FUNCTORCH_VMAPS
 from ..ops import op as op_module
 from ..ops.shaping.core import cat
 from ..tensor import Tensor, wrap
@@ -28,6 +30,18 @@ def running() -> bool:
     return bool(_levels)
 
 
+@contextmanager
+def _functorch_rules(on: bool) -> Iterator[None]:
+    """Count a torch.func-style vmap as running (its rules for custom Functions apply), or, for the
+    older vmap, none while it runs."""
+    saved = FUNCTORCH_VMAPS[0]
+    FUNCTORCH_VMAPS[0] = saved + 1 if on else 0
+    try:
+        yield
+    finally:
+        FUNCTORCH_VMAPS[0] = saved
+
+
 def _name(func) -> str:
     if isinstance(func, functools.partial):
         return f"functools.partial({_name(func.func)}, ...)"
@@ -43,6 +57,16 @@ def vmap(
     chunk_size: int | None = None,
 ) -> Callable:
     """`func` over a batch: in_dims says which dim of each input is the batch (None: shared), out_dims where it goes."""
+    return _vmap(func, in_dims, out_dims, randomness, chunk_size, functorch=True)
+
+
+def legacy_vmap(func: Callable, in_dims=0, out_dims=0) -> Callable:
+    """torch._vmap_internals._vmap, which autograd.grad(is_grads_batched=True) and gradcheck's batched
+    checks run: custom Functions run under it without torch.func's rules for them (autograd/function.py)."""
+    return _vmap(func, in_dims, out_dims, "error", None, functorch=False)
+
+
+def _vmap(func, in_dims, out_dims, randomness: str, chunk_size: int | None, functorch: bool) -> Callable:
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
@@ -52,6 +76,10 @@ def vmap(
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
+        with _functorch_rules(functorch):
+            return mapped(*args, **kwargs)
+
+    def mapped(*args, **kwargs):
         flat_args, spec = tree_flatten(args)
         flat_in_dims, size = _in_dims(func, in_dims, args, flat_args, spec)
         if chunk_size is None or chunk_size >= size:

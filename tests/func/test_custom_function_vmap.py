@@ -95,3 +95,24 @@ def test_the_default_vmap_staticmethod_says_what_to_do(lib):
     )):  # fmt: skip
         lib.autograd.Function.vmap(None, None)
     assert lib.autograd.Function.generate_vmap_rule is False
+
+
+def test_the_older_vmap_of_batched_gradients_runs_any_function(lib):
+    """autograd.grad(is_grads_batched=True) (and gradcheck's batched checks) use torch's older vmap,
+    which runs a Function in the old form without torch.func's rules."""
+
+    class Old(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+    x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    vectors = lib.eye(3, dtype=lib.float64)
+    (jacobian,) = lib.autograd.grad(Old.apply(x), x, vectors, is_grads_batched=True)
+    np.testing.assert_allclose(jacobian.numpy(), np.diag([2.0, -4.0, 6.0]))

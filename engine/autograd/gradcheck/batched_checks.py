@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy
 
-from ...func.vmap import vmap
+from ...func.vmap import legacy_vmap
 from ...ops.creation import tensor, zeros
 from ...ops.pointwise.functions import allclose
 from ...ops.shaping.core import stack
@@ -40,7 +40,7 @@ def _compare_batched(state: CheckState, vjp, vectors: list, output_idx: int | No
     message, which names the output's index for both output and input."""
     expected = [stack(list(shards)) for shards in zip(*(vjp(v) for v in vectors))]
     try:
-        result = vmap(vjp)(stack(vectors))
+        result = legacy_vmap(vjp)(stack(vectors))
     except RuntimeError as exc:
         state.fail(batched_grad_error(exc, forward))
         return
