@@ -8,10 +8,11 @@ from collections.abc import Callable
 import numpy
 
 from .. import backend
+from ..ops import inplace
 from ..ops import op as op_module
 from ..ops.shaping.core import cat
 from ..tensor import Tensor, wrap
-from .batched import BatchedTensor, apply_batched, batched, elementwise_batched
+from .batched import BATCHED_WRITES, BatchedTensor, apply_batched, batched, elementwise_batched
 from .grad import running as reverse_transform_running
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -128,16 +129,17 @@ def _random_watch(randomness: str) -> Callable:
 def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
     level = len(_levels) + 1
     inputs = [x if d is None else _add_level(x, d, level) for x, d in zip(flat_args, flat_in_dims)]
-    hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0]
+    hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0]
     watch = _random_watch(randomness)
     _levels.append(level)
     op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = apply_batched, elementwise_batched
+    inplace.BATCHED_INPLACE[0] = BATCHED_WRITES
     backend.random_watchers.append(watch)
     try:
         outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
         backend.random_watchers.remove(watch)
-        op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = hooks
+        op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0] = hooks
         _levels.pop()
     return _unbatch_outputs(func, outputs, out_dims, level, size)
 
