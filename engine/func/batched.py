@@ -316,7 +316,7 @@ class BatchedWrites:
         return batched(t._phys.copy(), t._levels) if t.__class__ is BatchedTensor else None
 
     @staticmethod
-    def saved(t: Tensor) -> BatchedTensor | None:
+    def as_batched(t: Tensor) -> BatchedTensor | None:
         return t if t.__class__ is BatchedTensor else None
 
 

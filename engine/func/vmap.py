@@ -22,6 +22,7 @@ RANDOM_ERROR = (
 )
 
 _levels: list[int] = []  # the vmap levels running, innermost last
+_different: list[tuple] = []  # (level, batch size) of the running vmaps whose draws differ per example
 
 
 def _name(func) -> str:
@@ -120,10 +121,18 @@ def _random_watch(randomness: str) -> Callable:
     def watch(dev) -> None:
         if _levels and randomness == "error":
             raise RuntimeError(RANDOM_ERROR)
-        if _levels and randomness == "different":
-            raise RuntimeError("vmap: randomness='different' is not supported by engine.func.vmap")
 
     return watch
+
+
+def _as_drawn_batch(tensor: Tensor) -> BatchedTensor:
+    """Draws made with every "different" level's batch in front: a batched tensor of those levels."""
+    return batched(tensor._data, tuple(level for level, _ in _different))
+
+
+def _draw_batches():
+    """What backend.batched_draws holds while the running vmaps are what they are."""
+    return (tuple(size for _, size in _different), _as_drawn_batch) if _different else None
 
 
 def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
@@ -132,6 +141,10 @@ def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs
     hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0]
     watch = _random_watch(randomness)
     _levels.append(level)
+    if randomness == "different":
+        _different.append((level, size))
+    draws = backend.batched_draws[0]
+    backend.batched_draws[0] = _draw_batches()
     op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = apply_batched, elementwise_batched
     inplace.BATCHED_INPLACE[0] = BATCHED_WRITES
     backend.random_watchers.append(watch)
@@ -139,6 +152,9 @@ def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs
         outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
         backend.random_watchers.remove(watch)
+        backend.batched_draws[0] = draws
+        if randomness == "different":
+            _different.pop()
         op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0] = hooks
         _levels.pop()
     return _unbatch_outputs(func, outputs, out_dims, level, size)

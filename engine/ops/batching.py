@@ -46,6 +46,15 @@ def _elementwise(op, datas, batched, attrs, shape):
     return op.forward(numpy, *datas, *attrs)
 
 
+@takes_batched_attrs
+def _drawn(op, datas, batched, attrs, shape):
+    """bernoulli_: the draws (each example's, or one draw shared by the batch) in self's dtype."""
+    draws = attrs[-1]
+    draws = aligned(draws.array, len(shape)) if draws.__class__ is BatchedAttr else draws
+    size = batch_size(datas, batched)
+    return numpy.broadcast_to(draws, (size, *shape)).astype(datas[0].dtype)
+
+
 def _reshape(op, datas, batched, attrs, shape):
     return datas[0].reshape((datas[0].shape[0],) + shape)
 
@@ -265,6 +274,8 @@ RULES: dict[str, Callable] = {
     "LogSoftmaxBackward0": _along_dim,
     "SelectBackward0": _basic_index,
     "SliceBackward0": _basic_index,
+    "BernoulliBackward1": _drawn,
+    "BernoulliBackward2": _drawn,
     "MaxBackward1": _each_example("max"),
     "MinBackward1": _each_example("min"),
     "ProdBackward0": _each_example("prod"),

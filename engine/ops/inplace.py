@@ -189,8 +189,14 @@ def _write(t: Tensor, data) -> None:
 
 #: While engine.func.vmap runs: how in-place ops meet batched tensors (func/batched.py's `BATCHED_WRITES`:
 #: `write(t, result, op)` writes a batched result into t's batch and says whether it did, `copy(t)`
-#: and `saved(t)` give a batched t's copy and what a node saves of it, None for an unbatched t).
+#: a batched t's copy, `as_batched(t)` t itself where it is batched; both None for an unbatched t).
 BATCHED_INPLACE: list = [None]
+
+
+UNBATCHED_DRAWS_MESSAGE = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear like same "
+    "randomness. If this is necessary for your usage, please file an issue with functorch."
+)
 
 
 def _write_result(t: Tensor, result: Tensor, op) -> None:
@@ -254,7 +260,7 @@ def _save_as_result(node: Node, t: Tensor) -> None:
     unpacked at the view's place in the graph after the change (`ViewPlace`), as in torch."""
     place = None if t._base is None else ViewPlace(t)
     outputs = [v.__class__ is SavedOutput for v in node._saved]
-    batched = BATCHED_INPLACE[0] and BATCHED_INPLACE[0].saved(t)
+    batched = BATCHED_INPLACE[0] and BATCHED_INPLACE[0].as_batched(t)
     if batched is not None:  # a batch under vmap is saved as the batched tensor itself
         node._saved = [batched if is_out else v for v, is_out in zip(node._saved, outputs)]
     else:
@@ -528,8 +534,13 @@ def bernoulli_(t, p=0.5, *, generator=None):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     else:
         probabilities = p
+    shape = backend.drawn_shape(t.shape)
+    if shape != t.shape and BATCHED_INPLACE[0].as_batched(t) is None:
+        raise RuntimeError(UNBATCHED_DRAWS_MESSAGE)
     with backend.device_scope(t.device):
-        draws = backend.generator(t.device).random(t.shape) < probabilities
+        draws = backend.generator(t.device).random(shape) < probabilities
+    if shape != t.shape:  # inside vmap's "different": each example's draws, reaching the row as a batch
+        draws = backend.drawn(wrap(draws))._data
     if isinstance(p, Tensor):
         return apply_inplace(t, D.BERNOULLI_TENSOR, (p,), (draws,))
     return apply_inplace(t, D.BERNOULLI, (), (draws,))
