@@ -254,6 +254,7 @@ RULES: dict[str, Callable] = {
     "ExpandBackward0": _expand,
     "TBackward0": _t,
     "TransposeBackward0": _transpose,
+    "TransposeBackward1": _transpose,
     "PermuteBackward0": _permute,
     "SumBackward0": _sum_all,
     "MeanBackward0": _mean_all,
@@ -296,6 +297,11 @@ def _rows() -> dict[type, Op]:
                 if isinstance(op, Op):
                     _ROWS[op.node] = op
     return _ROWS
+
+
+def row_table() -> list[Op]:
+    """Every row of the derivative table."""
+    return list(_rows().values())
 
 
 def row_of(node_class: type) -> Op | None:

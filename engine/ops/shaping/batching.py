@@ -149,6 +149,7 @@ RULES: dict[str, Callable] = {
     "RepeatBackward0": _repeat,
     "UnfoldBackward0": _unfold,
     "DiagonalBackward0": _diagonal,
+    "DiagonalBackward0_copy": lambda *args: _diagonal(*args).copy(),
     "DiagEmbedBackward0": _diag_embed,
     "TraceBackward0": _trace,
     "TakeBackward0": _take,
