@@ -129,6 +129,8 @@ def levels_of(values) -> dict:
 
 def aligned(x: BatchedTensor, sizes: dict):
     """x's physical array with a dim per level of `sizes` (in level order), broadcast where x has none."""
+    if len(x._levels) == len(sizes):  # every level already there, in order
+        return x._phys
     return aligned_phys(x._phys, x._levels, sizes)
 
 
@@ -166,19 +168,25 @@ def apply_batched(op, inputs, attrs, plain):
     the node keeps it as it came, so a formula recorded under vmap reads the batch.
     """
     sizes = levels_of(inputs)
-    in_attrs = _batched_attrs(attrs)
-    for _, (phys, levels) in in_attrs:
-        sizes.update(zip(levels, phys.shape))
+    in_attrs = ()
+    for a in attrs:
+        if a.__class__ is Example:  # an attr that may be a batched tensor's array
+            in_attrs = _batched_attrs(attrs)
+            break
+    first_attrs = attrs
+    if in_attrs:
+        first_attrs = list(attrs)
+        for k, (phys, levels) in in_attrs:
+            sizes.update(zip(levels, phys.shape))
+            first_attrs[k] = attrs[k].view(numpy.ndarray)
+        first_attrs = tuple(first_attrs)
     hook = op_module.BATCHED_APPLY[0]
     examples = [(x, x._data) for x in inputs if x.__class__ is BatchedTensor]
     for x, data in examples:  # the row itself may read the first example's values
         x._data = data.view(numpy.ndarray)
-    first_attrs = list(attrs)
-    for k, _ in in_attrs:
-        first_attrs[k] = attrs[k].view(numpy.ndarray)
     op_module.BATCHED_APPLY[0] = None
     try:
-        out = plain(op, inputs, tuple(first_attrs))  # the first example: its node, shapes and dtypes
+        out = plain(op, inputs, first_attrs)  # the first example: its node, shapes and dtypes
     finally:
         op_module.BATCHED_APPLY[0] = hook
         for x, data in examples:
@@ -196,7 +204,7 @@ def apply_batched(op, inputs, attrs, plain):
         else:
             datas.append(x._data if isinstance(x, Tensor) else x)
             flags.append(False)
-    if not any(flags):  # only an attr is batched: the first tensor input given the batch
+    if not examples:  # only an attr is batched: the first tensor input given the batch
         k = next(i for i, x in enumerate(inputs) if isinstance(x, Tensor))
         datas[k] = numpy.broadcast_to(datas[k], (size, *datas[k].shape))
         flags[k] = True
@@ -207,21 +215,23 @@ def apply_batched(op, inputs, attrs, plain):
             full = aligned_phys(phys, own, sizes)
             attrs[k] = BatchedAttr(full.reshape(size, *full.shape[len(levels) :]))
         attrs = tuple(attrs)
-    outs = out if plain is not op_module.apply_op else [out]
+    single = plain is op_module.apply_op
+    outs = [out] if single else out
     shapes = [o._data.shape for o in outs]
     dtypes = [o._data.dtype for o in outs]
     try:
-        if plain is op_module.apply_op:
-            physes = [run_batched(op, datas, flags, attrs, shapes[0], dtypes[0] if not op.promotes else None)]
+        if single:
+            physes = [run_batched(op, datas, flags, attrs, shapes[0], None if op.promotes else dtypes[0])]
         else:
             physes = run_batched_outputs(op, datas, flags, attrs, shapes, dtypes)
     except Unbatchable:
         raise no_rule_error(op) from None
+    batch = tuple(sizes[level] for level in levels)
     results = []
     for phys, shape, dtype, o in zip(physes, shapes, dtypes, outs):
         if phys.dtype != dtype:
             phys = phys.astype(dtype)
-        results.append(batched(phys.reshape(*(sizes[level] for level in levels), *shape), levels, o))
+        results.append(batched(phys.reshape(*batch, *shape), levels, o))
     node = outs[0]._node
     if node is not None and in_attrs:  # a formula recorded under vmap reads the batched attr
         node._attrs = given_attrs
@@ -232,7 +242,7 @@ def apply_batched(op, inputs, attrs, plain):
                 for o, result in zip(outs, results):
                     if value._vc is o._vc:
                         saved[k] = result
-    return results[0] if plain is op_module.apply_op else results
+    return results[0] if single else results
 
 
 def elementwise_batched(fn, operands):

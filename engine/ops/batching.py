@@ -326,8 +326,10 @@ def _ruled(op: Op, datas: list, batched: list, attrs: tuple, shape):
     rule = rule_of(op)
     if rule is None:
         raise Unbatchable(op.node.__name__)
-    if not getattr(rule, "takes_batched_attrs", False) and any(a.__class__ is BatchedAttr for a in attrs):
-        raise Unbatchable(op.node.__name__)
+    if attrs and not getattr(rule, "takes_batched_attrs", False):
+        for a in attrs:
+            if a.__class__ is BatchedAttr:
+                raise Unbatchable(op.node.__name__)
     try:
         return rule(op, datas, batched, attrs, shape)
     except (ValueError, IndexError) as error:  # the rule does not fit these operands
@@ -348,8 +350,11 @@ def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, 
     recorded output would be with the batch in front (a rule that does not fit this use);
     `dtype=None` leaves the result's dtype to the caller (a promoting row, cast back to torch's).
     """
-    out = _ruled(op, datas, batched, attrs, shape)
-    return _checked(op, out, batch_size(datas, batched), shape, dtype)
+    out = numpy.asarray(_ruled(op, datas, batched, attrs, shape))
+    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    if out.shape != (size, *shape) or (dtype is not None and out.dtype != dtype):
+        raise Unbatchable(op.node.__name__)
+    return out
 
 
 def run_batched_outputs(op: Op, datas: list, batched: list, attrs: tuple, shapes: list, dtypes: list) -> list:

@@ -17,7 +17,7 @@ DRAWS = {
     "randperm": lambda lib, a: lib.randperm(6),
     "dropout": lambda lib, a: lib.nn.functional.dropout(a + 1, 0.5),
     "dropout in place": lambda lib, a: lib.nn.functional.dropout(a + 1, 0.5, inplace=True),
-    "dropout2d": lambda lib, a: lib.nn.functional.dropout2d(a[None, :, None] + 1, 0.5)[0, :, 0],
+    "dropout2d": lambda lib, a: lib.nn.functional.dropout2d(a[None, :, None, None] + 1, 0.5)[0, :, 0, 0],
     "bernoulli_": lambda lib, a: (a + 0.5).bernoulli_(),
     "bernoulli_ of a shared tensor": lambda lib, a: lib.zeros(4).bernoulli_() + a,
 }
