@@ -600,6 +600,24 @@ def seed_device(dev: device, seed: int) -> None:
     _generators.pop(dev, None)
 
 
+#: While engine.func.vmap runs with randomness="different": `(batch shape, as_batched)`. Every draw
+#: gets the batch shape in front of its own (one independent draw per example) and `as_batched(tensor)`
+#: makes the drawn tensor the function's batched one; None otherwise.
+batched_draws: list = [None]
+
+
+def drawn_shape(shape: tuple) -> tuple:
+    """The shape a random draw of `shape` takes: with the batch in front inside vmap's "different"."""
+    batch = batched_draws[0]
+    return shape if batch is None else (*batch[0], *shape)
+
+
+def drawn(tensor):
+    """A tensor of draws made in `drawn_shape`: batched inside vmap's "different"."""
+    batch = batched_draws[0]
+    return tensor if batch is None else batch[1](tensor)
+
+
 #: Called with the device each time a random generator is handed out: how a check learns that a
 #: forward draws random numbers (gradcheck's determinism probe); empty, it costs one truth test.
 random_watchers: list = []

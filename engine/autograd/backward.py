@@ -591,7 +591,7 @@ def _make_grads(tensors, grad_tensors, batched=False):
                 )
                 err.autograd_kind = "implicit-grad"  # for gradcli anomaly
                 raise anomaly.noted(err)
-            g = backend.xp_of(t._data).ones_like(t._data)
+            g = backend.xp_of(t._data).ones(t._data.shape, dtype=t._data.dtype)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")

@@ -20,7 +20,7 @@ import numpy
 
 from ..autograd import forward_grad
 from ..ops import op as op_module
-from ..ops.batching import Unbatchable, run_batched
+from ..ops.batching import BatchedAttr, Unbatchable, run_batched, run_batched_outputs
 from ..tensor import SavedOutput, Tensor, wrap
 
 ITEM_MESSAGE = (
@@ -41,6 +41,9 @@ VALUES_MESSAGE = (
 )
 
 
+_LAYOUT_ONLY = (numpy.shares_memory, numpy.may_share_memory)
+
+
 class Example(numpy.ndarray):
     """A batched tensor's `_data`: its first example, for shapes and dtypes only.
 
@@ -52,7 +55,9 @@ class Example(numpy.ndarray):
     def __array_ufunc__(self, *args, **kwargs):
         raise RuntimeError(VALUES_MESSAGE)
 
-    def __array_function__(self, *args, **kwargs):
+    def __array_function__(self, func, types, args, kwargs):
+        if func in _LAYOUT_ONLY:  # where the memory is, not what it holds
+            return func(*(a.view(numpy.ndarray) if isinstance(a, Example) else a for a in args), **kwargs)
         raise RuntimeError(VALUES_MESSAGE)
 
     def _refuse(self, *args, **kwargs):
@@ -108,7 +113,8 @@ def batched(phys, levels: tuple, like: Tensor | None = None) -> BatchedTensor:
     )
     out._base, out._view_fn, out._retains_grad = like._base, like._view_fn, like._retains_grad
     out._hooks, out._post_acc_hooks, out._acc = like._hooks, like._post_acc_hooks, like._acc
-    out._data = phys[(0,) * len(levels)].view(Example)
+    out._data = phys[(0,) * len(levels) + (Ellipsis,)].view(Example)
+    out._data._batch = (phys, levels)  # where an attr made of this array finds its batch
     out._phys = phys
     out._levels = levels
     return out
@@ -126,8 +132,13 @@ def levels_of(values) -> dict:
 
 def aligned(x: BatchedTensor, sizes: dict):
     """x's physical array with a dim per level of `sizes` (in level order), broadcast where x has none."""
-    phys = x._phys
-    own = x._levels
+    if len(x._levels) == len(sizes):  # every level already there, in order
+        return x._phys
+    return aligned_phys(x._phys, x._levels, sizes)
+
+
+def aligned_phys(phys, own: tuple, sizes: dict):
+    """A physical array of the levels `own` with a dim per level of `sizes`, broadcast where it has none."""
     if len(own) == len(sizes):  # every level already there, in order
         return phys
     logical = phys.shape[len(own) :]
@@ -148,24 +159,43 @@ def no_rule_error(op, frames: int = 3) -> RuntimeError:
     return RuntimeError(f"vmap: no batching rule for engine.{caller} ({op.node.__name__})")
 
 
+def _batched_attrs(attrs) -> list:
+    """The attrs that are a batched tensor's array (a mask from batched values): (index, its batch)."""
+    return [(k, a._batch) for k, a in enumerate(attrs) if a.__class__ is Example and hasattr(a, "_batch")]
+
+
 def apply_batched(op, inputs, attrs, plain):
-    """`plain(op, inputs, attrs)` (apply_op or apply_multi) with batched inputs run through a rule."""
+    """`plain(op, inputs, attrs)` (apply_op or apply_multi) with batched inputs run through a rule.
+
+    An attr that is a batched tensor's array (where's condition) reaches the rule batched too, and
+    the node keeps it as it came, so a formula recorded under vmap reads the batch.
+    """
     sizes = levels_of(inputs)
+    in_attrs = ()
+    for a in attrs:
+        if a.__class__ is Example:  # an attr that may be a batched tensor's array
+            in_attrs = _batched_attrs(attrs)
+            break
+    first_attrs = attrs
+    if in_attrs:
+        first_attrs = list(attrs)
+        for k, (phys, levels) in in_attrs:
+            sizes.update(zip(levels, phys.shape))
+            first_attrs[k] = attrs[k].view(numpy.ndarray)
+        first_attrs = tuple(first_attrs)
     hook = op_module.BATCHED_APPLY[0]
-    if sizes and plain is not op_module.apply_op:
-        raise no_rule_error(op)
-    examples = [x for x in inputs if x.__class__ is BatchedTensor]
-    for x in examples:  # the row itself may read the first example's values
-        x._data = x._data.view(numpy.ndarray)
+    examples = [(x, x._data) for x in inputs if x.__class__ is BatchedTensor]
+    for x, data in examples:  # the row itself may read the first example's values
+        x._data = data.view(numpy.ndarray)
     dual = forward_grad.state[0]  # some tensor has a tangent: propagated below, on the batch
     op_module.BATCHED_APPLY[0] = forward_grad.state[0] = None
     try:
-        out = plain(op, inputs, attrs)  # the first example: its node, shape and dtype
+        out = plain(op, inputs, first_attrs)  # the first example: its node, shapes and dtypes
     finally:
         op_module.BATCHED_APPLY[0] = hook
         forward_grad.state[0] = dual
-        for x in examples:
-            x._data = x._data.view(Example)
+        for x, data in examples:
+            x._data = data
     if not sizes:
         if dual:
             forward_grad.rule[0](op, inputs, attrs, out if isinstance(out, list) else (out,))
@@ -181,23 +211,47 @@ def apply_batched(op, inputs, attrs, plain):
         else:
             datas.append(x._data if isinstance(x, Tensor) else x)
             flags.append(False)
-    shape, dtype = out._data.shape, out._data.dtype
+    if not examples:  # only an attr is batched: the first tensor input given the batch
+        k = next(i for i, x in enumerate(inputs) if isinstance(x, Tensor))
+        datas[k] = numpy.broadcast_to(datas[k], (size, *datas[k].shape))
+        flags[k] = True
+    given_attrs = attrs
+    if in_attrs:
+        attrs = list(attrs)
+        for k, (phys, own) in in_attrs:
+            full = aligned_phys(phys, own, sizes)
+            attrs[k] = BatchedAttr(full.reshape(size, *full.shape[len(levels) :]))
+        attrs = tuple(attrs)
+    single = plain is op_module.apply_op
+    outs = [out] if single else out
+    shapes = [o._data.shape for o in outs]
+    dtypes = [o._data.dtype for o in outs]
     try:
-        phys = run_batched(op, datas, flags, attrs, shape, dtype if not op.promotes else None)
+        if single:
+            physes = [run_batched(op, datas, flags, attrs, shapes[0], None if op.promotes else dtypes[0])]
+        else:
+            physes = run_batched_outputs(op, datas, flags, attrs, shapes, dtypes)
     except Unbatchable:
         raise no_rule_error(op) from None
-    if phys.dtype != dtype:
-        phys = phys.astype(dtype)
-    result = batched(phys.reshape(*(sizes[level] for level in levels), *shape), levels, out)
-    node = out._node
-    if node is not None and node._saved:  # the saved output: the batch, not its first example
+    batch = tuple(sizes[level] for level in levels)
+    results = []
+    for phys, shape, dtype, o in zip(physes, shapes, dtypes, outs):
+        if phys.dtype != dtype:
+            phys = phys.astype(dtype)
+        results.append(batched(phys.reshape(*batch, *shape), levels, o))
+    node = outs[0]._node
+    if node is not None and in_attrs:  # a formula recorded under vmap reads the batched attr
+        node._attrs = given_attrs
+    if node is not None and node._saved:  # saved outputs: the batch, not its first example
         saved = node._saved
         for k, value in enumerate(saved):
-            if value.__class__ is SavedOutput and value._vc is out._vc:
-                saved[k] = result
+            if value.__class__ is SavedOutput:
+                for o, result in zip(outs, results):
+                    if value._vc is o._vc:
+                        saved[k] = result
     if dual:
-        forward_grad.rule[0](op, inputs, attrs, (result,))
-    return result
+        forward_grad.rule[0](op, inputs, given_attrs, results)
+    return results[0] if single else results
 
 
 def elementwise_batched(fn, operands):
@@ -216,3 +270,73 @@ def elementwise_batched(fn, operands):
         else:
             arrays.append(x._data if isinstance(x, Tensor) else x)
     return batched(numpy.asarray(fn(*arrays)), levels)
+
+
+INPLACE_MESSAGE = (
+    "vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
+    "that has more elements than `self`. This happened due to `other` being vmapped over but `self` not "
+    "being vmapped over {where}. Please try to use out-of-place operators instead of {name}. "
+    "If said operator is being called inside the PyTorch framework, please file a bug report instead."
+)
+#: the name torch's message gives an in-place op, by row, where it is not `aten::<op>_`
+_INPLACE_NAMES = {
+    **dict.fromkeys(
+        "SubBackward0 MulBackward0 DivBackward0 DivBackward2 CopyBackwards IndexPutBackward0".split(),
+        "inplace arithmetic",
+    ),
+    "FillBackward0": "fill_",
+    "IndexAddBackward0": "index_add_",
+}
+#: rows whose in-place form torch runs on the physical tensors: its shape error, not the vmap message
+_PHYSICAL_INPLACE = {"AddBackward0", "Atan2Backward0", "CopysignBackward0"}
+
+
+def _aten_name(op) -> str:
+    """aten::<op>_ for the in-place form of a row (ClampBackward1: aten::clamp_)."""
+    name = op.node.__name__
+    stem = name[: name.index("Backward")]
+    return "aten::" + "".join("_" + c.lower() if c.isupper() else c for c in stem).lstrip("_") + "_"
+
+
+class BatchedWrites:
+    """How an in-place op meets batched tensors (ops/inplace.py's BATCHED_INPLACE while vmap runs)."""
+
+    @staticmethod
+    def write(t: Tensor, result: Tensor, op) -> bool:
+        """result written into t's batch; False where neither is batched. t without a batch the result
+        has is refused as torch refuses it."""
+        t_batched = t.__class__ is BatchedTensor
+        if result.__class__ is not BatchedTensor and not t_batched:
+            return False
+        own = levels_of([t])
+        missing = levels_of([result]).keys() - own.keys()
+        if missing:
+            if op.node.__name__ in _PHYSICAL_INPLACE:
+                target = list(t._phys.shape if t_batched else t.shape)
+                raise RuntimeError(
+                    f"output with shape {target} doesn't match the broadcast shape {list(result._phys.shape)}"
+                )
+            name = _INPLACE_NAMES.get(op.node.__name__)
+            where = (
+                "in a vmap" if name else f"at level {min(missing)}"
+            )  # torch's batch rules, or its fallback
+            raise RuntimeError(INPLACE_MESSAGE.format(name=name or _aten_name(op), where=where))
+        if result._data.shape != t._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
+                f"{list(result._data.shape)}"
+            )
+        source = aligned(result, own) if result.__class__ is BatchedTensor else result._data
+        numpy.copyto(t._phys, source, casting="same_kind")
+        return True
+
+    @staticmethod
+    def copy(t: Tensor) -> BatchedTensor | None:
+        return batched(t._phys.copy(), t._levels) if t.__class__ is BatchedTensor else None
+
+    @staticmethod
+    def as_batched(t: Tensor) -> BatchedTensor | None:
+        return t if t.__class__ is BatchedTensor else None
+
+
+BATCHED_WRITES = BatchedWrites()

@@ -10,10 +10,11 @@ import numpy
 
 from .. import backend
 from ..autograd.function import FUNCTORCH_VMAPS
+from ..ops import inplace
 from ..ops import op as op_module
 from ..ops.shaping.core import cat
 from ..tensor import Tensor, wrap
-from .batched import BatchedTensor, apply_batched, batched, elementwise_batched
+from .batched import BATCHED_WRITES, BatchedTensor, apply_batched, batched, elementwise_batched
 from .grad import running as reverse_transform_running
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -23,6 +24,7 @@ RANDOM_ERROR = (
 )
 
 _levels: list[int] = []  # the vmap levels running, innermost last
+_different: list[tuple] = []  # (level, batch size) of the running vmaps whose draws differ per example
 
 
 def running() -> bool:
@@ -152,25 +154,41 @@ def _random_watch(randomness: str) -> Callable:
     def watch(dev) -> None:
         if _levels and randomness == "error":
             raise RuntimeError(RANDOM_ERROR)
-        if _levels and randomness == "different":
-            raise RuntimeError("vmap: randomness='different' is not supported by engine.func.vmap")
 
     return watch
+
+
+def _as_drawn_batch(tensor: Tensor) -> BatchedTensor:
+    """Draws made with every "different" level's batch in front: a batched tensor of those levels."""
+    return batched(tensor._data, tuple(level for level, _ in _different))
+
+
+def _draw_batches():
+    """What backend.batched_draws holds while the running vmaps are what they are."""
+    return (tuple(size for _, size in _different), _as_drawn_batch) if _different else None
 
 
 def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
     level = len(_levels) + 1
     inputs = [x if d is None else _add_level(x, d, level) for x, d in zip(flat_args, flat_in_dims)]
-    hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0]
+    hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0]
     watch = _random_watch(randomness)
     _levels.append(level)
+    if randomness == "different":
+        _different.append((level, size))
+    draws = backend.batched_draws[0]
+    backend.batched_draws[0] = _draw_batches()
     op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = apply_batched, elementwise_batched
+    inplace.BATCHED_INPLACE[0] = BATCHED_WRITES
     backend.random_watchers.append(watch)
     try:
         outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
         backend.random_watchers.remove(watch)
-        op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = hooks
+        backend.batched_draws[0] = draws
+        if randomness == "different":
+            _different.pop()
+        op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0] = hooks
         _levels.pop()
     return _unbatch_outputs(func, outputs, out_dims, level, size)
 

@@ -21,22 +21,38 @@ from collections.abc import Callable
 import numpy
 
 from . import derivatives as D
+from .batch_dims import BatchedAttr, Unbatchable, aligned, batch_size, shift_dim, shifted, takes_batched_attrs
+from .linalg.batching import RULES as LINALG_RULES
+from .nn.batching import RULES as NN_RULES
 from .op import Op, tied_to_self
+from .shaping.batching import RULES as SHAPING_RULES
+
+__all__ = [
+    "RULES",
+    "BatchedAttr",
+    "Unbatchable",
+    "row_named",
+    "row_of",
+    "rule_of",
+    "run_batched",
+    "run_batched_outputs",
+]
 
 
-class Unbatchable(Exception):
-    """A row (or a use of it) has no batching rule: evaluate the perturbations one by one."""
-
-
-def _aligned(x, rank: int):
-    """A batched array with singleton dims after the batch, so it broadcasts as its unbatched self would."""
-    missing = rank - (x.ndim - 1)
-    return x.reshape((x.shape[0],) + (1,) * missing + x.shape[1:]) if missing > 0 else x
-
-
+@takes_batched_attrs
 def _elementwise(op, datas, batched, attrs, shape):
-    datas = [_aligned(d, len(shape)) if b else d for d, b in zip(datas, batched)]
+    datas = [aligned(d, len(shape)) if b else d for d, b in zip(datas, batched)]
+    attrs = [aligned(a.array, len(shape)) if a.__class__ is BatchedAttr else a for a in attrs]
     return op.forward(numpy, *datas, *attrs)
+
+
+@takes_batched_attrs
+def _drawn(op, datas, batched, attrs, shape):
+    """bernoulli_: the draws (each example's, or one draw shared by the batch) in self's dtype."""
+    draws = attrs[-1]
+    draws = aligned(draws.array, len(shape)) if draws.__class__ is BatchedAttr else draws
+    size = batch_size(datas, batched)
+    return numpy.broadcast_to(draws, (size, *shape)).astype(datas[0].dtype)
 
 
 def _reshape(op, datas, batched, attrs, shape):
@@ -45,11 +61,7 @@ def _reshape(op, datas, batched, attrs, shape):
 
 def _expand(op, datas, batched, attrs, shape):
     x = datas[0]
-    return numpy.broadcast_to(_aligned(x, len(shape)), (x.shape[0],) + shape)
-
-
-def _shifted(dims, rank: int) -> tuple:
-    return tuple(d % rank + 1 for d in dims) if rank else ()
+    return numpy.broadcast_to(aligned(x, len(shape)), (x.shape[0],) + shape)
 
 
 def _t(op, datas, batched, attrs, shape):
@@ -59,12 +71,12 @@ def _t(op, datas, batched, attrs, shape):
 
 def _transpose(op, datas, batched, attrs, shape):
     x = datas[0]
-    return x.swapaxes(*_shifted(attrs, x.ndim - 1))
+    return x.swapaxes(*shifted(attrs, x.ndim - 1))
 
 
 def _permute(op, datas, batched, attrs, shape):
     x = datas[0]
-    return x.transpose((0, *_shifted(attrs[0], x.ndim - 1)))
+    return x.transpose((0, *shifted(attrs[0], x.ndim - 1)))
 
 
 def _sum_all(op, datas, batched, attrs, shape):
@@ -77,11 +89,22 @@ def _mean_all(op, datas, batched, attrs, shape):
     return x.mean(axis=tuple(range(1, x.ndim)), dtype=attrs[-1])
 
 
+def _each_example(method: str) -> Callable:
+    """max, min, prod of all of an example's elements (the dtype attr, where the row has one, kept)."""
+
+    def rule(op, datas, batched, attrs, shape):
+        x = datas[0]
+        axes = tuple(range(1, x.ndim))
+        return getattr(x, method)(axis=axes, dtype=attrs[0]) if attrs else getattr(x, method)(axis=axes)
+
+    return rule
+
+
 def _reduce_dims(method: str) -> Callable:
     def rule(op, datas, batched, attrs, shape):
         x = datas[0]
         _, dim, keepdim, dtype = attrs
-        return getattr(x, method)(_shifted(dim, x.ndim - 1), dtype, keepdims=keepdim)
+        return getattr(x, method)(shifted(dim, x.ndim - 1), dtype, keepdims=keepdim)
 
     return rule
 
@@ -101,23 +124,14 @@ def _basic_index(op, datas, batched, attrs, shape):
     return datas[0][(slice(None), *key)]
 
 
-def _shift_dim(dim, rank: int):
-    """A dims attr of an unbatched op (an int, a tuple, None or () for all) as dims of the batched array."""
-    if dim is None or dim == ():
-        return tuple(range(1, rank + 1))
-    if isinstance(dim, int):
-        return dim % max(rank, 1) + 1
-    return tuple(d % max(rank, 1) + 1 for d in dim)
-
-
 def _dims_at(position: int) -> Callable:
     """A rule for a row whose attr `position` names dims: the inputs aligned, the dims shifted past the batch."""
 
     def rule(op, datas, batched, attrs, shape):
         rank = max((d.ndim - 1 if b else d.ndim) for d, b in zip(datas, batched) if hasattr(d, "ndim"))
-        datas = [_aligned(d, rank) if b else d for d, b in zip(datas, batched)]
+        datas = [aligned(d, rank) if b else d for d, b in zip(datas, batched)]
         attrs = list(attrs)
-        attrs[position] = _shift_dim(attrs[position], rank)
+        attrs[position] = shift_dim(attrs[position], rank)
         return op.forward(numpy, *datas, *attrs)
 
     return rule
@@ -131,7 +145,7 @@ def _roll(op, datas, batched, attrs, shape):
 
 def _joined(op, datas, batched, attrs, shape):
     """cat, stack: every tensor given the batch (shared ones broadcast), the dim shifted past it."""
-    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    size = batch_size(datas, batched)
     datas = [d if b else numpy.broadcast_to(d, (size, *d.shape)) for d, b in zip(datas, batched)]
     rank = datas[0].ndim - 1 + (op.node.__name__ == "StackBackward0")
     return op.forward(numpy, *datas, attrs[0] % rank + 1, *attrs[1:])
@@ -166,7 +180,7 @@ def _col2im(op, datas, batched, attrs, shape):
 def _tied(op, datas, batched, attrs, shape):
     """A gradient tied to its op's input (tied_to_self): the gradient itself, batched as it comes."""
     grad_input = datas[0]
-    size = next(d.shape[0] for d, b in zip(datas, batched) if b)
+    size = batch_size(datas, batched)
     return grad_input.copy() if batched[0] else numpy.broadcast_to(grad_input, (size, *shape)).copy()
 
 
@@ -196,14 +210,8 @@ def _addmm(op, datas, batched, attrs, shape):
     out = _product(mat1, mat2, batched[1], batched[2])
     if batched[0] and not (batched[1] or batched[2]):
         out = numpy.broadcast_to(out, (bias.shape[0], *out.shape)).copy()
-    out += _aligned(bias, len(shape)) if batched[0] else bias
+    out += aligned(bias, len(shape)) if batched[0] else bias
     return out
-
-
-def _each_example(op, datas, batched, attrs, shape):
-    """The row on each example of its one input: an index key (or a gradient placed at one), whose
-    advanced indices would not keep a batch dim in front."""
-    return numpy.stack([op.forward(numpy, example, *attrs) for example in datas[0]])
 
 
 _ELEMENTWISE_ROWS = (
@@ -222,22 +230,31 @@ _ELEMENTWISE_ROWS = (
     "HardsigmoidBackwardBackward0 HardswishBackward0 LeakyReluBackwardBackward0 ThresholdBackwardBackward0 "
     "TrilBackward0 TriuBackward0 ClampBackward0 ClampMinBackward1 Atan2Backward0 CopysignBackward0 "
     "FmodBackward1 RemainderBackward1 HypotBackward0 LogaddexpBackward0 Logaddexp2Backward0 XlogyBackward0 "
-    "LerpBackward0 LerpBackward1 DivBackward2 MinimumBackward0 MaskedFillBackward0 MaskedFillBackward1"
+    "LerpBackward0 LerpBackward1 DivBackward2 MinimumBackward0 MaskedFillBackward0 MaskedFillBackward1 "
+    "FillBackward0 ZeroBackward0"
 ).split()
 _DIMS_FIRST = (
     "CumsumBackward0 CumprodBackward0 FlipBackward0 AmaxBackward0 AminBackward0 LogsumexpBackward0 "
     "VarBackward0 StdBackward0 ProdBackward1 SafeSoftmaxBackward0 SoftmaxBackwardDataBackward0"
 ).split()
-_DIMS_SECOND = "LinalgVectorNormBackward0 NormBackward1".split()
+_DIMS_FIRST += (
+    "LogcumsumexpBackward0 NansumBackward0 StdMeanBackward0 VarMeanBackward0 AminmaxBackward0 "
+    "LinalgCrossBackward0 GluBackward0"
+).split()
+_DIMS_SECOND = "LinalgVectorNormBackward0 NormBackward1 Rot90Backward0".split()
 _RESHAPES = "ViewBackward0 ReshapeAliasBackward0 UnsafeViewBackward0".split() + list(D.SQUEEZE)
 
 #: node name -> rule(op, datas, batched, attrs, recorded output shape) -> batched output
 RULES: dict[str, Callable] = {
+    **SHAPING_RULES,
+    **NN_RULES,
+    **LINALG_RULES,
     **dict.fromkeys(_ELEMENTWISE_ROWS, _elementwise),
     **dict.fromkeys(_RESHAPES, _reshape),
     "ExpandBackward0": _expand,
     "TBackward0": _t,
     "TransposeBackward0": _transpose,
+    "TransposeBackward1": _transpose,
     "PermuteBackward0": _permute,
     "SumBackward0": _sum_all,
     "MeanBackward0": _mean_all,
@@ -256,12 +273,13 @@ RULES: dict[str, Callable] = {
     "AvgPool2DBackward0": _folded,
     "SoftmaxBackward0": _along_dim,
     "LogSoftmaxBackward0": _along_dim,
-    **dict.fromkeys(
-        ("IndexBackward0", "IndexBackwardBackward0", "SliceBackwardBackward0", "SelectBackwardBackward0"),
-        _each_example,
-    ),
     "SelectBackward0": _basic_index,
     "SliceBackward0": _basic_index,
+    "BernoulliBackward1": _drawn,
+    "BernoulliBackward2": _drawn,
+    "MaxBackward1": _each_example("max"),
+    "MinBackward1": _each_example("min"),
+    "ProdBackward0": _each_example("prod"),
     "MmBackward0": _mm,
     "BmmBackward0": _bmm,
     "AddmmBackward0": _addmm,
@@ -279,6 +297,11 @@ def _rows() -> dict[type, Op]:
                 if isinstance(op, Op):
                     _ROWS[op.node] = op
     return _ROWS
+
+
+def row_table() -> list[Op]:
+    """Every row of the derivative table."""
+    return list(_rows().values())
 
 
 def row_of(node_class: type) -> Op | None:
@@ -299,6 +322,27 @@ def rule_of(op: Op) -> Callable | None:
     return rule
 
 
+def _ruled(op: Op, datas: list, batched: list, attrs: tuple, shape):
+    rule = rule_of(op)
+    if rule is None:
+        raise Unbatchable(op.node.__name__)
+    if attrs and not getattr(rule, "takes_batched_attrs", False):
+        for a in attrs:
+            if a.__class__ is BatchedAttr:
+                raise Unbatchable(op.node.__name__)
+    try:
+        return rule(op, datas, batched, attrs, shape)
+    except (ValueError, IndexError) as error:  # the rule does not fit these operands
+        raise Unbatchable(op.node.__name__) from error
+
+
+def _checked(op: Op, out, size: int, shape: tuple, dtype) -> numpy.ndarray:
+    out = numpy.asarray(out)
+    if out.shape != (size, *shape) or (dtype is not None and out.dtype != dtype):
+        raise Unbatchable(op.node.__name__)
+    return out
+
+
 def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, dtype) -> numpy.ndarray:
     """`op` on arrays of which those with `batched[i]` carry a leading batch dimension.
 
@@ -306,14 +350,17 @@ def run_batched(op: Op, datas: list, batched: list, attrs: tuple, shape: tuple, 
     recorded output would be with the batch in front (a rule that does not fit this use);
     `dtype=None` leaves the result's dtype to the caller (a promoting row, cast back to torch's).
     """
-    rule = rule_of(op)
-    if rule is None:
-        raise Unbatchable(op.node.__name__)
-    try:
-        out = numpy.asarray(rule(op, datas, batched, attrs, shape))
-    except (ValueError, IndexError) as error:  # the rule does not fit these operands
-        raise Unbatchable(op.node.__name__) from error
+    out = numpy.asarray(_ruled(op, datas, batched, attrs, shape))
     size = next(d.shape[0] for d, b in zip(datas, batched) if b)
     if out.shape != (size, *shape) or (dtype is not None and out.dtype != dtype):
         raise Unbatchable(op.node.__name__)
     return out
+
+
+def run_batched_outputs(op: Op, datas: list, batched: list, attrs: tuple, shapes: list, dtypes: list) -> list:
+    """run_batched for a row of several outputs (svd's U, S, Vh): each output with the batch in front."""
+    outs = _ruled(op, datas, batched, attrs, shapes[0])
+    if not isinstance(outs, (tuple, list)) or len(outs) != len(shapes):
+        raise Unbatchable(op.node.__name__)
+    size = batch_size(datas, batched)
+    return [_checked(op, out, size, shape, dtype) for out, shape, dtype in zip(outs, shapes, dtypes)]

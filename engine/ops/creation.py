@@ -203,10 +203,12 @@ def _random(kind, size, dtype, device, requires_grad, generator=None):
         raise not_implemented_for(_random_kernel(kind, dev), dt)
     gen = backend.generator(dev)
     draw = gen.standard_normal if kind == "normal" else gen.random
+    shape = backend.drawn_shape(shape)
     with backend.device_scope(dev):
         # numpy draws float32 and float64; other dtypes are drawn in float64, then cast
         array = draw(shape, dtype=dt.np) if dt in (backend.float32, backend.float64) else draw(shape)
-    return _finish(array if dt is backend.bfloat16 else array.astype(dt.np, copy=False), requires_grad, dt)
+    out = _finish(array if dt is backend.bfloat16 else array.astype(dt.np, copy=False), requires_grad, dt)
+    return backend.drawn(out)
 
 
 def _random_kernel(kind: str, dev: backend.device) -> str:
@@ -242,8 +244,8 @@ def randint(
     dev = _device(device)
     gen = backend.generator(dev)
     with backend.device_scope(dev):
-        array = gen.integers(low, high, size=_size((size,)))
-    return _finish(array if dt is backend.bfloat16 else array.astype(dt.np), requires_grad, dt)
+        array = gen.integers(low, high, size=backend.drawn_shape(_size((size,))))
+    return backend.drawn(_finish(array if dt is backend.bfloat16 else array.astype(dt.np), requires_grad, dt))
 
 
 def randperm(n, *, dtype=None, device=None) -> Tensor:
@@ -252,12 +254,15 @@ def randperm(n, *, dtype=None, device=None) -> Tensor:
         raise not_implemented_for("randperm", dt)
     dev = _device(device)
     gen = backend.generator(dev)
+    shape = backend.drawn_shape((n,))
     with backend.device_scope(dev):
-        if hasattr(gen, "permutation"):
+        if len(shape) > 1:  # inside vmap's "different": a permutation per example
+            perm = gen.random(shape).argsort(axis=-1)
+        elif hasattr(gen, "permutation"):
             perm = gen.permutation(n)
         else:  # CuPy's Generator has no permutation: the order that sorts uniform draws is one
             perm = gen.random(n).argsort()
-    return _finish(perm if dt is backend.bfloat16 else perm.astype(dt.np), False, dt)
+    return backend.drawn(_finish(perm if dt is backend.bfloat16 else perm.astype(dt.np), False, dt))
 
 
 def _like(maker):

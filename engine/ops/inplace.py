@@ -187,6 +187,24 @@ def _write(t: Tensor, data) -> None:
     dst[...] = data
 
 
+#: While engine.func.vmap runs: how in-place ops meet batched tensors (func/batched.py's `BATCHED_WRITES`:
+#: `write(t, result, op)` writes a batched result into t's batch and says whether it did, `copy(t)`
+#: a batched t's copy, `as_batched(t)` t itself where it is batched; both None for an unbatched t).
+BATCHED_INPLACE: list = [None]
+
+
+UNBATCHED_DRAWS_MESSAGE = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear like same "
+    "randomness. If this is necessary for your usage, please file an issue with functorch."
+)
+
+
+def _write_result(t: Tensor, result: Tensor, op) -> None:
+    batched = BATCHED_INPLACE[0]
+    if batched is None or not batched.write(t, result, op):
+        _write(t, result._data)
+
+
 def _torch_type(np_dtype) -> str:
     names = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool", "int32": "Int"}
     return names.get(str(np_dtype), str(np_dtype))
@@ -210,7 +228,8 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
         result = apply_op(op, (t, *others), attrs)
         if forward_grad.state[0]:
             tangents.write_inplace(t, result)
-        return _store(t, result._data)
+        _write_result(t, result, op)
+        return _stored(t)
     snapshot = _snapshot(t)
     packing = bool(saved_hooks.STACK)
     if packing:  # packed below, once the saved result is `t` itself
@@ -218,7 +237,7 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
             result = apply_op(op, (snapshot, *others), attrs)
     else:
         result = apply_op(op, (snapshot, *others), attrs)
-    _write(t, result._data)
+    _write_result(t, result, op)
     if forward_grad.state[0]:  # forward AD: the result's tangent written into t's (ops/tangents.py)
         tangents.write_inplace(t, result)
     _bump(t)
@@ -241,7 +260,11 @@ def _save_as_result(node: Node, t: Tensor) -> None:
     unpacked at the view's place in the graph after the change (`ViewPlace`), as in torch."""
     place = None if t._base is None else ViewPlace(t)
     outputs = [v.__class__ is SavedOutput for v in node._saved]
-    node._saved = [_resaved(v, t, place) if is_out else v for v, is_out in zip(node._saved, outputs)]
+    batched = BATCHED_INPLACE[0] and BATCHED_INPLACE[0].as_batched(t)
+    if batched is not None:  # a batch under vmap is saved as the batched tensor itself
+        node._saved = [batched if is_out else v for v, is_out in zip(node._saved, outputs)]
+    else:
+        node._saved = [_resaved(v, t, place) if is_out else v for v, is_out in zip(node._saved, outputs)]
     node._versions = [t._vc.version if is_out else ver for ver, is_out in zip(node._versions, outputs)]
 
 
@@ -257,6 +280,11 @@ def _resaved(saved: SavedOutput, t: Tensor, place) -> SavedOutput:
 def _store(t: Tensor, data) -> Tensor:
     """New values for `t` with its history unchanged: written, version bumped, views brought up to date."""
     _write(t, data)
+    return _stored(t)
+
+
+def _stored(t: Tensor) -> Tensor:
+    """`t` once written: its version bumped, its views brought up to date."""
     _bump(t)
     if t._vc.views is not None:  # views of this storage were made (engine/ops/views.py)
         refresh_views(t._vc.views, None)
@@ -272,7 +300,8 @@ def write_untracked(t: Tensor, data) -> Tensor:
 
 def _snapshot(t: Tensor) -> Tensor:
     """The tensor's value and graph position before the in-place op."""
-    old = wrap(t._data.copy())
+    batched = BATCHED_INPLACE[0] and BATCHED_INPLACE[0].copy(t)
+    old = batched if batched is not None else wrap(t._data.copy())
     old._node = t.grad_fn
     old._output_nr = t._output_nr
     old._rg = t._rg
@@ -505,8 +534,13 @@ def bernoulli_(t, p=0.5, *, generator=None):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     else:
         probabilities = p
+    shape = backend.drawn_shape(t.shape)
+    if shape != t.shape and BATCHED_INPLACE[0].as_batched(t) is None:
+        raise RuntimeError(UNBATCHED_DRAWS_MESSAGE)
     with backend.device_scope(t.device):
-        draws = backend.generator(t.device).random(t.shape) < probabilities
+        draws = backend.generator(t.device).random(shape) < probabilities
+    if shape != t.shape:  # inside vmap's "different": each example's draws, reaching the row as a batch
+        draws = backend.drawn(wrap(draws))._data
     if isinstance(p, Tensor):
         return apply_inplace(t, D.BERNOULLI_TENSOR, (p,), (draws,))
     return apply_inplace(t, D.BERNOULLI, (), (draws,))

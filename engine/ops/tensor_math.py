@@ -187,7 +187,7 @@ class TensorMath:
     def embed(g, shape, view_fn):
         out = g.new_zeros(shape)
         region = shaping_core.view_of(out, view_fn)
-        if overlaps(region._data):
+        if g.__class__ is not Tensor or overlaps(region._data):  # a batch of gradients (vmap) is placed too
             return shaping_core.index_grad(
                 g, shape, view_positions(backend.xp_of(g._data), shape, view_fn), False
             )

@@ -157,11 +157,24 @@ def test_gradients_placed_at_an_index_run_on_the_batch(lib):
 
 
 def test_an_op_whose_backward_has_no_batching_rule_fails_with_the_vmap_error():
-    """torch's prototype vmap falls back to a loop for such an op; engine.func.vmap refuses it."""
+    """torch's prototype vmap falls back to a loop for such an op; engine.func.vmap refuses it
+    (here addbmm, a row without a rule, in a right backward: 2 g as g @ 2I)."""
+
+    class Twice(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            eye = 2 * engine.eye(3, dtype=g.dtype).reshape(1, 3, 3)
+            return engine.addbmm(engine.zeros(2, 3, dtype=g.dtype), g.reshape(1, 2, 3), eye)
+
     x = double(engine, 2, 3)
+    assert engine.autograd.gradcheck(Twice.apply, (x,))
     message = (
-        "While computing batched gradients, got: vmap: no batching rule for engine.rot90 "
-        f"(Rot90Backward0)\n\n{FAILED_BATCHED_GRAD_MSG}"
+        "While computing batched gradients, got: vmap: no batching rule for engine.addbmm "
+        f"(AddbmmBackward0)\n\n{FAILED_BATCHED_GRAD_MSG}"
     )
     with pytest.raises(engine.autograd.GradcheckError, match=exactly(message)):
-        engine.autograd.gradcheck(lambda a: a.rot90(), (x,), check_batched_grad=True)
+        engine.autograd.gradcheck(Twice.apply, (x,), check_batched_grad=True)

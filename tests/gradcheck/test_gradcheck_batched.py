@@ -121,7 +121,7 @@ def near(*values):
 
 FALLBACKS = {
     "custom Function": (lambda x: Cube.apply(x).sum() * 2, f64(5)),
-    "op without a rule": (lambda x: engine.logcumsumexp(x, 0).tanh(), f64(5)),
+    "op without a rule": (lambda x: engine.cummax(x, 0).values.tanh(), f64(5)),
     "detach": (lambda x: x * x.detach(), f64(5)),
     "in-place": (lambda x: (x * 2).add_(1), f64(5)),
     # one element within eps of where the function changes: some perturbation crosses it

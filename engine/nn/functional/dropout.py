@@ -12,15 +12,17 @@ from ...tensor import Tensor, wrap
 
 
 def _mask(input: Tensor, p: float, shape: tuple):
-    """Keep each entry with probability 1 - p, scaled by 1 / (1 - p) (zeros when p == 1)."""
+    """Keep each entry with probability 1 - p, scaled by 1 / (1 - p) (zeros when p == 1); inside vmap's
+    "different", a mask per example."""
     data = input._data
     if p == 1:
-        return backend.xp_of(data).zeros(shape, dtype=data.dtype)
+        return wrap(backend.xp_of(data).zeros(shape, dtype=data.dtype))
     gen = backend.generator(input.device)
+    shape = backend.drawn_shape(shape)
     uniform = gen.random(shape, dtype=data.dtype) if data.dtype.itemsize >= 4 else gen.random(shape)
     keep = (uniform >= p).astype(data.dtype)
     keep *= 1.0 / (1.0 - p)
-    return keep
+    return backend.drawn(wrap(keep))
 
 
 def _check_p(p: float) -> None:
@@ -28,8 +30,7 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _apply_mask(input: Tensor, mask, inplace: bool) -> Tensor:
-    mask = wrap(mask)
+def _apply_mask(input: Tensor, mask: Tensor, inplace: bool) -> Tensor:
     return I.mul_(input, mask) if inplace else pointwise_core.mul(input, mask)
 
 

@@ -1,7 +1,8 @@
 """batch_norm and layer_norm: statistics on raw arrays here, the normalization as one table row.
 
 batch_norm also updates the running statistics in place (as ATen does: their versions
-are not bumped); the row gets the statistics it normalizes with as attrs.
+are not bumped); the row gets the statistics it normalizes with as attrs. Inside vmap, where
+the statistics are each example's, the norms are composed of batched rows instead.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import math
 
 from ... import backend
+from ...autograd.grad_mode import no_grad
+from ...func.batched import BatchedTensor
 from ...ops import derivatives as D
 from ...ops.nn import kernels as K
 from ...ops.op import apply_op, kept_box
@@ -36,6 +39,32 @@ def _update(buffer: Tensor, value, momentum: float) -> None:
     data[...] = momentum * value + (1 - momentum) * data
 
 
+BATCH_NORM_RUNNING_STATS_MESSAGE = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated "
+    "in place, were not batched.\nIf you are using a module and do not need eval mode, please set "
+    "`track_running_stats` to be False.If you are using a prebuilt module and do not need eval mode, please "
+    "see the functorch website for resources on how to patch your module to work with vmap"
+)
+
+
+def _batched(*tensors) -> bool:
+    return any(t.__class__ is BatchedTensor for t in tensors)
+
+
+def _normalized(x: Tensor, dims: tuple, eps: float, mean=None, var=None) -> Tensor:
+    """(x - mean) / sqrt(var + eps) over `dims`, each example's statistics through batched rows (vmap)."""
+    if mean is None:
+        mean = x.mean(dims, keepdim=True)
+        var = x.var(dims, correction=0, keepdim=True)
+    return (x - mean) * (var + eps).rsqrt()
+
+
+def _affine(out: Tensor, weight, bias, shape: tuple) -> Tensor:
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -59,6 +88,10 @@ def batch_norm(
         _check_channels(name, t, channels)
     check_parameters(input, weight, bias, running_mean, running_var)
     dims = (0,) + tuple(range(2, x.ndim))
+    if _batched(input, weight, bias, running_mean, running_var):
+        return _batch_norm_composed(
+            input, running_mean, running_var, weight, bias, training, momentum, eps, dims
+        )
     if training:
         mean = x.mean(axis=dims)
         var = x.var(axis=dims)
@@ -75,6 +108,35 @@ def batch_norm(
         mean, var = running_mean._data, running_var._data
     invstd = 1 / (var + eps) ** 0.5
     return apply_op(D.NATIVE_BATCH_NORM, (input, weight, bias), (training, eps, mean.copy(), invstd))
+
+
+def _batch_norm_composed(
+    input, running_mean, running_var, weight, bias, training, momentum, eps, dims
+) -> Tensor:
+    """batch_norm inside vmap: each example normalized over its own batch (its own running statistics
+    updated in place) or by the running statistics."""
+    channels = (1, -1) + (1,) * (input.dim() - 2) if input.dim() > 1 else (-1,)
+    if training:
+        if (running_mean is not None and running_mean.__class__ is not BatchedTensor) or (
+            running_var is not None and running_var.__class__ is not BatchedTensor
+        ):
+            raise RuntimeError(BATCH_NORM_RUNNING_STATS_MESSAGE)
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, correction=0, keepdim=True)
+        with no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
+            if running_var is not None:
+                n = input.numel() // input.shape[1]
+                running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * n / (n - 1)))
+        out = _normalized(input, dims, eps, mean, var)
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(
+            f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode"
+        )
+    else:
+        out = _normalized(input, dims, eps, running_mean.reshape(channels), running_var.reshape(channels))
+    return _affine(out, weight, bias, channels)
 
 
 def layer_norm(
@@ -98,6 +160,9 @@ def layer_norm(
                 f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}"
             )
     check_parameters(input, weight, bias)
+    if _batched(input, weight, bias):
+        out = _normalized(input, tuple(range(input.dim() - k, input.dim())), eps)
+        return _affine(out, weight, bias, normalized_shape)
     mean, rstd = K.layer_norm_stats(backend.xp_of(input._data), input._data, k, eps)
     xhat = kept_box(input, weight, bias)  # for the raw backward (not one of torch's saved values)
     return apply_op(D.NATIVE_LAYER_NORM, (input, weight, bias), (normalized_shape, eps, mean, rstd, xhat))
@@ -136,6 +201,9 @@ def aten_group_norm(
     check_parameters(input, weight, bias)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for '{input.dtype.scalar_type}'")
+    if _batched(input, weight, bias):
+        grouped = _normalized(input.reshape(n, num_groups, -1), (2,), eps).reshape(shape)
+        return _affine(grouped, weight, bias, (1, c) + (1,) * (len(shape) - 2))
     x = input._data.reshape(n, num_groups, -1)
     mean = x.mean(axis=2)
     rstd = 1 / (x.var(axis=2) + eps) ** 0.5

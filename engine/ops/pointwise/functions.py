@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import inspect
 
+import numpy
+
 from ... import backend
 from ...tensor import Tensor, wrap
 from .. import arg_errors, creation
 from .. import derivatives as D
 from .. import inplace as I
 from ..api import IN_PLACE, METHODS, exported, public
-from ..op import apply_op, broadcast_error, check_same_device
+from ..op import BATCHED_ELEMENTWISE, apply_op, broadcast_error, check_same_device
 from ..operands import as_operand, number_operands, with_number
 from ..promotion import result_type
 from . import kernels as K
@@ -405,6 +407,10 @@ def _forward_only_unary(name: str):
 
     def function(input):
         _require_tensor(name, "input", 1, input)
+        if BATCHED_ELEMENTWISE[0] is not None:  # inside vmap: each example's
+            out = BATCHED_ELEMENTWISE[0](getattr(numpy, name), (input,))
+            if out is not None:
+                return out
         return wrap(getattr(backend.xp_of(input._data), name)(input._data))
 
     function.__name__ = function.__qualname__ = name
@@ -446,6 +452,14 @@ def _bitwise(name: str, kernel: str, compute, refused: str = "f"):
                 (arg_errors.TENSOR_OTHER, arg_errors.NUMBER_SELF, arg_errors.NUMBER_OTHER),
                 marked=(arg_errors.NUMBER_SELF,),
             )
+        if BATCHED_ELEMENTWISE[0] is not None:  # inside vmap: each example's
+            dt = result_type((input, other))
+            if dt.kind in refused:
+                raise K.not_implemented(kernel, dt)
+            operands = [x if isinstance(x, Tensor) else K.typed_number(x, dt) for x in (input, other)]
+            out = BATCHED_ELEMENTWISE[0](lambda a, b: compute(numpy, *_typed((a, b), dt)), operands)
+            if out is not None:
+                return out
         return wrap(array(input, other))
 
     def in_place(self, other):
@@ -468,16 +482,31 @@ bitwise_right_shift, bitwise_right_shift_ = _bitwise(
 )
 
 
+def _typed(arrays, dt) -> list:
+    return [x.astype(dt, copy=False) if hasattr(x, "astype") else x for x in arrays]
+
+
 def _inverted(input):
     if input._data.dtype.kind == "f":
         raise K.not_implemented("bitwise_not_cpu", input._data.dtype)
     return backend.xp_of(input._data).invert(input._data)
 
 
+def _inverted_tensor(input) -> Tensor:
+    """~input as a new tensor (inside vmap, each example's)."""
+    if BATCHED_ELEMENTWISE[0] is not None:
+        if input._data.dtype.kind == "f":
+            raise K.not_implemented("bitwise_not_cpu", input._data.dtype)
+        out = BATCHED_ELEMENTWISE[0](numpy.invert, (input,))
+        if out is not None:
+            return out
+    return wrap(_inverted(input))
+
+
 @public
 def bitwise_not(input):
     _require_tensor("bitwise_not", "input", 1, input)
-    return wrap(_inverted(input))
+    return _inverted_tensor(input)
 
 
 @public(function=False)
@@ -489,7 +518,7 @@ def invert(self):
     """`~tensor`: bitwise_not, refused for floats with Python's TypeError, as torch's operator does."""
     if self._data.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-    return wrap(_inverted(self))
+    return _inverted_tensor(self)
 
 
 # ------------------------------------------------------------------------- closeness
