@@ -61,7 +61,7 @@ def to(self, *args, **kwargs):
     dtype, device = parse_to_args(args, kwargs)
     dtype = self.dtype if dtype is None else dtype
     device = self.device if device is None else backend.placement(device)
-    if dtype is self.dtype and device == self.device:
+    if dtype is self.dtype and device == self.device and not kwargs.get("copy", False):
         return self
     if not dtype.is_floating_point and self._rg:  # an integer copy has no gradient, so no history
         with grad_mode.no_grad():

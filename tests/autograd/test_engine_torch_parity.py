@@ -252,3 +252,17 @@ def test_a_node_hook_that_returns_the_wrong_gradients_is_refused(lib, where, res
     with pytest.raises(error) as info:
         where(lib, lambda grads: result(lib))
     assert str(info.value) == words
+
+
+@pytest.mark.parametrize("args", [(), ("cpu",), ("float32",)])
+def test_to_with_copy_always_copies(lib, args):
+    """`to(..., copy=True)` is a new tensor with its own storage and a ToCopyBackward0 node even
+    where dtype and device already match; without copy, a matching `to` is the tensor itself."""
+    x = lib.ones(2, requires_grad=True)
+    given = tuple(getattr(lib, a) if a == "float32" else a for a in args)
+    y = x.to(*given, copy=True)
+    assert y is not x and type(y.grad_fn).__name__ == "ToCopyBackward0"
+    with lib.no_grad():
+        y[0] = 5.0
+    assert x.tolist() == [1.0, 1.0]
+    assert x.to(*given) is x

@@ -33,7 +33,8 @@ def stack(xp, arrays, dim):
 
 
 def to_copy(a, dtype, device):
-    return backend.cast(backend.to_device(a, device), dtype, copy=False)
+    moved = backend.to_device(a, device)
+    return backend.cast(moved, dtype, copy=moved is a)  # always a new array: `to(copy=True)` may ask for one
 
 
 def copied_into(xp, target, src):
