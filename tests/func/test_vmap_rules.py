@@ -142,3 +142,15 @@ def test_vmap_matches_torch_func_vmap(torch, name):
         rtol=1e-10,
         atol=1e-12,
     )
+
+
+@pytest.mark.parametrize("batched", [(True, True), (False, True)])
+def test_outer_products_under_vmap_equal_a_loop(batched):
+    """mm with an inner dim of 1 (a per-sample weight gradient) runs as a broadcast product."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((5, 4, 1) if batched[0] else (4, 1))
+    b = rng.standard_normal((5, 1, 3))
+    in_dims = (0 if batched[0] else None, 0)
+    got = vmap(engine.mm, in_dims=in_dims)(engine.tensor(a), engine.tensor(b)).numpy()
+    expected = np.stack([(a[i] if batched[0] else a) @ b[i] for i in range(5)])
+    np.testing.assert_array_equal(got, expected)
