@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..tensor import SavedOutput, Tensor, tp_name, wrap
-from . import grad_mode
+from . import forward_grad, grad_mode
 from .backward import accumulator_of
 
 # The registered (pack_hook, unpack_hook) pairs, innermost last; empty (the usual case) costs
@@ -45,8 +45,15 @@ class PackedSaved:
     `node` for a node's own output (`output_nr`), else the tensor's grad_fn, or for a leaf its
     AccumulateGrad (held, so gradients reach the leaf under create_graph)."""
 
-    __slots__ = ("packed", "unpack_hook", "grad_fn", "output_nr", "is_output", "requires_grad", "accumulator")
+    __slots__ = (
+        "packed", "unpack_hook", "grad_fn", "output_nr", "is_output", "requires_grad", "accumulator", "_tangent",
+    )  # fmt: skip
     _vc = _NoVersion()
+
+    def keep_tangent(self, output, tangent, level: int) -> None:
+        """Keep the saving node's output's forward-AD tangent (forward_grad.py), when this is it."""
+        if self.is_output and output._output_nr == self.output_nr:
+            self._tangent = (level, tangent)
 
     def unpack(self, node) -> Tensor:
         """unpack_hook's tensor, in the saved tensor's place in the graph (`node`: the saver)."""
@@ -64,6 +71,9 @@ class PackedSaved:
             t._rg = self.requires_grad
             if self.accumulator is not None:
                 t._acc = weakref.ref(self.accumulator)
+        tangent = forward_grad.kept_tangent(getattr(self, "_tangent", None))
+        if tangent is not None:  # forward over reverse: the saved tensor's tangent, as torch's fw_grad
+            forward_grad.set_tangent(t, tangent)
         return t
 
 
@@ -97,6 +107,9 @@ def pack(tensor: Tensor, output_nr: int | None = None, hooks: tuple | None = Non
     saved.requires_grad = tensor._rg
     leaf = not saved.is_output and saved.grad_fn is None and tensor._rg
     saved.accumulator = accumulator_of(tensor) if leaf else None
+    tangent = forward_grad.tangent_of(tensor) if forward_grad.level[0] >= 0 else None
+    if tangent is not None:
+        saved._tangent = (forward_grad.opened[0], tangent)
     return saved
 
 

@@ -192,7 +192,9 @@ def _product(a, b, batched_a: bool, batched_b: bool):
     if batched_a and not batched_b:
         n, k = a.shape[1:]
         return (a.reshape(-1, k) @ b).reshape(a.shape[0], n, b.shape[-1])
-    if a.shape[-1] == 1:  # outer products (a per-sample weight gradient): numpy's batched matmul is slow there
+    if (
+        a.shape[-1] == 1
+    ):  # outer products (a per-sample weight gradient): numpy's batched matmul is slow there
         return a * b
     return numpy.matmul(a, b)
 

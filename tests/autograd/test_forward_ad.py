@@ -285,3 +285,27 @@ def test_forward_over_reverse_through_a_function_that_saves_its_output(lib, save
         (g,) = lib.autograd.grad(Exp.apply(dual).sum(), dual, create_graph=True)
         tangent = fw.unpack_dual(g).tangent
     np.testing.assert_allclose(tangent.detach().numpy(), (x.exp() * v).detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["exp", "mul"])
+def test_forward_over_reverse_under_saved_tensor_hooks(lib, op):
+    """Saved tensors that went through pack/unpack hooks keep their tangents: an output (exp saves
+    its result) and inputs (mul saves both) give the gradient's tangent the hooks-free run gives."""
+    fw = _fw(lib)
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    v = lib.tensor([1.0, 2.0, -1.0], dtype=lib.float64)
+
+    def tangent_of_gradient(hooked: bool):
+        with fw.dual_level():
+            dual = fw.make_dual(x, v)
+            if hooked:
+                with lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+                    out = dual.exp() if op == "exp" else dual * dual
+            else:
+                out = dual.exp() if op == "exp" else dual * dual
+            (g,) = lib.autograd.grad(out.sum(), dual, create_graph=True)
+            return fw.unpack_dual(g).tangent.detach().numpy()
+
+    expected = (x.exp() * v).detach().numpy() if op == "exp" else 2 * v.numpy()
+    np.testing.assert_allclose(tangent_of_gradient(False), expected, rtol=1e-12)
+    np.testing.assert_allclose(tangent_of_gradient(True), expected, rtol=1e-12)
