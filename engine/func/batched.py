@@ -16,6 +16,7 @@ import sys
 
 import numpy
 
+from ..autograd import forward_grad
 from ..ops import op as op_module
 from ..ops.batching import Unbatchable, run_batched
 from ..tensor import SavedOutput, Tensor, wrap
@@ -156,13 +157,14 @@ def apply_batched(op, inputs, attrs, plain):
         x._data = x._data.view(numpy.ndarray)
     op_module.BATCHED_APPLY[0] = None
     try:
-        out = plain(op, inputs, attrs)  # the first example: its node, shape and dtype
+        with forward_grad.suspended():  # tangents may be batched: they propagate below, through the rules
+            out = plain(op, inputs, attrs)  # the first example: its node, shape and dtype
     finally:
         op_module.BATCHED_APPLY[0] = hook
         for x in examples:
             x._data = x._data.view(Example)
     if not sizes:
-        return out
+        return _with_tangents(op, inputs, attrs, out)
     levels = tuple(sorted(sizes))
     size = math.prod(sizes.values())
     datas, flags = [], []
@@ -188,7 +190,14 @@ def apply_batched(op, inputs, attrs, plain):
         for k, value in enumerate(saved):
             if value.__class__ is SavedOutput and value._vc is out._vc:
                 saved[k] = result
-    return result
+    return _with_tangents(op, inputs, attrs, result)
+
+
+def _with_tangents(op, inputs, attrs, out):
+    """`out` given its forward-AD tangent, computed by the row's tangent rule on (possibly batched) Tensors."""
+    if forward_grad.state[0]:
+        forward_grad.rule[0](op, inputs, attrs, out if isinstance(out, tuple) else (out,))
+    return out
 
 
 def elementwise_batched(fn, operands):
