@@ -185,3 +185,8 @@ def test_jacrev_and_jacfwd_of_a_dict_argument_give_a_dict(torch):
         assert sorted(ours) == sorted(theirs)
         for name in theirs:
             close(ours[name], theirs[name])
+
+
+def test_forward_over_forward_is_refused_as_nested_forward_ad():
+    with pytest.raises(RuntimeError, match="^Nested forward mode AD is not supported at the moment$"):
+        jacfwd(jacfwd(engine.sin))(engine.ones(3))
