@@ -336,14 +336,14 @@ def _func_mlp_shapes(nn, sizes):
 
 
 def bench_func(args):
-    """engine.func against torch.func: per-sample gradients (vmap of grad) and a jacrev."""
+    """engine.func against torch.func: per-sample gradients (vmap of grad), a jacrev and a jacfwd."""
     import numpy
 
     rng = numpy.random.default_rng(0)
     x = rng.standard_normal((64, 32), dtype=numpy.float32)
     y = rng.integers(0, 10, 64)
     v = rng.standard_normal(1000, dtype=numpy.float32)
-    per_sample, jac = {}, {}
+    per_sample, jac, jac_fwd = {}, {}, {}
     for name, lib in LIBS:
         if lib is None:
             continue
@@ -359,6 +359,7 @@ def bench_func(args):
         wide, _ = _func_mlp(lib, (1000, 64, 1000))
         vs = lib.tensor(v, device=DEVICE[0])
         jac[name] = lambda lib=lib, wide=wide, vs=vs: lib.func.jacrev(wide)(vs)
+        jac_fwd[name] = lambda lib=lib, wide=wide, vs=vs: lib.func.jacfwd(wide)(vs)
     number = max(1, args.number // 4)
     return [
         (
@@ -373,6 +374,11 @@ def bench_func(args):
             "jacrev of an MLP 1000-64-1000 (a 1000x1000 Jacobian), float32",
             "ms",
             [(name, seconds * 1e3) for name, seconds in interleaved(jac, args.repeats, number).items()],
+        ),
+        (
+            "jacfwd of the same MLP (the same Jacobian, column by column), float32",
+            "ms",
+            [(name, seconds * 1e3) for name, seconds in interleaved(jac_fwd, args.repeats, number).items()],
         ),
     ]
 

@@ -9,12 +9,14 @@ differentiable, `strict=True` raises torch's errors where a result would be inde
 input (and so silently zero). `vectorize=True` takes every row of a Jacobian at once, as torch
 does: one backward of a batch of basis vectors through `engine.func.vmap` (with `create_graph=True`,
 whose rows must stay differentiable, the rows are taken one by one and arranged as torch's are).
-`strategy="forward-mode"` is torch's vmap over forward AD, which jacobian does not use yet: it is
-refused (with torch's errors first, where torch refuses it too).
+`strategy="forward-mode"` is torch's vmap over forward AD (`engine.func.jvp` of the inputs' basis
+vectors, all at once), with torch's refusals: only vectorized, without create_graph or strict.
 """
 
 from __future__ import annotations
 
+from ..func.basis import standard_basis
+from ..func.jvp import jvp as func_jvp
 from ..func.vmap import vmap
 from ..ops import creation
 from ..ops.shaping.core import stack
@@ -280,6 +282,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         )
     if strategy == "forward-mode":
         _forward_mode_checks(inputs, create_graph, strict, vectorize)
+        return _jacobian_forward(func, inputs)
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepare(inputs, create_graph, need_graph=True)
@@ -299,8 +302,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def _forward_mode_checks(inputs, create_graph: bool, strict: bool, vectorize: bool) -> None:
-    """torch's refusals for strategy="forward-mode"; what torch accepts is vmap over forward AD (its
-    results' graphs are forward AD's own), which jacobian does not use, so it is refused too."""
+    """torch's refusals for strategy="forward-mode", in its order."""
     if create_graph:
         raise NotImplementedError(
             'engine.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not '
@@ -317,10 +319,35 @@ def _forward_mode_checks(inputs, create_graph: bool, strict: bool, vectorize: bo
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly implemented for "
             "`vectorize=True`."
         )
-    raise NotImplementedError(
-        'engine.autograd.functional.jacobian: strategy="forward-mode" needs forward-mode AD, which the engine '
-        'does not have. strategy="reverse-mode" gives the same Jacobian.'
-    )
+
+
+def _jacobian_forward(func, inputs):
+    """torch's forward-mode Jacobian: one jvp per basis vector of the inputs, all at once under vmap; the
+    columns come back along dim 0 and are moved behind the output's dims."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    numels = [inp.numel() for inp in inputs]
+    found = []
+
+    def outputs_of(*duals):
+        was_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jacobian")
+        found.append(was_tuple)
+        return outputs
+
+    def columns(*tangents):
+        outputs, jv = func_jvp(outputs_of, inputs, tangents)
+        found.append(outputs)
+        return jv
+
+    stacked = vmap(columns)(*standard_basis(list(inputs)))
+    outputs_tuple, outputs = found
+    blocks = [  # lists, as torch's forward mode gives where inputs or outputs were tuples
+        [
+            jac.permute(*range(1, jac.dim()), 0).reshape(*out.shape, *inp.shape).detach()
+            for jac, inp in zip(column.split(numels, dim=0), inputs)
+        ]
+        for column, out in zip(stacked, outputs)
+    ]
+    return _unpack(blocks, (outputs_tuple, inputs_tuple))
 
 
 def _element_grads(out: Tensor, inputs: tuple, create_graph: bool):

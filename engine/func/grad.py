@@ -11,9 +11,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from ..autograd import forward_grad
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ops.creation import zeros_like
+from ..ops.tangents import tangent_of
 from ..tensor import Tensor
 from .pytree import tree_flatten, tree_unflatten
 
@@ -26,18 +28,30 @@ def running() -> bool:
 
 
 def differentiable(x):
-    """x as an input to differentiate: itself when it already requires grad (an enclosing transform's), else a fresh leaf."""
+    """x as an input to differentiate: itself when it already requires grad (an enclosing transform's), else a fresh leaf
+    (with x's forward-AD tangent: a jvp around the transform sees through it)."""
     if not isinstance(x, Tensor) or x.requires_grad:
         return x
-    return x.detach().requires_grad_(True)
+    return _detached(x, lambda t: t).requires_grad_(True)
+
+
+def _detached(x: Tensor, tangent_as: Callable) -> Tensor:
+    out = x.detach()
+    tangent = tangent_of(x)
+    if tangent is not None:
+        forward_grad.set_tangent(out, tangent_as(tangent))
+    return out
 
 
 def finished(tree):
-    """The outermost transform's results carry no graph; a nested one's keep it for the transform around it."""
+    """The outermost transform's results carry no graph (but their forward-AD tangents); a nested one's keep it for
+    the transform around it."""
     if _depth[0]:
         return tree
     leaves, spec = tree_flatten(tree)
-    return tree_unflatten([x.detach() if isinstance(x, Tensor) else x for x in leaves], spec)
+    return tree_unflatten(
+        [_detached(x, lambda t: t.detach()) if isinstance(x, Tensor) else x for x in leaves], spec
+    )
 
 
 def gradients(outputs: list, inputs: list, cotangents: list | None) -> list:
@@ -77,6 +91,18 @@ def _argnums(argnums, args) -> tuple:
         if not -len(args) <= n < len(args):
             raise RuntimeError(f"Got argnum={n}, but only {len(args)} positional inputs")
     return tuple(n % len(args) for n in nums)
+
+
+def of_argnums(func: Callable, args: tuple, nums: tuple) -> Callable:
+    """`func` as a function of args[nums] alone, the other args fixed."""
+
+    def of_diff(*diff):
+        full = list(args)
+        for n, value in zip(nums, diff):
+            full[n] = value
+        return func(*full)
+
+    return of_diff
 
 
 def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable:

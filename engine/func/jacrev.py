@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ..ops.creation import eye
-from .grad import _argnums, vjp
+from .basis import standard_basis
+from .grad import _argnums, of_argnums, vjp
 from .pytree import tree_flatten, tree_unflatten
 from .vmap import vmap
 
@@ -19,31 +19,19 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int 
     @functools.wraps(func)
     def wrapper(*args):
         nums = _argnums(argnums, args)
-
-        def of_diff(*diff):
-            full = list(args)
-            for n, value in zip(nums, diff):
-                full[n] = value
-            return func(*full)
-
-        result = vjp(of_diff, *(args[n] for n in nums), has_aux=has_aux)
+        result = vjp(of_argnums(func, args, nums), *(args[n] for n in nums), has_aux=has_aux)
         output, vjp_fn = result[0], result[1]
         flat_out, out_spec = tree_flatten(output)
         sizes = [o.numel() for o in flat_out]
-        basis = eye(sum(sizes), dtype=flat_out[0].dtype)
-        cotangents, start = [], 0
-        for o, n in zip(flat_out, sizes):
-            cotangents.append(basis[:, start : start + n].reshape(sum(sizes), *o.shape))
-            start += n
-        rows = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(cotangents, out_spec))
-        flat_rows, _ = tree_flatten(rows)
+        rows = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(standard_basis(flat_out), out_spec))
+        flat_rows, rows_spec = tree_flatten(rows)  # one subtree per differentiated argument
         per_output = []
         start = 0
         for o, n in zip(flat_out, sizes):
             parts = [r[start : start + n].reshape(*o.shape, *r.shape[1:]) for r in flat_rows]
             start += n
-            per_arg = parts if isinstance(argnums, tuple) else parts[0]
-            per_output.append(tuple(per_arg) if isinstance(argnums, tuple) else per_arg)
+            per_arg = tree_unflatten(parts, rows_spec)
+            per_output.append(per_arg if isinstance(argnums, tuple) else per_arg[0])
         jac = tree_unflatten(per_output, out_spec)
         return (jac, result[2]) if has_aux else jac
 

@@ -9,10 +9,12 @@ from contextlib import contextmanager
 import numpy
 
 from .. import backend
+from ..autograd import forward_grad
 from ..autograd.function import FUNCTORCH_VMAPS
 from ..ops import inplace
 from ..ops import op as op_module
 from ..ops.shaping.core import cat
+from ..ops.tangents import tangent_of
 from ..tensor import Tensor, wrap
 from .batched import BATCHED_WRITES, BatchedTensor, apply_batched, batched, elementwise_batched
 from .grad import running as reverse_transform_running
@@ -198,10 +200,22 @@ def _add_level(x: Tensor, dim: int, level: int) -> BatchedTensor:
     (refused where a reverse transform would differentiate through it)."""
     if x._rg and reverse_transform_running():
         raise RuntimeError(THROUGH_VMAP_MESSAGE)
+    return _with_tangent(x, _batch(x, dim, level), lambda t: _batch(t, dim, level))
+
+
+def _batch(x: Tensor, dim: int, level: int) -> BatchedTensor:
     if x.__class__ is BatchedTensor:
         own = len(x._levels)
         return batched(numpy.moveaxis(x._phys, own + dim, own), (*x._levels, level))
     return batched(numpy.moveaxis(x._data, dim, 0), (level,))
+
+
+def _with_tangent(x: Tensor, out: Tensor, moved: Callable) -> Tensor:
+    """`out` carrying x's forward-AD tangent, its batch dims `moved` as x's were: jvp and vmap compose."""
+    tangent = tangent_of(x)
+    if tangent is not None:
+        forward_grad.set_tangent(out, moved(tangent))
+    return out
 
 
 def _unbatch_outputs(func, outputs, out_dims, level, size):
@@ -254,6 +268,10 @@ def _remove_level(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
     """
     if x._rg and reverse_transform_running():
         raise RuntimeError(THROUGH_VMAP_MESSAGE)
+    return _with_tangent(x, _unbatch(x, out_dim, level, size), lambda t: _unbatch(t, out_dim, level, size))
+
+
+def _unbatch(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
     rank = x.dim() + 1
     dim = out_dim % rank if -rank <= out_dim < rank else out_dim
     if x.__class__ is not BatchedTensor or level not in x._levels:

@@ -88,7 +88,7 @@ def _same(e, t, *, graph_names=False) -> None:
 
 
 def _flat(result) -> list:
-    if isinstance(result, tuple):
+    if isinstance(result, (tuple, list)):
         return [x for r in result for x in _flat(r)]
     return [result]
 
@@ -207,18 +207,32 @@ def test_jacobian_vectorize_gives_the_same(name, create_graph):
     )
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda: AF.jacobian(lambda x: x.exp(), _t(engine, B), vectorize=True, strategy="forward-mode"),
-        lambda: AF.hessian(
-            lambda x: (x**3).sum(), _t(engine, B), vectorize=True, outer_jacobian_strategy="forward-mode"
-        ),
-    ],
-)
-def test_forward_mode_is_refused_without_forward_ad(call):
-    with pytest.raises(NotImplementedError, match='strategy="forward-mode" needs forward-mode AD'):
-        call()
+@pytest.mark.parametrize("as_tuple", [False, True])
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_forward_mode_jacobian_is_the_reverse_mode_one_and_torchs(name, as_tuple):
+    ours = _both(_caller("jacobian", name, as_tuple=as_tuple, vectorize=True, strategy="forward-mode"))
+    reverse = _caller("jacobian", name, as_tuple=as_tuple)(engine, AF, [])
+    for a, b in zip(_flat(ours), _flat(reverse)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_FUNCTIONS))
+def test_forward_over_reverse_hessian_is_the_reverse_mode_one(name):
+    """Values as torch's (whose forward-mode Hessian leaks its inner graph: its result requires grad; and which
+    fails on the quadratic form, its batched dot refusing the batched vector-matrix product)."""
+    ours = _caller("hessian", name, scalar=True, vectorize=True, outer_jacobian_strategy="forward-mode")(
+        engine, AF, []
+    )
+    reverse = _caller("hessian", name, scalar=True)(engine, AF, [])
+    for a, b in zip(_flat(ours), _flat(reverse)):
+        assert not a.requires_grad
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+    if torch is not None and name != "quadratic form":
+        theirs = _caller(
+            "hessian", name, scalar=True, vectorize=True, outer_jacobian_strategy="forward-mode"
+        )(torch, torch.autograd.functional, [])
+        for a, b in zip(_flat(ours), _flat(theirs)):
+            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_jacobian_of_inputs_that_require_grad_without_create_graph_is_detached():
