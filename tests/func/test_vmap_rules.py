@@ -154,3 +154,28 @@ def test_outer_products_under_vmap_equal_a_loop(batched):
     got = vmap(engine.mm, in_dims=in_dims)(engine.tensor(a), engine.tensor(b)).numpy()
     expected = np.stack([(a[i] if batched[0] else a) @ b[i] for i in range(5)])
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        lambda c: c.split([1, 2], dim=-1)[1].reshape(2),
+        lambda c: c.split(2)[0] * 2,
+        lambda c: c.chunk(3)[2],
+        lambda c: c.unbind(0)[1],
+        lambda c: c.tensor_split(2)[1],
+    ],
+)
+def test_pieces_of_a_batched_tensor_keep_the_batch(cut):
+    """split/chunk/unbind inside vmap cut each example, never the first example for every row."""
+    xs = np.arange(12.0).reshape(4, 3)
+    got = vmap(cut)(engine.tensor(xs)).numpy()
+    np.testing.assert_array_equal(got, np.stack([cut(engine.tensor(row)).numpy() for row in xs]))
+
+
+def test_per_sample_gradients_through_split():
+    w = engine.randn(2, dtype=engine.float64)
+    xs = engine.randn(5, 3, dtype=engine.float64)
+    loss = lambda p, x: (x.split([1, 2])[1] * p).sum()  # noqa: E731
+    got = vmap(grad(loss), in_dims=(None, 0))(w, xs)
+    np.testing.assert_allclose(got.numpy(), xs.numpy()[:, 1:])

@@ -27,7 +27,7 @@ from ...tensor import Tensor, wrap
 from .. import derivatives as D
 from ..api import exported, public
 from ..inplace import apply_inplace
-from ..op import apply_op, broadcast_error, check_same_device, new_node
+from ..op import BATCHED_APPLY, apply_op, broadcast_error, check_same_device, new_node
 from ..operands import as_operand, norm_dim
 from ..promotion import result_type
 from ..reductions.core import unique_dims
@@ -109,8 +109,11 @@ def _pieces(op, a, attrs, keys):
     """The outputs of a multi-output view node: views of `a` (one per key), sharing its storage.
 
     Recorded (grad mode, `a` requiring grad): one node with an output per piece; the pieces may
-    then not be changed in place (PyTorch's MULTI_OUTPUT_NODE views).
+    then not be changed in place (PyTorch's MULTI_OUTPUT_NODE views). Inside engine.func.vmap, a
+    batched `a` is cut by indexing, whose rows have batching rules, so every piece keeps the batch.
     """
+    if BATCHED_APPLY[0] is not None and getattr(a, "_levels", None):
+        return tuple(a[key] for key in keys)
     data = a._data
     recording = a._rg and grad_mode.state[0]
     node = None
