@@ -260,10 +260,3 @@ def test_torch_func_docstring_examples_give_torchs_results(torch):
     ours, theirs = _docstring_examples(engine, arrays), _docstring_examples(torch, arrays)
     for name in theirs:
         close(ours[name], theirs[name])
-
-
-def test_differentiating_through_vmap_is_refused_not_zero():
-    with pytest.raises(RuntimeError, match="^vmap: differentiating through the outputs of vmap"):
-        jacrev(jacrev(engine.sin))(engine.tensor(Y))
-    with pytest.raises(RuntimeError, match="^vmap: differentiating through the outputs of vmap"):
-        grad(lambda a: vmap(engine.sin)(a).sum())(engine.tensor(X))
