@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 from ..autograd import forward_grad
 from ..autograd.backward import grad as autograd_grad
+from ..autograd.function import functorch_rules
 from ..autograd.grad_mode import enable_grad
 from ..ops.creation import zeros_like
 from ..ops.tangents import tangent_of
@@ -30,10 +31,12 @@ def running() -> bool:
 
 @contextmanager
 def reverse_transform() -> Iterator[None]:
-    """A reverse-mode transform's work: the results of transforms inside it keep their graph for it."""
+    """A reverse-mode transform's work: the results of transforms inside it keep their graph for it, and
+    custom Functions run under torch.func's rules."""
     _depth[0] += 1
     try:
-        yield
+        with functorch_rules():
+            yield
     finally:
         _depth[0] -= 1
 

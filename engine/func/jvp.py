@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..autograd import forward_ad, forward_grad
 from ..autograd.backward import grad as autograd_grad
+from ..autograd.function import functorch_rules
 from ..autograd.grad_mode import enable_grad
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
@@ -61,6 +62,12 @@ def _unpack(dual: Tensor, strict: bool) -> tuple[Tensor, Tensor]:
 
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the Jacobian of func at primals times tangents[, aux]): forward-mode AD."""
+    with functorch_rules():
+        return forward_jvp(func, primals, tangents, strict=strict, has_aux=has_aux)
+
+
+def forward_jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """`jvp` without torch.func's rules for custom Functions: autograd.functional's forward AD, as torch's."""
     if not isinstance(primals, tuple):
         raise RuntimeError(
             f"{JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."

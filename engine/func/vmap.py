@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy
 
 from .. import backend
 from ..autograd import forward_grad
-from ..autograd.function import FUNCTORCH_VMAPS
+from ..autograd.function import functorch_rules
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import inplace
 from ..ops import op as op_module
@@ -32,18 +31,6 @@ _different: list[tuple] = []  # (level, batch size) of the running vmaps whose d
 def running() -> bool:
     """Whether a vmap's function is being called."""
     return bool(_levels)
-
-
-@contextmanager
-def _functorch_rules(on: bool) -> Iterator[None]:
-    """Count a torch.func-style vmap as running (its rules for custom Functions apply), or, for the
-    older vmap, none while it runs."""
-    saved = FUNCTORCH_VMAPS[0]
-    FUNCTORCH_VMAPS[0] = saved + 1 if on else 0
-    try:
-        yield
-    finally:
-        FUNCTORCH_VMAPS[0] = saved
 
 
 def _name(func) -> str:
@@ -80,7 +67,7 @@ def _vmap(func, in_dims, out_dims, randomness: str, chunk_size: int | None, func
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        with _functorch_rules(functorch):
+        with functorch_rules(vmap=True, on=functorch):
             return mapped(*args, **kwargs)
 
     def mapped(*args, **kwargs):
