@@ -16,7 +16,7 @@ from ..ops import op as op_module
 from ..ops.shaping.core import cat, stack
 from ..ops.tangents import tangent_of
 from ..tensor import Tensor, wrap
-from .batched import BATCHED_WRITES, BatchedTensor, apply_batched, batched, elementwise_batched
+from .batched import BATCHED_WRITES, BatchedTensor, NotBatchable, apply_batched, batched, elementwise_batched
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 RANDOM_ERROR = (
@@ -79,7 +79,7 @@ def _vmap(func, in_dims, out_dims, randomness: str, chunk_size: int | None, func
         snapshot = backend.rng_snapshot() if randomness != "error" else None
         try:
             return batched_run(flat_args, flat_in_dims, spec, size, kwargs)
-        except _OutputsNeedGraph:
+        except (_OutputsNeedGraph, NotBatchable):
             if snapshot is not None:
                 backend.rng_restore(snapshot)
             return _run_each(*each)
@@ -306,12 +306,15 @@ def _unbatch(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
 def _run_each(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
     """The function called once per example and the results stacked: slower than the batching rules,
     but every step is a recorded op, so gradients flow through vmap's outputs to its inputs and to the
-    tensors the function closes over (grad of vmap, jacrev of jacrev). Randomness as vmap's: "same"
-    replays one example's draws for every example, "error" refuses a draw."""
+    tensors the function closes over (grad of vmap, jacrev of jacrev), and what the batched run could
+    not batch (a row without a rule that fits; indices worked out from values outside the table's rows:
+    sort, topk, max_pool) runs on each example, as torch's vmap falls back to a loop. Randomness as vmap's:
+    "same" replays one example's draws for every example, "error" refuses a draw."""
     start = backend.rng_snapshot() if randomness == "same" else None
     watchers = [_refuse_draws] if randomness == "error" else []
     results = []
     backend.random_watchers.extend(watchers)
+    op_module.PER_EXAMPLE[0] += 1
     try:
         for i in range(size):
             if start is not None:
@@ -319,6 +322,7 @@ def _run_each(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, k
             example = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_in_dims)]
             results.append(tree_flatten(func(*tree_unflatten(example, spec), **kwargs)))
     finally:
+        op_module.PER_EXAMPLE[0] -= 1
         for watch in watchers:
             backend.random_watchers.remove(watch)
     leaves, out_spec = results[0]
@@ -329,7 +333,14 @@ def _run_each(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, k
             stacked.append(value)
             continue
         _check_output(func, value)
-        stacked.append(stack([r[0][k] for r in results], out_dim))
+        examples = [r[0][k] for r in results]
+        shapes = sorted({tuple(e.shape) for e in examples})
+        if len(shapes) > 1:
+            raise RuntimeError(
+                f"vmap: {_name(func)} returned an output whose shape differs between examples "
+                f"({list(shapes[0])} and {list(shapes[1])}); a batch needs one shape"
+            )
+        stacked.append(stack(examples, out_dim))
     return tree_unflatten(stacked, out_spec)
 
 
