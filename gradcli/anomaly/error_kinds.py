@@ -24,7 +24,7 @@ import types
 from ..libraries import ENGINE, tensor_library
 from ..program.exception_text import message_of
 from ..program.modules import ModuleCall
-from ..program.names import TensorNames, definition
+from ..program.names import TensorNames, code_path, definition
 from ..program.sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
@@ -265,13 +265,20 @@ def _leaf_inplace(
         here,
         related,
         hint=f"if this updates the parameter (an optimizer step), do it under `with {_library(leaf)}.no_grad():`; "
-        f"if the new value should be part of the graph, work on a copy: `{name or 'x'} = {name or 'x'}.clone()` first",
+        f"if the new value should be part of the graph, work on a copy: `{_copy_of(name or 'x')}` first",
         details={
             "tensor": name,
             "shape": shape_of(leaf) if leaf is not None else None,
             "through_view": through_view,
         },
     )
+
+
+def _copy_of(name: str) -> str:
+    """`x = x.clone()`; for a module's parameter, a copy beside it (`weight = model[0].weight.clone()`):
+    a module keeps only Parameters, so assigning it a clone would raise."""
+    copy = name.rsplit(".", 1)[-1]
+    return f"{copy} = {code_path(name)}.clone()"
 
 
 def _library(tensor) -> str:

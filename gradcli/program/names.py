@@ -5,7 +5,8 @@ variables, `obj.param` (`torch.nn.Module` parameters are named `model.fc1.weight
 arguments, `seq[i]`. `TensorNames` (anomaly): one name for a tensor met in a traceback, from the
 frames' locals and the script's globals, found by identity or by its data (a saved tensor comes
 back as another object). `definition`: where a name is first assigned; `op_name`: a node's
-forward op, for messages.
+forward op, for messages;
+`code_path`: a parameter's name as Python code.
 """
 
 from __future__ import annotations
@@ -189,6 +190,13 @@ def definition(name: str | None, sites: Sites) -> Location | None:
     if not lines:
         return None
     return sites.at(sites.script_abspath, min(lines), None, f"{root} defined")
+
+
+def code_path(name: str) -> str:
+    """`model.0.weight` (a parameter's name, as `named_parameters` gives it) -> `model[0].weight`, the
+    expression that reaches it: a Sequential's or ModuleList's children are items, not attributes."""
+    root, *parts = name.split(".")
+    return root + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts)
 
 
 def op_name(node_name: str) -> str:
