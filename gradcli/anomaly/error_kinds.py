@@ -73,8 +73,10 @@ def classify(
         if kind in ("no-grad-view-inplace", "no-grad-view-changed"):
             return _no_grad_view_inplace(exc, kind == "no-grad-view-changed", message, here, sites, names)
         if kind in ("nan-in-backward", "inf-in-backward") and node is not None:
-            stats = instrument.nonfinite.get(id(node), {}).get("stats", [])
-            return backward_finding(exc, node.name(), node_site(node), here, stats, sites)
+            seen = instrument.nonfinite.get(id(node), {})
+            return backward_finding(
+                exc, node.name(), node_site(node), here, seen.get("stats", []), sites, seen.get("diagnosis")
+            )
         if kind == "implicit-grad":
             return _implicit_nonscalar(exc, message, here, sites, names)
     if node is not None:

@@ -7,51 +7,8 @@ as `engine`, whose API mirrors it: the same finding, the same fix, on both libra
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
-import pytest
-from cli_runner import run_gradcli
-from json_contract import validated
-from paths import TESTS
-
-SCRIPTS = TESTS / "anomaly_scripts"
-
-
-@pytest.fixture(params=["torch", "engine"])
-def library(request) -> str:
-    if request.param == "torch":
-        pytest.importorskip("torch")
-    return request.param
-
-
-@pytest.fixture
-def script(library, tmp_path):
-    """`script(name)`: the torch script, or its engine twin written beside the test."""
-
-    def make(name: str) -> Path:
-        path = SCRIPTS / name
-        if library == "torch":
-            return path
-        twin = tmp_path / name.removeprefix("torch_")
-        twin.write_text(path.read_text().replace("torch", "engine"))
-        return twin
-
-    return make
-
-
-def line_of(path: Path, marker: str) -> int:
-    for number, text in enumerate(path.read_text().splitlines(), 1):
-        if text.rstrip().endswith(f"# mark: {marker}"):
-            return number
-    raise AssertionError(f"{path.name} has no marker {marker!r}")
-
-
-def only_finding(path: Path, kind: str) -> dict:
-    result = run_gradcli("anomaly", "--json", path, traceback=True)
-    doc = validated(result.stdout)
-    assert [f["kind"] for f in doc["findings"]] == [kind], doc["findings"]
-    assert result.exit_code == 1 == doc["exit_code"]
-    return doc["findings"][0]
+from .twins import line_of, only_finding
 
 
 def test_a_block_with_submodules_is_named_by_its_class_not_its_repr(script):
