@@ -22,6 +22,7 @@ Modules, from the entry point down:
 - `warning_kinds`: what the instrument gathered -> warning findings (`collect_warnings`)
 - `nonfinite`: the nan/inf-in-forward, nan/inf-in-backward and nan-in-where-branch findings
 - `causes`: why a value is not finite, from the values the op saw (`details["cause"]`)
+- `shared_output`: the module output that fed two losses, when a second backward finds it freed
 - `names`: the user's names for tensors, where they are defined, a node's forward op
 - `sites`: `(code, lineno)` sites and tracebacks -> `Location`s in the user's files
 - `stats`: shapes and NaN/Inf counts of tensor values

@@ -29,6 +29,7 @@ from ..program.sites import Sites, node_site, raise_site, raised_in, user_tb_fra
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
 from .nonfinite import backward_finding
+from .shared_output import SharedOutput, freed_module_output
 from .stats import shape_of
 
 #: engine.tensor methods whose errors are about autograd (requires_grad rules, hooks, .numpy()).
@@ -67,7 +68,7 @@ def classify(
         if getattr(exc, "saved_tensor", None) is not None:
             return _modified_saved(exc, node, here, sites, names, instrument)
         if kind == "freed":
-            return _backward_twice(exc, node, here, instrument, sites)
+            return _backward_twice(exc, node, here, instrument, sites, names)
         if kind in ("leaf-inplace", "view-of-leaf-inplace"):
             return _leaf_inplace(exc, kind == "view-of-leaf-inplace", here, sites, names)
         if kind in ("no-grad-view-inplace", "no-grad-view-changed"):
@@ -221,7 +222,9 @@ def _module_hint(module: ModuleCall | None) -> str | None:
     )
 
 
-def _backward_twice(exc, node, here: Location | None, instrument: Instrument, sites: Sites) -> Finding:
+def _backward_twice(
+    exc, node, here: Location | None, instrument: Instrument, sites: Sites, names: TensorNames
+) -> Finding:
     related = []
     first = None
     if node is not None:
@@ -229,6 +232,12 @@ def _backward_twice(exc, node, here: Location | None, instrument: Instrument, si
         first = sites.location(instrument.run_site(run), "first backward (freed the graph)")
     if first is not None:
         related.append(first)
+    at_line = f" (line {first.line})" if first else ""
+    shared = freed_module_output(
+        names.scopes(), getattr(exc, "backward_roots", []), node, getattr(exc, "ran_saved", False)
+    )
+    if shared is not None:
+        return _shared_output(shared, node, here, first, sites)
     finding = Finding(
         "backward-twice",
         ERROR,
@@ -236,7 +245,7 @@ def _backward_twice(exc, node, here: Location | None, instrument: Instrument, si
         + (f" (at {node.name()})" if node is not None else ""),
         here,
         related,
-        hint=f"pass retain_graph=True to the first backward{f' (line {first.line})' if first else ''} if you "
+        hint=f"pass retain_graph=True to the first backward{at_line} if you "
         "need to backward through the graph again, or recompute the forward before each backward",
         details={
             "node": node.name() if node is not None else None,
@@ -246,6 +255,37 @@ def _backward_twice(exc, node, here: Location | None, instrument: Instrument, si
     if node is not None:
         _with_node(finding, node, sites)
     return finding
+
+
+def _shared_output(
+    shared: SharedOutput, node, here: Location | None, first: Location | None, sites: Sites
+) -> Finding:
+    """backward-twice through a module's output that fed both losses: detach it in the first one."""
+    name, module = shared.name, shared.module
+    at_line = f" (line {first.line})" if first else ""
+    made = definition(name, sites)
+    if made is not None:
+        made.role = f"{name}: the output of {module}"
+    related = [location for location in (made, first) if location is not None]
+    return Finding(
+        "backward-twice",
+        ERROR,
+        f"this backward goes through {name}, the output of {module}, whose graph an earlier backward already "
+        f"freed: {name} fed both losses, and the first backward went on into {module}"
+        + (f" (at {node.name()})" if node is not None else ""),
+        here,
+        related,
+        hint=f"detach it where the first loss uses it: `{name}.detach()` in the loss of the first backward{at_line}, "
+        f"so that backward stops at {name} and leaves {module}'s graph to this one (as a GAN's discriminator "
+        f"step does); retain_graph=True would let this run, but the first backward would still go through "
+        f"{module} and leave its gradient in {module}'s .grad",
+        details={
+            "node": node.name() if node is not None else None,
+            "first_backward": first.where if first else None,
+            "detach": name,
+            "module": module,
+        },
+    )
 
 
 def _leaf_inplace(

@@ -21,6 +21,7 @@ from engine.tensor import Tensor
 from ..program.modules import ModuleCall, current_module
 from ..program.sites import Sites, node_site
 from . import nonfinite
+from .nonfinite import walk
 from .stats import all_finite, array_of, finite_fast, has, host_array, is_float_array, shape_of
 
 #: Freed-node records kept (id(node) -> backward run); cleared past this, losing only line info.
@@ -222,6 +223,13 @@ class Instrument(Observer):
     # -- errors -------------------------------------------------------------------------
     def raised(self, exc) -> None:
         """Kept when raised, not when the script ends: the script may catch it, or it ends a thread."""
+        if getattr(exc, "autograd_kind", None) == "freed" and self._roots:
+            exc.backward_roots = self._roots[-1]  # where the second backward came from
+            run = self._runs[-1]
+            exc.ran_saved = any(
+                self.freed.get(id(n)) == run and getattr(n, "saved_names", ())
+                for n in walk(exc.backward_roots)
+            )
         if len(self.errors) < MAX_RAISED and all(exc is not seen for seen in self.errors):
             self.errors.append(exc)
 

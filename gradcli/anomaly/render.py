@@ -39,7 +39,9 @@ culprit)::
                                                # "module": "model.2", "module_class": "ReLU(inplace=True)";
                                                # NaN/Inf kinds: "cause" (gradcli.anomaly.causes.CAUSES),
                                                # "origin" (the node that made a NaN in forward);
-                                               # nan-in-where-branch: "op", "where" (the where() node)
+                                               # nan-in-where-branch: "op", "where" (the where() node);
+                                               # backward-twice through a module's output that fed
+                                               # both losses: "detach": "fake", "module": "G"
         "stats": [{"name": str, "shape": [int], "dtype": str, "numel": int, "nan": int,
                    "posinf": int, "neginf": int, "min": float | null, "max": float | null}]
       }]

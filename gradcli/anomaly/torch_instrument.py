@@ -69,6 +69,7 @@ class TorchInstrument:
         self.bumps: dict[int, list[tuple[int, int, tuple | None, ModuleCall | None]]] = {}
         self._site: tuple | None = None  # the user's line of the torch call running now
         self._roots: list[list] = []  # the root nodes of each backward call running now
+        self._ran_saved: list[bool] = []  # and whether it ran a node holding saved tensors yet
         self._packed: list[SavedRecord] | None = None  # saved during that call
         self._tensor = torch.Tensor
         self._grad_attribute = torch._C.TensorBase.grad
@@ -126,6 +127,7 @@ class TorchInstrument:
         """The nodes the call created (their line, a NaN/Inf check) and the leaves it used."""
         outputs = out if type(out) in (tuple, list) else (out,)
         saver = None
+        saves = bool(packed)
         for t in outputs:
             fn = getattr(t, "grad_fn", None) if isinstance(t, self._tensor) else None
             if fn is None:
@@ -135,7 +137,7 @@ class TorchInstrument:
                 continue
             meta[SITE_KEY] = site
             saver = fn.name()
-            fn.register_hook(functools.partial(self._check_gradients, saver, site, meta))
+            fn.register_hook(functools.partial(self._check_gradients, saver, site, meta, saves))
         if saver is None:
             return
         for record in packed:
@@ -187,12 +189,15 @@ class TorchInstrument:
 
     # -- backward ------------------------------------------------------------------------------
     def _check_gradients(
-        self, name: str, site: tuple | None, meta: dict, grad_inputs: tuple, grad_outputs: tuple
+        self, name: str, site: tuple | None, meta: dict, saves: bool, grad_inputs: tuple, grad_outputs: tuple
     ) -> None:
         """A node's post hook: stop at the first gradient holding NaN/Inf, as check_nan does for NaN.
 
         `meta` is the node's metadata, which finds the node in the graph (a node held by its own
-        hook would be freed only by the cyclic garbage collector, with its saved tensors)."""
+        hook would be freed only by the cyclic garbage collector, with its saved tensors); `saves`,
+        whether it saved tensors (a backward that ran one went through a graph not yet freed)."""
+        if saves and self._ran_saved:
+            self._ran_saved[-1] = True
         for index, g in enumerate(grad_inputs):
             if g is None or not g.is_floating_point():
                 continue
@@ -230,13 +235,18 @@ class TorchInstrument:
             before.append((use, leaf, grad, _version(grad) if grad is not None else None))
         outputs = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
         self._roots.append([t.grad_fn for t in self._tensors((outputs,), {}) if t.grad_fn is not None])
+        self._ran_saved.append(False)
         try:
             result = func(*args, **kwargs)
         except RuntimeError as exc:
             _tag_backward_error(exc, args)
+            if getattr(exc, "autograd_kind", None) == "freed":
+                exc.backward_roots = self._roots[-1]  # where the second backward came from
+                exc.ran_saved = self._ran_saved[-1]
             raise
         finally:
             self._roots.pop()
+            self._ran_saved.pop()
         for use, leaf, grad, version in before:
             now = leaf.grad
             if now is not None and (now is not grad or _version(now) != version):

@@ -44,7 +44,7 @@ class ModuleCall:
         return f"{self.path} ({self.description})"
 
 
-def _is_module(value: object) -> bool:
+def is_module(value: object) -> bool:
     """An engine or torch nn.Module, told apart without importing torch."""
     for cls in type(value).__mro__:
         if cls.__name__ == "Module" and cls.__module__ in ("engine.nn.module", "torch.nn.modules.module"):
@@ -59,7 +59,7 @@ def current_module(frame: types.FrameType | None = None) -> ModuleCall | None:
     caller = None
     while frame is not None:
         owner = frame.f_locals.get("self")
-        if _is_module(owner):  # a forward, or Module.__call__ between the caller and a forward
+        if is_module(owner):  # a forward, or Module.__call__ between the caller and a forward
             if frame.f_code.co_name == "forward":
                 calls.append((owner, frame))
         elif calls:

@@ -112,12 +112,16 @@ class TensorNames:
         self._table: dict[int, tuple[str, Any]] | None = None
         self._by_array: dict[Any, str] = {}
 
-    def _build(self) -> dict[int, tuple[str, Any]]:
-        table: dict[int, tuple[str, Any]] = {}
+    def scopes(self) -> list[dict[str, Any]]:
+        """The namespaces names come from: the frames' locals, innermost first, then the script's globals."""
         scopes = [f.f_locals for f in reversed(self.frames)]
         if self.module is not None:
             scopes.append(self.module.__dict__)
-        for scope in scopes:
+        return scopes
+
+    def _build(self) -> dict[int, tuple[str, Any]]:
+        table: dict[int, tuple[str, Any]] = {}
+        for scope in self.scopes():
             for name, value in list(scope.items()):
                 if name.startswith("__"):
                     continue
