@@ -6,6 +6,8 @@ Each script runs on torch and as its engine twin (conftest's `script`); the find
 
 from __future__ import annotations
 
+import importlib
+
 import numpy
 import pytest
 
@@ -33,6 +35,10 @@ def test_the_untaken_branch_of_where_is_its_own_kind_with_the_double_where_fix(l
     }
     assert "gets 0 from where() there and its derivative is infinite" in finding["message"]
     assert f"`{library}.where(x > 0, {library}.log({library}.where(x > 0, x, 1)), 0)`" in finding["hint"]
+    lib = importlib.import_module(library)
+    x = lib.tensor([0.0, 1.0], requires_grad=True)
+    eval(finding["hint"].split("`")[1], {library: lib, "x": x}).sum().backward()  # the fix works
+    assert x.grad.tolist() == [0.0, 1.0]
 
 
 def test_a_masked_division_names_the_where_line_and_the_division_line(script):
