@@ -4,13 +4,14 @@
 them, never by their words (PyTorch's, which may change): `saved_tensor` (a saved tensor
 modified in place), `anomaly_node` (raised in that node's backward) and `autograd_kind`:
 
-- "freed": backward through freed saved values -> backward-twice
+- "freed": backward through freed saved values -> backward-twice (`shared_output`: through a module's
+  output that fed both losses, with `backward_roots` and `ran_saved` set by the instrument)
 - "leaf-inplace", "view-of-leaf-inplace" (with `tensor`, the leaf) -> leaf-inplace
 - "no-grad-view-inplace" (with `tensor`, the view), "no-grad-view-changed" -> no-grad-view-inplace
 - "implicit-grad" (with `tensor` for a non-scalar) -> implicit-grad-nonscalar
 
 - "nan-in-backward", "inf-in-backward" (with `output_index`: the engine's check_nan and the
-  instrument's Inf twin) -> nan/inf-in-backward (`gradcli.anomaly.nonfinite`)
+  instrument's Inf twin) -> nan/inf-in-backward, or nan-in-where-branch (`gradcli.anomaly.nonfinite`)
 
 Any other error in a node's backward is a backward-error,
 any other RuntimeError from engine.autograd an autograd-error; anything else is not about
