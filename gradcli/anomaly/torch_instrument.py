@@ -28,6 +28,7 @@ from ..program.exception_text import message_of
 from ..program.modules import ModuleCall, current_module
 from ..program.sites import SITE_KEY
 from .instrument import GradState, LeafUse, note_grad_read
+from .nonfinite import diagnose, walk
 from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
@@ -67,6 +68,8 @@ class TorchInstrument:
         # storage -> (before, after, site, the nn.Module whose forward made the change)
         self.bumps: dict[int, list[tuple[int, int, tuple | None, ModuleCall | None]]] = {}
         self._site: tuple | None = None  # the user's line of the torch call running now
+        self._roots: list[list] = []  # the root nodes of each backward call running now
+        self._ran_saved: list[bool] = []  # and whether it ran a node holding saved tensors yet
         self._packed: list[SavedRecord] | None = None  # saved during that call
         self._tensor = torch.Tensor
         self._grad_attribute = torch._C.TensorBase.grad
@@ -124,6 +127,7 @@ class TorchInstrument:
         """The nodes the call created (their line, a NaN/Inf check) and the leaves it used."""
         outputs = out if type(out) in (tuple, list) else (out,)
         saver = None
+        saves = bool(packed)
         for t in outputs:
             fn = getattr(t, "grad_fn", None) if isinstance(t, self._tensor) else None
             if fn is None:
@@ -133,7 +137,7 @@ class TorchInstrument:
                 continue
             meta[SITE_KEY] = site
             saver = fn.name()
-            fn.register_hook(functools.partial(self._check_gradients, saver, site))
+            fn.register_hook(functools.partial(self._check_gradients, saver, site, meta, saves))
         if saver is None:
             return
         for record in packed:
@@ -185,9 +189,15 @@ class TorchInstrument:
 
     # -- backward ------------------------------------------------------------------------------
     def _check_gradients(
-        self, name: str, site: tuple | None, grad_inputs: tuple, grad_outputs: tuple
+        self, name: str, site: tuple | None, meta: dict, saves: bool, grad_inputs: tuple, grad_outputs: tuple
     ) -> None:
-        """A node's post hook: stop at the first gradient holding NaN/Inf, as check_nan does for NaN."""
+        """A node's post hook: stop at the first gradient holding NaN/Inf, as check_nan does for NaN.
+
+        `meta` is the node's metadata, which finds the node in the graph (a node held by its own
+        hook would be freed only by the cyclic garbage collector, with its saved tensors); `saves`,
+        whether it saved tensors (a backward that ran one went through a graph not yet freed)."""
+        if saves and self._ran_saved:
+            self._ran_saved[-1] = True
         for index, g in enumerate(grad_inputs):
             if g is None or not g.is_floating_point():
                 continue
@@ -200,7 +210,15 @@ class TorchInstrument:
             exc.output_index = index
             exc.node_name = name
             exc.node_site = site
-            exc.stats = _stats(name, grad_inputs, grad_outputs)
+            roots = self._roots[-1] if self._roots else []
+            node = next((n for n in walk(roots) if n.metadata is meta), None)
+            saved = _saved_values(node) if node is not None else {}
+            exc.stats = _stats(name, grad_inputs, grad_outputs, saved)
+            if node is not None:
+                given = grad_outputs[0] if grad_outputs else None
+                exc.diagnosis = diagnose(
+                    node, roots, saved, _numpy(given), _numpy(g), self.torch.__name__, _saved_values
+                )
             raise exc
 
     def _backward(self, func, args: tuple, kwargs: dict) -> Any:
@@ -215,11 +233,20 @@ class TorchInstrument:
                 continue
             grad = leaf.grad
             before.append((use, leaf, grad, _version(grad) if grad is not None else None))
+        outputs = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
+        self._roots.append([t.grad_fn for t in self._tensors((outputs,), {}) if t.grad_fn is not None])
+        self._ran_saved.append(False)
         try:
             result = func(*args, **kwargs)
         except RuntimeError as exc:
             _tag_backward_error(exc, args)
+            if getattr(exc, "autograd_kind", None) == "freed":
+                exc.backward_roots = self._roots[-1]  # where the second backward came from
+                exc.ran_saved = self._ran_saved[-1]
             raise
+        finally:
+            self._roots.pop()
+            self._ran_saved.pop()
         for use, leaf, grad, version in before:
             now = leaf.grad
             if now is not None and (now is not grad or _version(now) != version):
@@ -347,18 +374,49 @@ def _tag_backward_error(exc: RuntimeError, args: tuple) -> None:
         exc.tensor = root[0] if type(root) in (tuple, list) and root else root
 
 
-def _stats(name: str, grad_inputs: tuple, grad_outputs: tuple) -> list:
-    """NaN/Inf counts and finite ranges of what a node's backward got and returned."""
-    named = [(f"grad_output[{i}] (into {name})", g) for i, g in enumerate(grad_outputs)]
-    named += [(f"grad_input[{i}]", g) for i, g in enumerate(grad_inputs)]
-    out = []
-    for label, g in named:
-        if g is None or not g.is_floating_point():
+def _stats(name: str, grad_inputs: tuple, grad_outputs: tuple, saved: dict) -> list:
+    """NaN/Inf counts and finite ranges of what a node's backward got, saved and returned."""
+    out = [_gradient_stats(f"grad_output[{i}] (into {name})", g) for i, g in enumerate(grad_outputs)]
+    for key, value in saved.items():
+        stats = tensor_stats(f"saved {key}", value)
+        if stats is not None:
+            stats.dtype = str(value.dtype)  # numpy's name is torch's: float32
+            out.append(stats)
+    out += [_gradient_stats(f"grad_input[{i}]", g) for i, g in enumerate(grad_inputs)]
+    return [s for s in out if s is not None]
+
+
+def _gradient_stats(label: str, gradient):
+    if gradient is None or not gradient.is_floating_point():
+        return None
+    stats = tensor_stats(label, _numpy(gradient))
+    stats.dtype = str(gradient.dtype).removeprefix("torch.")
+    return stats
+
+
+def _numpy(tensor):
+    """A floating tensor's values as a numpy array, half precisions widened (None stays None)."""
+    if tensor is None:
+        return None
+    host = tensor.detach().cpu()
+    return (host.float() if host.element_size() < 4 else host).numpy()
+
+
+def _saved_values(node) -> dict:
+    """What a node saved for backward, by name (`_saved_self` -> "self"): tensors as numpy arrays."""
+    saved = {}
+    for attr in dir(node):
+        if not attr.startswith("_saved_"):
             continue
-        stats = tensor_stats(label, g.detach().cpu().double().numpy())
-        stats.dtype = str(g.dtype).removeprefix("torch.")
-        out.append(stats)
-    return out
+        try:
+            value = getattr(node, attr)
+        except RuntimeError:  # freed, or changed in place
+            continue
+        if hasattr(value, "is_floating_point"):
+            value = _numpy(value) if value.is_floating_point() else None
+        if value is not None:
+            saved[attr.removeprefix("_saved_")] = value
+    return saved
 
 
 @contextmanager
