@@ -21,7 +21,8 @@ Decisions:
   variable of a function: `main.loss`); the tensors whose backward raised the error that ended
   the file; every top-level tensor with a `grad_fn` that no other such tensor's graph consumes;
   the tensors of the last backward call; the outputs of the file's cases (`targets`).
-- **At the point of failure.** A file that raised is drawn as it was then (`Graph.raised`).
+- **At the point of failure.** A file that raised is drawn as it was then (`Graph.raised`),
+  and `gradcli anomaly --graph` marks the nodes its findings name (`Graph.marks`).
 
 Modules, from the entry point down:
 
@@ -45,6 +46,7 @@ from .model import (
     GraphNode,
     Hooks,
     Leaf,
+    Mark,
     Output,
     Raised,
     Root,
@@ -63,6 +65,7 @@ __all__ = [
     "GraphNode",
     "Hooks",
     "Leaf",
+    "Mark",
     "NameIndex",
     "Output",
     "Raised",

@@ -210,6 +210,15 @@ class Raised:
     in_backward: bool  # raised by the backward of the drawn targets
 
 
+@dataclass(slots=True)
+class Mark:
+    """An anomaly found at a node (`gradcli anomaly --graph`): drawn red, its text in the node's label."""
+
+    node: int
+    kind: str  # "failed": its backward raised; "nonfinite": it made the first NaN/Inf; "modified-saved"
+    text: str
+
+
 @dataclass
 class Graph:
     """The walked graph: nodes in preorder (ids are positions), roots, totals."""
@@ -224,3 +233,4 @@ class Graph:
     modules: dict[int, str] = field(default_factory=dict)  # node id -> the module whose forward made it
     scope: str | None = None  # the function whose variables the targets are (None: the top level)
     raised: Raised | None = None  # the error that ended the file, if one did
+    marks: list[Mark] = field(default_factory=list)

@@ -34,6 +34,8 @@ under it::
       "raised": {"exception": str,          # the error that ended FILE ("RuntimeError: ..."): the
                  "file": str, "line": int | null,          # graph is drawn as it was then
                  "code": str | null, "in_backward": bool} | null,  # raised by the roots' backward
+      "marks": [{"node": int,               # gradcli anomaly --graph: what its findings name
+                 "kind": "failed" | "nonfinite" | "modified-saved", "text": str}],
       "nodes": [{
         "id": int,
         "name": str,                        # type(node).__name__: "MulBackward0", "AccumulateGrad"
@@ -86,7 +88,7 @@ from ...render.plurals import noun, plural
 from .. import Constant, ForwardLine, Graph, GraphNode, Leaf, Saved, TensorMeta
 from ..gc_pause import gc_paused
 from ..modules import node_modules
-from .failure_note import heading_target, raised_lines
+from .failure_note import heading_target, marks_of, raised_lines
 from .graphviz_run import IMAGE_FORMATS, OutputError, dot_text, run_dot
 from .tree_fit import fit_lines, fitting_depth
 
@@ -96,6 +98,9 @@ DEFAULT_TREE_DEPTH = 50
 FORMATS = ("tree", "dot", "svg", "png", "pdf", "html", "json")
 
 Segment = tuple[str, str]  # (text, rich style)
+
+#: The fill of a node `gradcli anomaly --graph` marks, by the mark's kind.
+MARK_COLORS = {"failed": "red", "modified-saved": "red", "nonfinite": "orangered"}
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
 ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
@@ -495,6 +500,7 @@ def dot_source(
         *where, exception = raised_lines(graph.raised)
         note = [*where, *textwrap.wrap(exception, 100)]
         lines.append(f"\tlabel={_quote(chr(10).join(note))} labelloc=t fontcolor=red")
+    marks = marks_of(graph)
     for node in graph.nodes:
         if not kept[node.id]:
             continue
@@ -514,9 +520,14 @@ def dot_source(
         color = "lightblue" if node.kind == "leaf" else "lightgrey"
         if any(s.stale for s in node.saved):
             color = "salmon"
-        lines.append(
-            f"\tn{node.id} [label={_quote(chr(10).join(label))} fillcolor={color} tooltip={_quote(node.name)}]"
+        found = marks.get(node.id, ())
+        label += [mark.text for mark in found]
+        style = (
+            f" fillcolor={MARK_COLORS[found[0].kind]} fontcolor=white penwidth=3"
+            if found
+            else f" fillcolor={color}"
         )
+        lines.append(f"\tn{node.id} [label={_quote(chr(10).join(label))}{style} tooltip={_quote(node.name)}]")
         for edge in node.edges:
             if edge.next is not None:
                 if kept[edge.next]:
@@ -655,6 +666,7 @@ def _head_dict(graph: Graph, depth: int | None, kept: list[bool]) -> dict[str, A
         "roots": [as_json(r) for r in graph.roots],
         "scope": graph.scope,
         "raised": None if graph.raised is None else as_json(graph.raised),
+        "marks": [as_json(mark) for mark in graph.marks],
     }
 
 

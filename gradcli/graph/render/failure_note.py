@@ -1,9 +1,9 @@
 """What every format says about a file that raised: where, the exception, and that the graph is
-drawn as it was then."""
+drawn as it was then; and the text of the nodes `gradcli anomaly --graph` marks."""
 
 from __future__ import annotations
 
-from .. import Graph, Raised
+from .. import Graph, Mark, Raised
 
 
 def raised_lines(raised: Raised) -> list[str]:
@@ -25,3 +25,11 @@ def heading_target(graph: Graph) -> str:
     if graph.scope is not None:
         shown += f" (in {graph.scope})"
     return shown
+
+
+def marks_of(graph: Graph) -> dict[int, list[Mark]]:
+    """The marks at each node id."""
+    marks: dict[int, list[Mark]] = {}
+    for mark in graph.marks:
+        marks.setdefault(mark.node, []).append(mark)
+    return marks
