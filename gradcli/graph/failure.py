@@ -4,8 +4,9 @@
 the exception that ended it (`ended`); `graph(report)` then walks the graph of, in order: the
 tensors of the backward call the error escaped from; the results so far of the function that
 raised it (`targets.raising_targets`: where a forward op made NaN under --check-forward, what
-led to that op, which never finished); the tensors of the last backward call. The nodes the report's findings name are marked (`Graph.marks`):
-matched by their name and the line that made them, so a finding needs nothing but its record.
+led to that op, which never finished, so it has no node); the tensors of the last backward
+call. The nodes the report's findings name are marked (`Graph.marks`), matched by their name
+and the line that made them, so a finding needs nothing but its record.
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ MARK_KINDS = {
     "inplace-modified-saved": "modified-saved",
     "nan-in-backward": "nonfinite",
     "inf-in-backward": "nonfinite",
-    "nan-in-forward": "nonfinite",
-    "inf-in-forward": "nonfinite",
     "backward-error": "failed",
     "backward-twice": "failed",
 }
@@ -103,7 +102,7 @@ def marks(graph: Graph, findings: list[Finding]) -> list[Mark]:
         if finding.severity != ERROR or kind is None or not name:
             continue
         for node in _named_nodes(graph, name, finding):
-            out.append(Mark(node.id, kind, _mark_text(finding, node)))
+            out.append(Mark(node.id, kind, _mark_text(finding)))
     return out
 
 
@@ -118,7 +117,7 @@ def _named_nodes(graph: Graph, name: str, finding: Finding) -> list[GraphNode]:
     return made_there or (candidates if len(candidates) == 1 else [])
 
 
-def _mark_text(finding: Finding, node: GraphNode) -> str:
+def _mark_text(finding: Finding) -> str:
     details = finding.details
     if finding.kind == "inplace-modified-saved":
         tensor = details.get("tensor") or "a saved tensor"
@@ -126,8 +125,6 @@ def _mark_text(finding: Finding, node: GraphNode) -> str:
             f"{finding.kind}: {tensor} saved at version {details.get('saved_version')}, "
             f"modified in place (now {details.get('current_version')})"
         )
-    if finding.kind in ("nan-in-forward", "inf-in-forward"):
-        return f"{finding.kind}: the first {finding.kind[:3]} came from this op"
     if finding.kind in ("nan-in-backward", "inf-in-backward"):
         return f"{finding.kind}: the first {finding.kind[:3]} came from this backward (output {details.get('output')})"
     return f"{finding.kind}: this node's backward raised"
