@@ -29,6 +29,7 @@ MARK_KINDS = {
     "inplace-modified-saved": "modified-saved",
     "nan-in-backward": "nonfinite",
     "inf-in-backward": "nonfinite",
+    "nan-in-where-branch": "nonfinite",
     "backward-error": "failed",
     "backward-twice": "failed",
 }
@@ -127,4 +128,9 @@ def _mark_text(finding: Finding) -> str:
         )
     if finding.kind in ("nan-in-backward", "inf-in-backward"):
         return f"{finding.kind}: the first {finding.kind[:3]} came from this backward (output {details.get('output')})"
+    if finding.kind == "nan-in-where-branch":
+        return (
+            f"{finding.kind}: the first nan came from this backward (output {details.get('output')}), "
+            "in the branch where() did not take"
+        )
     return f"{finding.kind}: this node's backward raised"

@@ -51,7 +51,9 @@ def test_the_graph_of_the_failed_backward_marks_the_node_the_finding_names(tmp_p
     assert (raised["line"], raised["in_backward"]) == (line, True)
     (mark,) = document["marks"]
     assert (document["nodes"][mark["node"]]["name"], mark["kind"]) == (node, kind)
-    assert mark["text"].startswith(("inplace-modified-saved: ", "nan-in-backward: ", "backward-twice: "))
+    assert mark["text"].startswith(
+        ("inplace-modified-saved: ", "nan-in-backward: ", "nan-in-where-branch: ", "backward-twice: ")
+    )
 
 
 @pytest.mark.parametrize("script", ["inplace_saved", failing("torch_inplace_saved")])
