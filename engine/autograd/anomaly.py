@@ -29,6 +29,7 @@ import warnings
 from typing import Any
 
 from .. import backend
+from .thread_local import this_thread
 
 # What the hook points read: state[0]: anomaly mode on; state[1]: check for NaN in backward
 # outputs; state[2]: only recording sites (`record_sites`): traces are one frame, behaviour unchanged.
@@ -140,10 +141,6 @@ class InducedTrace(list):
     __slots__ = ("parent",)
 
 
-#: The nodes whose backward is running on this thread, innermost last (torch's current node).
-running: list = []
-
-
 def creation_trace() -> list:
     """The user's frames of the current stack as raw `(code, lineno)` pairs, innermost first.
 
@@ -165,6 +162,7 @@ def creation_trace() -> list:
         if not internal:
             frames.append((code, frame.f_lineno))
         frame = frame.f_back
+    running = this_thread.running  # the nodes whose backward runs on this thread
     if running:
         frames = InducedTrace(frames)
         frames.parent = running[-1]
