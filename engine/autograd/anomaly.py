@@ -134,6 +134,26 @@ def is_internal_file(filename: str) -> bool:
     return internal
 
 
+# The frame a tool runs the user's code from (`traces_stop_at`), or None: no user frame lies beneath it.
+_floor: list = [None]
+
+
+class traces_stop_at:
+    """Creation traces end at `frame` while the block runs: a tool's own frame that runs the user's
+    code (no user frame lies beneath it), so each node's trace does not walk the tool's stack."""
+
+    def __init__(self, frame) -> None:
+        self.frame = frame
+
+    def __enter__(self) -> None:
+        self.previous = _floor[0]
+        _floor[0] = self.frame
+
+    def __exit__(self, *exc: Any) -> bool:
+        _floor[0] = self.previous
+        return False
+
+
 class InducedTrace(list):
     """The creation trace of a node made while another node's backward ran (create_graph):
     `parent` is that node, whose own trace a failing backward shows next, as torch does."""
@@ -154,7 +174,8 @@ def creation_trace() -> list:
     known = _internal_files.get
     frames = []
     frame = sys._getframe(1)
-    while frame is not None:
+    floor = _floor[0]
+    while frame is not None and frame is not floor:
         code = frame.f_code
         internal = known(code.co_filename)
         if internal is None:
@@ -325,16 +346,18 @@ def backward_failed(node, exc: BaseException) -> None:
 
 
 def backward_done(node, grads, outputs) -> None:
-    """After a node's backward: the observer's look, then torch's NaN check."""
-    if observer is not None:
-        observer.node_done(node, grads, outputs)
+    """After a node's backward: the observer's look, then torch's NaN check (unless the observer
+    found every output finite)."""
+    if observer is not None and observer.node_done(node, grads, outputs):
+        return
     if state[1]:
         check_nan(node, outputs)
 
 
 def has_nan(data) -> bool:
-    """Whether a float array holds a NaN, in one BLAS call: x.x is NaN only if some x is NaN."""
-    flat = data.ravel()
+    """Whether a float array holds a NaN, in one BLAS call: x.x is NaN only if some x is NaN.
+    Flattened in memory order, so a transposed array is not copied."""
+    flat = data.ravel("K")
     square = flat.dot(flat)
     if square == square:  # squares are >= 0, so Inf never cancels into NaN
         return False
@@ -384,8 +407,9 @@ class Observer:
     def backward_begin(self, roots: list, retain_graph: bool, inputs, capture: bool) -> None:
         """A backward / autograd.grad run starts."""
 
-    def node_done(self, node, grads: list, outputs: list) -> None:
-        """`node`'s backward turned `grads` (one per output) into `outputs` (one per edge)."""
+    def node_done(self, node, grads: list, outputs: list) -> bool | None:
+        """`node`'s backward turned `grads` (one per output) into `outputs` (one per edge). True: the
+        observer checked every output finite, so the engine's NaN check is skipped."""
 
     def node_failed(self, node, exc: BaseException) -> None:
         """`node`'s backward raised `exc`."""
