@@ -26,6 +26,7 @@ import sys
 import sysconfig
 import traceback
 import warnings
+from math import isnan
 from typing import Any
 
 from .. import backend
@@ -357,9 +358,8 @@ def backward_done(node, grads, outputs) -> None:
 def has_nan(data) -> bool:
     """Whether a float array holds a NaN, in one BLAS call: x.x is NaN only if some x is NaN.
     Flattened in memory order, so a transposed array is not copied."""
-    flat = data.ravel("K")
-    square = flat.dot(flat)
-    if square == square:  # squares are >= 0, so Inf never cancels into NaN
+    flat = data if data.ndim == 1 else data.ravel("K")
+    if not isnan(flat.dot(flat)):  # squares are >= 0, so Inf never cancels into NaN
         return False
     return bool((data != data).any())
 

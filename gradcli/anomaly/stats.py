@@ -22,7 +22,7 @@ def array_of(value):
 def finite_fast(data) -> bool:
     """True when a float array is certainly all finite (one BLAS call); False means look closer.
     Flattened in memory order: a transposed gradient is not copied."""
-    flat = data.ravel("K")
+    flat = data if data.ndim == 1 else data.ravel("K")
     return isfinite(flat.dot(flat))  # NaN or Inf (or overflow) in x.x
 
 
