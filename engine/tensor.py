@@ -15,8 +15,9 @@ from collections import OrderedDict
 import numpy
 
 from . import backend
-from .autograd import anomaly, forward_grad, grad_mode
+from .autograd import anomaly, forward_grad
 from .autograd.hooks import add_hook
+from .autograd.thread_local import this_thread
 from .printing import tensor_repr
 
 ndarray = numpy.ndarray
@@ -464,7 +465,7 @@ class Tensor:
         if not force:
             if not on_host:  # torch checks the device first
                 raise TypeError(_device_numpy_message(self))
-            if self._rg and grad_mode.state[0]:  # torch allows it under no_grad
+            if self._rg and this_thread.grad_enabled:  # torch allows it under no_grad
                 raise RuntimeError(
                     "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
                 )

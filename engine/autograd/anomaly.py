@@ -26,9 +26,11 @@ import sys
 import sysconfig
 import traceback
 import warnings
+from math import isnan
 from typing import Any
 
 from .. import backend
+from .thread_local import this_thread
 
 # What the hook points read: state[0]: anomaly mode on; state[1]: check for NaN in backward
 # outputs; state[2]: only recording sites (`record_sites`): traces are one frame, behaviour unchanged.
@@ -133,15 +135,31 @@ def is_internal_file(filename: str) -> bool:
     return internal
 
 
+# The frame a tool runs the user's code from (`traces_stop_at`), or None: no user frame lies beneath it.
+_floor: list = [None]
+
+
+class traces_stop_at:
+    """Creation traces end at `frame` while the block runs: a tool's own frame that runs the user's
+    code (no user frame lies beneath it), so each node's trace does not walk the tool's stack."""
+
+    def __init__(self, frame) -> None:
+        self.frame = frame
+
+    def __enter__(self) -> None:
+        self.previous = _floor[0]
+        _floor[0] = self.frame
+
+    def __exit__(self, *exc: Any) -> bool:
+        _floor[0] = self.previous
+        return False
+
+
 class InducedTrace(list):
     """The creation trace of a node made while another node's backward ran (create_graph):
     `parent` is that node, whose own trace a failing backward shows next, as torch does."""
 
     __slots__ = ("parent",)
-
-
-#: The nodes whose backward is running on this thread, innermost last (torch's current node).
-running: list = []
 
 
 def creation_trace() -> list:
@@ -157,7 +175,8 @@ def creation_trace() -> list:
     known = _internal_files.get
     frames = []
     frame = sys._getframe(1)
-    while frame is not None:
+    floor = _floor[0]
+    while frame is not None and frame is not floor:
         code = frame.f_code
         internal = known(code.co_filename)
         if internal is None:
@@ -165,6 +184,7 @@ def creation_trace() -> list:
         if not internal:
             frames.append((code, frame.f_lineno))
         frame = frame.f_back
+    running = this_thread.running  # the nodes whose backward runs on this thread
     if running:
         frames = InducedTrace(frames)
         frames.parent = running[-1]
@@ -327,18 +347,19 @@ def backward_failed(node, exc: BaseException) -> None:
 
 
 def backward_done(node, grads, outputs) -> None:
-    """After a node's backward: the observer's look, then torch's NaN check."""
-    if observer is not None:
-        observer.node_done(node, grads, outputs)
+    """After a node's backward: the observer's look, then torch's NaN check (unless the observer
+    found every output finite)."""
+    if observer is not None and observer.node_done(node, grads, outputs):
+        return
     if state[1]:
         check_nan(node, outputs)
 
 
 def has_nan(data) -> bool:
-    """Whether a float array holds a NaN, in one BLAS call: x.x is NaN only if some x is NaN."""
-    flat = data.ravel()
-    square = flat.dot(flat)
-    if square == square:  # squares are >= 0, so Inf never cancels into NaN
+    """Whether a float array holds a NaN, in one BLAS call: x.x is NaN only if some x is NaN.
+    Flattened in memory order, so a transposed array is not copied."""
+    flat = data if data.ndim == 1 else data.ravel("K")
+    if not isnan(flat.dot(flat)):  # squares are >= 0, so Inf never cancels into NaN
         return False
     return bool((data != data).any())
 
@@ -386,8 +407,9 @@ class Observer:
     def backward_begin(self, roots: list, retain_graph: bool, inputs, capture: bool) -> None:
         """A backward / autograd.grad run starts."""
 
-    def node_done(self, node, grads: list, outputs: list) -> None:
-        """`node`'s backward turned `grads` (one per output) into `outputs` (one per edge)."""
+    def node_done(self, node, grads: list, outputs: list) -> bool | None:
+        """`node`'s backward turned `grads` (one per output) into `outputs` (one per edge). True: the
+        observer checked every output finite, so the engine's NaN check is skipped."""
 
     def node_failed(self, node, exc: BaseException) -> None:
         """`node`'s backward raised `exc`."""

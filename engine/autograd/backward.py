@@ -23,8 +23,9 @@ from ..ops import namespaces
 from ..ops.namespaces import array_math
 from ..tensor import Size, Tensor, tp_name, wrap
 from ..warn_once import warn_once
-from . import anomaly, grad_mode
+from . import anomaly
 from .node import Node, NodeHooks, as_tensor_or_none, checked_hook_result, checked_hook_results
+from .thread_local import this_thread
 
 ndarray = numpy.ndarray
 
@@ -272,10 +273,13 @@ def _frames_left() -> int:
 
 
 def _on_fresh_thread(args):
-    """`run(*args)` on a new thread with a stack of its own; this thread waits for it."""
+    """`run(*args)` on a new thread with a stack of its own; this thread waits for it. The worker
+    takes on this thread's grad mode, saved-tensor hooks and running nodes, as torch's do."""
     outcome: dict = {}
+    state = this_thread.snapshot()
 
     def target():
+        this_thread.adopt(state)
         try:
             outcome["value"] = run(*args)
         except BaseException as exc:  # handed to the waiting thread, which raises it
@@ -376,8 +380,8 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
     watch = anomaly.observer if checked else None
     if watch is not None:
         watch.backward_begin(roots, retain_graph, inputs, capture)
-    prev_mode = grad_mode.state[0]
-    grad_mode.state[0] = bool(create_graph)
+    prev_mode = this_thread.grad_enabled
+    this_thread.grad_enabled = bool(create_graph)
     outer_task = _nesting.task
     _nesting.task = (next(_task_ids), deps, plan)
     capturing = plan is not None and plan.captures is not None
@@ -433,7 +437,7 @@ def _execute(roots, grads, retain_graph, create_graph, inputs, capture):
             watch.raised(exc)  # before the script can catch it
         raise
     finally:
-        grad_mode.state[0] = prev_mode
+        this_thread.grad_enabled = prev_mode
         _nesting.task = outer_task
         if watch is not None:
             watch.backward_end(inputs, None if plan is None else plan.captured)
@@ -526,7 +530,7 @@ def _before_node(node, grads, create_graph):
 
 
 def _call(node, grads, m, create_graph):
-    running = anomaly.running  # the node the nodes made by this backward were induced by
+    running = this_thread.running  # the node the nodes made by this backward were induced by
     running.append(node)
     try:
         outputs = node.apply(grads, m, create_graph)

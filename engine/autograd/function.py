@@ -25,6 +25,7 @@ from . import forward_grad, grad_mode, saved_hooks
 from .backward import edge_of
 from .node import Node, freed_error, leaf_error, version_error
 from .saved_hooks import PackedSaved
+from .thread_local import this_thread
 
 ONCE_DIFFERENTIABLE_MESSAGE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
@@ -375,7 +376,7 @@ def _new_ctx(cls, args: tuple) -> BackwardCFunction:
     ctx = cls._backward_cls.__new__(cls._backward_cls)
     Node.__init__(ctx, ())
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-    ctx._executable = grad_mode.state[0] and any(ctx.needs_input_grad)
+    ctx._executable = this_thread.grad_enabled and any(ctx.needs_input_grad)
     if ctx._executable:
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         ctx.next_functions = tuple(edge_of(args[i]) for i in positions)
@@ -523,7 +524,7 @@ def _save_for_backward(ctx, outs: list, dirty: tuple) -> None:
             )
         if t is None:
             entries.append((None, 0))
-        elif saved_hooks.STACK:
+        elif this_thread.saved_hooks:
             entries.append((saved_hooks.pack(t, output_nrs.get(id(t))), t._vc.version))
         elif id(t) in output_nrs:
             entries.append((SavedOutput(t, output_nrs[id(t)]), t._vc.version))
@@ -591,7 +592,7 @@ def once_differentiable(fn):
     def wrapper(ctx, *args, **kwargs):
         with grad_mode.no_grad():
             outputs = fn(ctx, *args, **kwargs)
-        if not grad_mode.state[0]:
+        if not this_thread.grad_enabled:
             return outputs
         if not any(isinstance(a, Tensor) and a._rg for a in args):
             return outputs

@@ -15,8 +15,7 @@ from collections.abc import Callable
 
 import numpy
 
-# One mutable cell read on every op: `state[0]` is cheaper than a function call.
-state = [True]
+from .thread_local import this_thread
 
 CLASS_DECORATION_WARNING = (
     "Decorating classes is deprecated and will be disabled in future versions. You should only decorate "
@@ -26,7 +25,8 @@ CLASS_DECORATION_WARNING = (
 
 
 def is_grad_enabled() -> bool:
-    return state[0]
+    """Grad mode on this thread (each thread has its own, as in torch)."""
+    return this_thread.grad_enabled
 
 
 def _set_enabled(mode) -> None:
@@ -35,7 +35,7 @@ def _set_enabled(mode) -> None:
         raise TypeError(
             f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
         )
-    state[0] = bool(mode)
+    this_thread.grad_enabled = bool(mode)
 
 
 def _in_context(make_context: Callable, fn: Callable) -> Callable:
@@ -112,11 +112,11 @@ class _FixedModeContext(_NoParamDecoratorContextManager):
     mode = True
 
     def __enter__(self) -> None:
-        self.prev = state[0]
-        state[0] = self.mode
+        self.prev = this_thread.grad_enabled
+        this_thread.grad_enabled = self.mode
 
     def __exit__(self, *exc) -> None:
-        state[0] = self.prev
+        this_thread.grad_enabled = self.prev
 
 
 class no_grad(_FixedModeContext):
@@ -138,7 +138,7 @@ class set_grad_enabled(_DecoratorContextManager):
     """Sets grad mode at construction (so it works as a plain call, like torch), restored on exit."""
 
     def __init__(self, mode: bool) -> None:
-        self.prev = state[0]
+        self.prev = this_thread.grad_enabled
         self.mode = mode
         _set_enabled(mode)
 

@@ -14,6 +14,7 @@ from . import saved_hooks
 from .backward import current_graph_task_id, edge_of, will_engine_execute_node
 from .hooks import RemovableHandle
 from .node import Node
+from .thread_local import this_thread
 
 
 class saved_tensors_hooks:  # noqa: N801 -- torch's name
@@ -28,7 +29,7 @@ class saved_tensors_hooks:  # noqa: N801 -- torch's name
         saved_hooks.push(self.pack_hook, self.unpack_hook)
 
     def __exit__(self, *args: object) -> None:
-        saved_hooks.STACK.pop()
+        this_thread.saved_hooks.pop()
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801 -- torch's name
@@ -52,12 +53,12 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 -- torch's name
 def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
     """Registering saved-tensor hooks inside raises `error_message`; entering it with hooks
     registered does too, as torch's."""
-    previous = saved_hooks.DISABLED[0]
+    previous = this_thread.hooks_disabled
     try:
         saved_hooks.disable(error_message)
         yield
     finally:
-        saved_hooks.DISABLED[0] = previous
+        this_thread.hooks_disabled = previous
 
 
 class _MultiHandle(RemovableHandle):

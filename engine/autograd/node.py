@@ -8,8 +8,9 @@ from .. import backend
 from ..ops import namespaces
 from ..ops.namespaces import array_math
 from ..tensor import Tensor, tp_name, wrap
-from . import anomaly, grad_mode
+from . import anomaly
 from .hooks import RemovableHandle, add_hook
+from .thread_local import this_thread
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -168,7 +169,7 @@ class Node:
         _check_call(self.num_outputs, grads, kwargs)
         if all(g is None for g in grads) and not self.runs_without_grads:
             outputs = [None] * len(self.next_functions)
-        elif grad_mode.state[0]:
+        elif this_thread.grad_enabled:
             outputs = self.apply(list(grads), namespaces.TENSOR_MATH, True)
         else:
             sample = next((g for g in grads if g is not None), None)  # none: a custom Function's zeros

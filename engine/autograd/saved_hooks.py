@@ -5,7 +5,9 @@ inputs and output, a custom Function's save_for_backward) is replaced at save ti
 `PackedSaved`: what pack_hook returned, and where the tensor sat in the graph. Reading it back
 (the backward, `_saved_*`, `saved_tensors`) calls unpack_hook and rebuilds a tensor with that
 place, as torch's SavedVariable does. As in torch, a packed tensor's version is not checked (the
-hooks may have copied it anywhere), and the hooks are those of the innermost registration.
+hooks may have copied it anywhere), and the hooks are those of the innermost registration. Each thread has its own registrations, as in torch
+(`this_thread.saved_hooks`); empty (the usual case), they cost the op path one truth test per node
+that saves something.
 """
 
 from __future__ import annotations
@@ -16,14 +18,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..tensor import SavedOutput, Tensor, tp_name, wrap
-from . import forward_grad, grad_mode
+from . import forward_grad
 from .backward import accumulator_of
-
-# The registered (pack_hook, unpack_hook) pairs, innermost last; empty (the usual case) costs
-# the op path one truth test per node that saves something.
-STACK: list = []
-# The message registering hooks raises while `disable_saved_tensors_hooks` is active, else None.
-DISABLED: list = [None]
+from .thread_local import this_thread
 
 PACK_MODIFIED = (
     "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
@@ -89,14 +86,14 @@ def as_user_sees(node, value):
 def pack(tensor: Tensor, output_nr: int | None = None, hooks: tuple | None = None) -> PackedSaved:
     """`tensor` through the innermost pack_hook (or `hooks`' own), under no_grad; `output_nr` for the
     saving node's own output. pack_hook must not change the tensor in place (torch's error)."""
-    pack_hook, unpack_hook = STACK[-1] if hooks is None else hooks
+    pack_hook, unpack_hook = this_thread.saved_hooks[-1] if hooks is None else hooks
     version = tensor._vc.version
-    previous = grad_mode.state[0]
-    grad_mode.state[0] = False
+    previous = this_thread.grad_enabled
+    this_thread.grad_enabled = False
     try:
         packed = pack_hook(tensor)
     finally:
-        grad_mode.state[0] = previous
+        this_thread.grad_enabled = previous
     if tensor._vc.version != version:
         raise RuntimeError(PACK_MODIFIED)
     saved = PackedSaved.__new__(PackedSaved)
@@ -151,15 +148,15 @@ class SavedTensor:
 
 def push(pack_hook, unpack_hook) -> None:
     """Register a pair (torch's _push_saved_tensors_default_hooks), unless hooks are disabled."""
-    if DISABLED[0] is not None:
-        raise RuntimeError(DISABLED[0])
-    STACK.append((pack_hook, unpack_hook))
+    if this_thread.hooks_disabled is not None:
+        raise RuntimeError(this_thread.hooks_disabled)
+    this_thread.saved_hooks.append((pack_hook, unpack_hook))
 
 
 def disable(message: str) -> None:
     """Refuse registrations with `message`, and refuse at once if a pair is registered (torch's)."""
-    DISABLED[0] = message
-    if STACK:
+    this_thread.hooks_disabled = message
+    if this_thread.saved_hooks:
         raise RuntimeError(message)
 
 
@@ -167,9 +164,10 @@ def disable(message: str) -> None:
 def held_back() -> Iterator[None]:
     """Nothing packed inside: for a caller that packs a node itself once its saved values are final
     (an in-place op saves the changed tensor, known only after the row ran)."""
-    held = STACK[:]
-    STACK.clear()
+    registered = this_thread.saved_hooks
+    held = registered[:]
+    registered.clear()
     try:
         yield
     finally:
-        STACK[:] = held
+        registered[:] = held

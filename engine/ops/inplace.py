@@ -22,9 +22,10 @@ import weakref
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, forward_grad, grad_mode, saved_hooks
+from ..autograd import anomaly, forward_grad, saved_hooks
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, leaf_error, short_name
+from ..autograd.thread_local import this_thread
 from ..tensor import InvalidView, SavedOutput, Tensor, raw_grad_fn, wrap
 from . import derivatives as D
 from . import tangents
@@ -123,7 +124,7 @@ def check_inplace(t: Tensor, recording: bool = True) -> None:
     """PyTorch refuses in-place ops on leaves that require grad (outside no_grad), and
     recorded in-place ops on views made in no_grad mode, returned by a custom Function or
     by a node with several outputs (checked first, as torch does)."""
-    if not grad_mode.state[0]:
+    if not this_thread.grad_enabled:
         return
     base = t._base
     if base is not None:
@@ -218,7 +219,7 @@ def _bump(t: Tensor) -> None:
 
 def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tensor:
     """`t.op_(*others)`: the out-of-place row of `op`, written back into `t`."""
-    recording = grad_mode.state[0] and (t._rg or any(isinstance(x, Tensor) and x._rg for x in others))
+    recording = this_thread.grad_enabled and (t._rg or any(isinstance(x, Tensor) and x._rg for x in others))
     check_inplace(t, recording)
     for x in others:
         if isinstance(x, Tensor) and x._data.__class__ is not t._data.__class__:
@@ -231,7 +232,7 @@ def apply_inplace(t: Tensor, op, others: tuple = (), attrs: tuple = ()) -> Tenso
         _write_result(t, result, op)
         return _stored(t)
     snapshot = _snapshot(t)
-    packing = bool(saved_hooks.STACK)
+    packing = bool(this_thread.saved_hooks)
     if packing:  # packed below, once the saved result is `t` itself
         with saved_hooks.held_back():
             result = apply_op(op, (snapshot, *others), attrs)
@@ -602,7 +603,7 @@ def apply_view_inplace(t: Tensor, op, attrs: tuple, inverse, view_fn=None) -> Te
     base `t` is (they re-derive themselves from it); None where there is none (as_strided_).
     `view_fn`: for a view, its new view function, where it is not the old one followed by `op`.
     """
-    check_inplace(t, grad_mode.state[0] and t._rg)
+    check_inplace(t, this_thread.grad_enabled and t._rg)
     if t._base is None and t._vc.views is not None:
         _follow_new_geometry(t, inverse)
     result = apply_op(op, (t,), attrs)

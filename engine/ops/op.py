@@ -13,21 +13,19 @@ import types
 import numpy
 
 from .. import backend
-from ..autograd import anomaly, forward_grad, grad_mode, saved_hooks
+from ..autograd import anomaly, forward_grad, saved_hooks
 from ..autograd.backward import edge_of
 from ..autograd.node import Node, freed_error, version_error
 from ..autograd.saved_hooks import PackedSaved
+from ..autograd.thread_local import this_thread  # grad mode, saved-tensor hooks: read once per op
 from ..tensor import DETACHED_SAVED_MESSAGE, SavedOutput, Tensor, VersionCounter, detached_since_saved, wrap
 from .creation import tensor as make_tensor
 from .promotion import promoted
 
 ndarray = numpy.ndarray
-_grad_enabled = grad_mode.state  # [bool]: read once per op, so bound here
 _anomaly_on = anomaly.state  # [on, check_nan, sites only]
-_numpy_quiet = backend._quiet  # a thread's numpy errors ignored (empty until its first op)
 _tangents = forward_grad.state  # [a non-empty table] once some tensor carries a forward-AD tangent
 _jvp = forward_grad.rule  # [propagate(op, inputs, attrs, outputs)]: ops/forward_mode.py
-_saved_hooks = saved_hooks.STACK  # the registered saved-tensor hooks (empty: the usual case)
 
 
 def _producer_of(tensor):
@@ -462,7 +460,7 @@ def kept_box(*tensors) -> list | None:
     """The box a row's `keeps=` intermediate goes in: `[None]`, for the forward to fill, when a
     backward will be recorded (grad mode on, one of `tensors` requires grad); else None, and
     nothing is kept."""
-    if grad_mode.state[0] and any(t is not None and t.requires_grad for t in tensors):
+    if this_thread.grad_enabled and any(t is not None and t.requires_grad for t in tensors):
         return [None]
     return None
 
@@ -505,8 +503,10 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     """
     if BATCHED_APPLY[0] is not None:  # inside engine.func.vmap: the row's batching rule
         return BATCHED_APPLY[0](op, inputs, attrs, apply_op)
-    if not _numpy_quiet.__dict__:
-        backend.quiet_numpy()
+    # This thread's state, read through its dict: a threading.local's cheapest read (ops/op.py
+    # reads nothing else per op from it); a thread's first read also quiets its numpy.
+    thread = this_thread.__dict__
+    grad_enabled = thread["grad_enabled"]
     n = len(inputs)
     if n == 1:  # unary ops: the input is always a Tensor
         a = inputs[0]
@@ -561,7 +561,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     out._output_nr = 0
     out._retains_grad = False
     out._vc = VersionCounter()
-    if not (requires_grad and _grad_enabled[0]):
+    if not (requires_grad and grad_enabled):
         out._rg = False
         out._node = None
         if _tangents[0]:  # forward AD: the output's tangent (ops/forward_mode.py)
@@ -615,7 +615,7 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
                 )
         node._saved = saved
         node._versions = versions
-        if _saved_hooks:
+        if thread["saved_hooks"]:
             pack_saved(node)
     else:
         node._saved = node._versions = ()
@@ -654,11 +654,11 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
     """
     if BATCHED_APPLY[0] is not None:
         return BATCHED_APPLY[0](op, inputs, attrs, apply_multi)
-    backend.quiet_numpy()
+    grad_enabled = this_thread.grad_enabled  # a thread's first read also quiets its numpy
     check_same_device(*inputs)
     datas = [x._data if isinstance(x, Tensor) else x for x in inputs]
     outs = [wrap(array) for array in op.forward(_xp_of_inputs(datas), *datas, *attrs)]
-    if not (_grad_enabled[0] and any(isinstance(x, Tensor) and x._rg for x in inputs)):
+    if not (grad_enabled and any(isinstance(x, Tensor) and x._rg for x in inputs)):
         if _tangents[0]:
             _jvp[0](op, inputs, attrs, outs)
         return outs
@@ -673,7 +673,7 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
             versions.append(inputs[i]._vc.version if isinstance(inputs[i], Tensor) else None)
     node = new_node(op.node, tuple(edge_of(x) for x in inputs), (), attrs)
     node._saved, node._versions = saved, versions
-    if _saved_hooks:
+    if this_thread.saved_hooks:
         pack_saved(node)
     if _anomaly_on[0]:
         node._trace = [anomaly.forward_trace(node, inputs, out) for out in outs][0]

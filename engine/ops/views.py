@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import weakref
 
-from ..autograd import grad_mode
+from ..autograd.thread_local import this_thread
 
 _SWEEP_FROM = 32  # sweep dead entries when the table reaches 32, 64, 128, ... entries
 _ref = weakref.ref
-_grad_enabled = grad_mode.state  # [bool], read on every view
 
 
 # How a view was made (torch's CreationMeta): what an in-place change through it, or through
@@ -47,7 +46,9 @@ def note_view(out, a) -> None:
     n = len(views)
     if n >= _SWEEP_FROM and not n & (n - 1):
         sweep(views)
-    meta = NO_GRAD_MODE if not _grad_enabled[0] else creation_meta(a) if a._base is not None else DEFAULT
+    meta = (
+        NO_GRAD_MODE if not this_thread.grad_enabled else creation_meta(a) if a._base is not None else DEFAULT
+    )
     ref = _ref(out)
     views[id(out)] = ref if meta == DEFAULT else (ref, meta)
 

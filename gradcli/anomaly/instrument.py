@@ -9,6 +9,8 @@ on through (an Inf in backward, NaN/Inf in forward).
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import warnings
 import weakref
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ from ..program.modules import ModuleCall, current_module
 from ..program.sites import Sites, node_site
 from . import nonfinite
 from .nonfinite import walk
-from .stats import all_finite, array_of, finite_fast, has, host_array, is_float_array, shape_of
+from .stats import all_finite, array_of, finite_fast, has, host_array, shape_of
 
 #: Freed-node records kept (id(node) -> backward run); cleared past this, losing only line info.
 MAX_FREED = 1 << 16
@@ -113,16 +115,16 @@ class Instrument(Observer):
 
     # -- forward ------------------------------------------------------------------------
     def forward(self, node, inputs, out, trace) -> None:
-        site = trace[0] if trace else None
+        leaves = self.leaves
         for x in inputs:
-            if isinstance(x, Tensor) and x._rg and x.grad_fn is None:
-                use = self.leaves.get(id(x))
+            if (x.__class__ is Tensor or isinstance(x, Tensor)) and x._rg and x._node is None:
+                use = leaves.get(id(x))
                 if use is None or use.ref() is not x:
-                    self.leaves[id(x)] = LeafUse(weakref.ref(x), shape_of(x), site)
+                    leaves[id(x)] = LeafUse(weakref.ref(x), shape_of(x), trace[0] if trace else None)
         if self.check_forward:
             data = out._data
-            if is_float_array(data) and not finite_fast(data) and not all_finite(data):
-                raise nonfinite.forward_error(node, inputs, out, site, self.sites)
+            if data.dtype.kind == "f" and not finite_fast(data) and not all_finite(data):
+                raise nonfinite.forward_error(node, inputs, out, trace[0] if trace else None, self.sites)
 
     def bumped(self, tensor) -> None:
         """Which module's forward changed `tensor` in place, if any (x.relu_() inside ReLU)."""
@@ -147,12 +149,18 @@ class Instrument(Observer):
             self.freed.clear()
         self.freed[id(node)] = self._runs[-1] if self._runs else 0
 
-    def node_done(self, node, grads, outputs) -> None:
+    def node_done(self, node, grads, outputs) -> bool:
+        """True when every output is finite (the engine's own NaN check then has nothing to find)."""
+        finite = True
         for i, g in enumerate(outputs):
             if g is None:
                 continue
-            data = array_of(g)
-            if not is_float_array(data) or finite_fast(data) or all_finite(data):
+            data = getattr(g, "_data", g)
+            dtype = getattr(data, "dtype", None)
+            if dtype is None or dtype.kind != "f" or finite_fast(data):
+                continue
+            finite = False
+            if all_finite(data):
                 continue
             what = "nan" if any(o is not None and has("nan", array_of(o)) for o in outputs) else "inf"
             self.nonfinite[id(node)] = {
@@ -162,7 +170,8 @@ class Instrument(Observer):
             }
             if what == "inf":  # torch would carry on; stop here, as check_nan does for NaN
                 raise anomaly.nonfinite_error(node, "inf", i)
-            return  # NaN: the engine's check_nan raises torch's error right after this
+            return False  # NaN: the engine's check_nan raises torch's error right after this
+        return finite
 
     def _diagnose(self, node, grads, grad_input) -> nonfinite.Diagnosis:
         """Why `node` returned `grad_input`, from the values it saved and the gradient it got."""
@@ -275,6 +284,14 @@ def note_grad_read(
         record["count"] += 1
 
 
+def _caller():
+    """The frame that entered `instrumented` (past contextlib's): gradcli's, which runs the script."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == contextlib.__file__:
+        frame = frame.f_back
+    return frame
+
+
 @contextmanager
 def instrumented(instrument: Instrument) -> Iterator[None]:
     """Anomaly mode on (NaN checks included), held on whatever the script asks, with `instrument` as
@@ -286,7 +303,7 @@ def instrumented(instrument: Instrument) -> Iterator[None]:
     hold = anomaly.held()  # the script may turn anomaly mode off: only what it reports changes
     hold.__enter__()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), anomaly.traces_stop_at(_caller()):
             # What these warnings say becomes findings; the user's other warnings still show.
             warnings.filterwarnings("ignore", message=r"Error detected in ", category=UserWarning)
             warnings.filterwarnings("ignore", message=r"The \.grad attribute of a Tensor that is not a leaf")

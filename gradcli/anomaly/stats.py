@@ -5,6 +5,8 @@ Arrays may live on the GPU; they are copied to the host only when a closer look 
 
 from __future__ import annotations
 
+from math import isfinite
+
 from .findings import TensorStats
 
 
@@ -17,15 +19,11 @@ def array_of(value):
     return getattr(value, "_data", value)
 
 
-def is_float_array(data) -> bool:
-    return hasattr(data, "dtype") and data.dtype.kind == "f" and data.size > 0
-
-
 def finite_fast(data) -> bool:
-    """True when a float array is certainly all finite (one BLAS call); False means look closer."""
-    flat = data.ravel()
-    square = flat.dot(flat)
-    return bool(square - square == 0)  # NaN or Inf (or overflow) makes it NaN
+    """True when a float array is certainly all finite (one BLAS call); False means look closer.
+    Flattened in memory order: a transposed gradient is not copied."""
+    flat = data if data.ndim == 1 else data.ravel("K")
+    return isfinite(flat.dot(flat))  # NaN or Inf (or overflow) in x.x
 
 
 def host_array(data):

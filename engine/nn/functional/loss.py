@@ -12,7 +12,7 @@ import warnings
 import numpy
 
 from ... import backend
-from ...autograd import grad_mode
+from ...autograd.thread_local import this_thread
 from ...func.batched import BatchedTensor
 from ...ops import creation, operands
 from ...ops import derivatives as D
@@ -324,7 +324,7 @@ def binary_cross_entropy_with_logits(
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
-        if t is not None and t.requires_grad and grad_mode.state[0]:
+        if t is not None and t.requires_grad and this_thread.grad_enabled:
             raise RuntimeError(
                 f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to "
                 f"argument '{name}'. This input cannot have requires_grad True."
@@ -370,7 +370,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), reduced (SoftMarginLossBackward0; the target is not differentiable)."""
     reduction = _reduction_arg(size_average, reduce, reduction)
-    if target.requires_grad and grad_mode.state[0]:
+    if target.requires_grad and this_thread.grad_enabled:
         raise RuntimeError(
             "The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
             "This input cannot have requires_grad True."

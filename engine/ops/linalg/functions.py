@@ -16,7 +16,7 @@ import math
 import string
 
 from ... import backend, return_types
-from ...autograd import grad_mode
+from ...autograd.thread_local import this_thread
 from ...tensor import Tensor, wrap
 from ...warn_once import warn_once
 from .. import derivatives as D
@@ -53,7 +53,7 @@ CROSS_DEPRECATION = (
 
 
 def _grad_recorded(*tensors) -> bool:
-    return grad_mode.state[0] and builtins.any(t._rg for t in tensors)
+    return this_thread.grad_enabled and builtins.any(t._rg for t in tensors)
 
 
 # ----------------------------------------------------------------------------- checks

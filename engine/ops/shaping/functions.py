@@ -21,8 +21,9 @@ import numbers
 import warnings
 
 from ... import backend, return_types
-from ...autograd import forward_grad, grad_mode
+from ...autograd import forward_grad
 from ...autograd.backward import edge_of
+from ...autograd.thread_local import this_thread
 from ...tensor import Tensor, wrap
 from .. import derivatives as D
 from ..api import exported, public
@@ -124,7 +125,7 @@ def _pieces(op, a, attrs, keys):
     if BATCHED_APPLY[0] is not None and getattr(a, "_levels", None):
         return tuple(a[key] for key in keys)
     data = a._data
-    recording = a._rg and grad_mode.state[0]
+    recording = a._rg and this_thread.grad_enabled
     node = None
     if recording:
         node = new_node(op.node, (edge_of(a),), (), attrs)
@@ -142,7 +143,7 @@ def _pieces(op, a, attrs, keys):
             out._output_nr = nr
         out._rg = a._rg
         note_view(out, a)
-        if grad_mode.state[0]:
+        if this_thread.grad_enabled:
             set_creation_meta(out, MULTI_OUTPUT_NODE)
         outs.append(out)
     tangent = tangent_of(a) if forward_grad.state[0] else None

@@ -45,7 +45,7 @@ def engine_ops() -> TensorOps:
 def observing(recorder: Recorder) -> Iterator[None]:
     """For the block: the user's calls into the engine shown to `recorder` (and nudged as it says)."""
     import engine
-    from engine.autograd import anomaly, grad_mode
+    from engine.autograd import anomaly, grad_mode, thread_local
 
     kinds = _kinds(engine)
     getters = {p.fget.__code__ for p in vars(engine.Tensor).values() if isinstance(p, property) and p.fget}
@@ -60,7 +60,7 @@ def observing(recorder: Recorder) -> Iterator[None]:
     engine_root = os.path.dirname(os.path.abspath(engine.__file__)) + os.sep
     in_engine: dict[str, bool] = {}
     internal = anomaly.is_internal_file
-    grad_on = grad_mode.state
+    this_thread = thread_local.this_thread  # grad mode is per thread
     ops = recorder.ops
     pending: dict[FrameType, tuple[Any, list[tuple[Any, Any]]]] = {}
     switching: dict[FrameType, bool] = {}  # a switch's frame -> grad mode before it
@@ -93,11 +93,11 @@ def observing(recorder: Recorder) -> Iterator[None]:
         if not is_engine(code.co_filename):
             return
         if code in switches:
-            switching[frame] = grad_on[0]
+            switching[frame] = this_thread.grad_enabled
             return
         kind = kinds.get(code)
         if kind is None:
-            if grad_on[0] or code in getters:
+            if this_thread.grad_enabled or code in getters:
                 return
             kind = "no_grad"
         caller = frame.f_back
@@ -107,15 +107,15 @@ def observing(recorder: Recorder) -> Iterator[None]:
         if where is None:
             return
         sources = _sources(frame.f_locals, kind, code, ops)
-        call = recorder.begin(kind, sources, *where, grad_on=grad_on[0])
+        call = recorder.begin(kind, sources, *where, grad_on=this_thread.grad_enabled)
         if call is not None:
             swapped = _swap(sources, ops) if call.nudged and kind != "no_grad" else []
             pending[frame] = (call, swapped)
 
     def returned(frame: FrameType, result: Any) -> None:
         if frame in switching:
-            if switching.pop(frame) != grad_on[0]:
-                recorder.grad_switched(grad_on[0], switched_by(frame.f_back))
+            if switching.pop(frame) != this_thread.grad_enabled:
+                recorder.grad_switched(this_thread.grad_enabled, switched_by(frame.f_back))
             return
         entry = pending.pop(frame, None)
         if entry is None:
