@@ -22,6 +22,7 @@ import torch  # noqa: E402
 from bench import CHAIN_OPS, chain  # noqa: E402  (this folder: the same chain scripts/bench.py times)
 
 from gradcli.anomaly.torch_instrument import TorchInstrument, torch_instrumented  # noqa: E402
+from gradcli.program.sites import Sites  # noqa: E402
 
 
 def make_chain():
@@ -47,7 +48,7 @@ def make_mlp_step():
 MODES = {
     "plain": nullcontext,
     "detect_anomaly": torch.autograd.detect_anomaly,
-    "gradcli anomaly": lambda: torch_instrumented(TorchInstrument(torch)),
+    "gradcli anomaly": lambda: torch_instrumented(TorchInstrument(torch, Sites(__file__, __file__))),
 }
 
 

@@ -1,6 +1,6 @@
 """The observer gradcli installs in engine's anomaly mode, and installing it.
 
-The engine tells the `Instrument` about every recorded op, backward run, node backward, freed
+The engine tells the `Instrument` about every op (recorded or not), backward run, node backward, freed
 graph, gradient accumulation and non-leaf `.grad` read. It keeps only what a finding will need
 (raw frames, weak references, small counters); `error_kinds` and `warning_kinds` turn that
 into findings. It raises itself only to stop the script at an anomaly the engine would carry
@@ -100,6 +100,7 @@ class Instrument(Observer):
         self.backward_calls = 0
         self._runs: list[int] = []  # stack of active backward runs (nested under create_graph)
         self._run_sites: dict[int, tuple | None] = {}
+        self._run_roots: dict[int, list] = {}
         self._pending: dict[int, list] = {}
         self.freed: dict[int, int] = {}  # id(node) -> the run that freed it
         self.leaves: dict[int, LeafUse] = {}
@@ -118,9 +119,20 @@ class Instrument(Observer):
                 if use is None or use.ref() is not x:
                     self.leaves[id(x)] = LeafUse(weakref.ref(x), shape_of(x), site)
         if self.check_forward:
-            data = out._data
-            if is_float_array(data) and not finite_fast(data) and not all_finite(data):
-                raise nonfinite.forward_error(node, inputs, out, site, self.sites)
+            self._check_output(node.name(), inputs, out, site)
+
+    def computed(self, name: str, inputs: tuple, out) -> None:
+        if self.check_forward:
+            self._check_output(name, inputs, out, None)
+
+    def _check_output(self, name: str, inputs, out, site: tuple | None) -> None:
+        """Stop at an op whose output holds NaN/Inf (`--check-forward`); `site`, when not known, is
+        looked up only then."""
+        data = out._data
+        if is_float_array(data) and not finite_fast(data) and not all_finite(data):
+            error = nonfinite.forward_error(name, inputs, out, site or anomaly.user_site(), self.sites)
+            self.raised(error)
+            raise error
 
     def bumped(self, tensor) -> None:
         """Which module's forward changed `tensor` in place, if any (x.relu_() inside ReLU)."""
@@ -134,6 +146,7 @@ class Instrument(Observer):
         run = self.backward_calls
         self._runs.append(run)
         self._run_sites[run] = anomaly.user_site()
+        self._run_roots[run] = [node for node, _ in roots]
         self._pending[run] = []
 
     def run_site(self, run: int | None) -> tuple | None:
@@ -186,6 +199,7 @@ class Instrument(Observer):
 
     def backward_end(self, inputs, captured) -> None:
         run = self._runs.pop() if self._runs else None
+        self._run_roots.pop(run, None)
         for variable in self._pending.pop(run, []):
             state = self.grads.get(id(variable))
             grad = variable._grad
@@ -204,13 +218,39 @@ class Instrument(Observer):
 
     # -- errors -------------------------------------------------------------------------
     def raised(self, exc) -> None:
-        """Kept when raised, not when the script ends: the script may catch it, or it ends a thread."""
+        """Kept when raised, not when the script ends: the script may catch it, or it ends a thread.
+        Raised in a backward run, it cut the run short: the leaves below its roots count as reached."""
         if len(self.errors) < MAX_RAISED and all(exc is not seen for seen in self.errors):
             self.errors.append(exc)
+        if self._runs:
+            mark_reached(self.leaves, graph_leaves(self._run_roots.get(self._runs[-1], ())))
 
     # -- reads --------------------------------------------------------------------------
     def grad_read(self, tensor) -> None:
         note_grad_read(self.grads, self.nonleaf_reads, tensor, tensor._retains_grad, node_site, shape_of)
+
+
+def graph_leaves(roots) -> Iterator:
+    """The tensors that the AccumulateGrad nodes below `roots` feed (engine and torch graphs alike)."""
+    seen = set()
+    stack = [node for node in roots if node is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            yield variable
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+
+
+def mark_reached(leaves: dict[int, LeafUse], tensors) -> None:
+    """A backward reached these tensors, or would have if an error had not cut it short: not unused."""
+    for tensor in tensors:
+        use = leaves.get(id(tensor))
+        if use is not None and use.ref() is tensor:
+            use.received = True
 
 
 def note_grad_read(

@@ -9,36 +9,37 @@ from __future__ import annotations
 from ..program.names import op_name
 from ..program.sites import Sites
 from .findings import ERROR, AnomalyFound, Finding, Location, TensorStats
-from .stats import has, shape_of, tensor_stats
+from .stats import shape_of, tensor_stats
 
 # ----------------------------------------------------------------------------- forward
 
 
-def forward_error(node, inputs, out, site: tuple | None, sites: Sites) -> AnomalyFound:
-    """The error that stops the script at an op whose forward output holds NaN / Inf."""
+def forward_error(name: str, inputs, out, site: tuple | None, sites: Sites) -> AnomalyFound:
+    """The error that stops the script at an engine op (`name`: its node's) whose output holds NaN / Inf."""
     from engine.tensor import Tensor
 
-    name = node.name()
-    what = "nan" if has("nan", out._data) else "inf"
     stats = [tensor_stats("output", out)]
-    tainted = []
-    for i, x in enumerate(inputs):
-        if isinstance(x, Tensor):
-            s = tensor_stats(f"input {i}", x)
-            if s is not None:
-                stats.append(s)
-                if s.nonfinite:
-                    tainted.append(i)
+    stats += [tensor_stats(f"input {i}", x) if isinstance(x, Tensor) else None for i, x in enumerate(inputs)]
+    return forward_anomaly(name, stats, shape_of(out), site, sites)
+
+
+def forward_anomaly(
+    name: str, stats: list[TensorStats | None], output_shape: list[int], site: tuple | None, sites: Sites
+) -> AnomalyFound:
+    """The error that stops the script at `name` (its node, or the op when none was recorded), from
+    `stats`: the output's, then each input's (None for what is no float tensor)."""
+    output = stats[0]
+    what = "nan" if output.nan else "inf"
+    tainted = [i for i, s in enumerate(stats[1:]) if s is not None and s.nonfinite]
     op = op_name(name)
     message = (
-        f"{op} produced {what} values in forward ({stats[0].nan} nan, "
-        f"{stats[0].posinf + stats[0].neginf} inf of {stats[0].numel})"
+        f"{op} produced {what} values in forward ({output.nan} nan, "
+        f"{output.posinf + output.neginf} inf of {output.numel})"
     )
-    message += (
-        f"; its input {', '.join(map(str, tainted))} already held non-finite values, made outside the graph"
-        if tainted
-        else " from finite inputs"
-    )
+    if tainted:
+        message += f"; its input {', '.join(map(str, tainted))} already held non-finite values, made outside the graph"
+    elif any(s is not None for s in stats[1:]):
+        message += " from finite inputs"
     finding = Finding(
         kind=f"{what}-in-forward",
         severity=ERROR,
@@ -47,7 +48,7 @@ def forward_error(node, inputs, out, site: tuple | None, sites: Sites) -> Anomal
         hint=_FORWARD_HINT.get(
             op, "guard the op's domain (clamp its input, add an epsilon) or mask the result"
         ),
-        details={"node": name, "op": op, "output_shape": shape_of(out)},
+        details={"node": name, "op": op, "output_shape": output_shape},
         stats=[s for s in stats if s is not None],
     )
     return AnomalyFound(f"Function '{name}' produced {what} values in its forward output.", finding)
