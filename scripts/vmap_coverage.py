@@ -3,8 +3,8 @@
     python scripts/vmap_coverage.py            # the count
     python scripts/vmap_coverage.py --missing  # and the rows without a rule
 
-A row without a rule makes vmap raise `vmap: no batching rule for engine.<op> (<Node>)`; whether a
-rule is right is what tests/func checks (test_vmap_registry.py: every registry sample of a ruled row).
+A row without a rule runs once per example under vmap (slower: a loop, as torch's fallback); whether a
+rule is right is what tests/func checks (test_vmap_registry.py: every registry sample under vmap).
 """
 
 from __future__ import annotations

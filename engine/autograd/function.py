@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .. import backend
 from ..ops.creation import zeros_like
@@ -260,8 +262,10 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         uses_setup_context = cls.setup_context is not Function.setup_context
-        if FUNCTORCH_VMAPS[0]:  # inside engine.func.vmap
-            _check_vmap_support(cls, uses_setup_context, args)
+        if FUNCTORCH[0]:  # inside an engine.func transform
+            _check_functorch_support(cls, uses_setup_context)
+            if FUNCTORCH[1]:
+                _check_vmap_support(cls)
         if uses_setup_context:
             args, kwargs = _bind_defaults(cls.forward, args, kwargs)
         ctx = _new_ctx(cls, args)
@@ -278,17 +282,20 @@ class Function:
         return result
 
 
-def _check_vmap_support(cls, uses_setup_context: bool, args: tuple) -> None:
-    """torch's rules for a Function under vmap, batched inputs or not: the torch 2.x form (a separate
-    setup_context), and generate_vmap_rule=True or a vmap staticmethod, not both. Either way the
-    engine batches the forward and backward op by op, which gives what a correct vmap staticmethod
-    gives (that staticmethod itself is not called)."""
+def _check_functorch_support(cls, uses_setup_context: bool) -> None:
+    """torch.func's transforms run a Function only in its torch 2.x form (a separate setup_context)."""
     if not uses_setup_context:
         raise RuntimeError(
             "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), "
             "it must override the setup_context staticmethod. For more details, please see "
             f"{EXTENDING_FUNC_DOCS}"
         )
+
+
+def _check_vmap_support(cls) -> None:
+    """torch's rules for a Function under vmap, batched inputs or not: generate_vmap_rule=True or a vmap
+    staticmethod, not both. Either way the engine batches the forward and backward op by op, which gives
+    what a correct vmap staticmethod gives (that staticmethod itself is not called)."""
     own_rule = cls.vmap is not Function.vmap
     if cls.generate_vmap_rule and own_rule:
         raise RuntimeError(
@@ -306,9 +313,22 @@ def _check_vmap_support(cls, uses_setup_context: bool, args: tuple) -> None:
 
 EXTENDING_FUNC_DOCS = "https://pytorch.org/docs/main/notes/extending.func.html"
 
-#: How many engine.func.vmap calls are running with torch.func's rules for custom Functions; the
-#: older vmap that is_grads_batched and gradcheck's batched checks use (torch's too) has none.
-FUNCTORCH_VMAPS: list = [0]
+#: [transforms, vmaps]: how many engine.func transforms (grad, vjp, jvp, vmap and those built on
+#: them) are running a function, and how many of them are vmaps: torch.func's rules for custom
+#: Functions apply inside them. The older vmap that is_grads_batched, gradcheck's batched checks and
+#: autograd.functional's vectorize use (torch's too) has none, nor has autograd.functional's forward AD.
+FUNCTORCH: list = [0, 0]
+
+
+@contextmanager
+def functorch_rules(vmap: bool = False, on: bool = True) -> Iterator[None]:
+    """Count a torch.func transform (a vmap if `vmap`) as running; `on=False`: none, while it runs."""
+    saved = FUNCTORCH[:]
+    FUNCTORCH[:] = [saved[0] + 1, saved[1] + vmap] if on else [0, 0]
+    try:
+        yield
+    finally:
+        FUNCTORCH[:] = saved
 
 
 def _input_tangents(args: tuple) -> list | None:

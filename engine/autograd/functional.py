@@ -7,17 +7,18 @@ differentiable is what makes them work. Inputs are taken as a Tensor or a tuple 
 results come back in the same shape of nesting; `create_graph=True` keeps the results
 differentiable, `strict=True` raises torch's errors where a result would be independent of an
 input (and so silently zero). `vectorize=True` takes every row of a Jacobian at once, as torch
-does: one backward of a batch of basis vectors through `engine.func.vmap` (with `create_graph=True`,
+does: one backward of a batch of basis vectors through torch's older vmap (`legacy_vmap`: without
+torch.func's rules for custom Functions, as torch's `_vmap_internals`; with `create_graph=True`,
 whose rows must stay differentiable, the rows are taken one by one and arranged as torch's are).
-`strategy="forward-mode"` is torch's vmap over forward AD (`engine.func.jvp` of the inputs' basis
+`strategy="forward-mode"` is torch's vmap over forward AD (`forward_jvp` of the inputs' basis
 vectors, all at once), with torch's refusals: only vectorized, without create_graph or strict.
 """
 
 from __future__ import annotations
 
 from ..func.basis import standard_basis
-from ..func.jvp import jvp as func_jvp
-from ..func.vmap import vmap
+from ..func.jvp import forward_jvp
+from ..func.vmap import legacy_vmap
 from ..ops import creation
 from ..ops.shaping.core import stack
 from ..tensor import Tensor
@@ -334,11 +335,11 @@ def _jacobian_forward(func, inputs):
         return outputs
 
     def columns(*tangents):
-        outputs, jv = func_jvp(outputs_of, inputs, tangents)
+        outputs, jv = forward_jvp(outputs_of, inputs, tangents)
         found.append(outputs)
         return jv
 
-    stacked = vmap(columns)(*standard_basis(list(inputs)))
+    stacked = legacy_vmap(columns)(*standard_basis(list(inputs)))
     outputs_tuple, outputs = found
     blocks = [  # lists, as torch's forward mode gives where inputs or outputs were tuples
         [
@@ -385,7 +386,7 @@ def _batched_rows(outputs: tuple, inputs: tuple) -> list:
         grads = _grad(outputs, inputs, vectors, create_graph=True, retain_graph=True)
         return tuple(creation.zeros_like(inp) if g is None else g for g, inp in zip(grads, inputs))
 
-    return list(vmap(vjp_rows)(*cotangents))
+    return list(legacy_vmap(vjp_rows)(*cotangents))
 
 
 def _stacked_rows(outputs: tuple, inputs: tuple, create_graph: bool) -> list:

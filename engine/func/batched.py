@@ -44,6 +44,11 @@ VALUES_MESSAGE = (
 _LAYOUT_ONLY = (numpy.shares_memory, numpy.may_share_memory)
 
 
+class NotBatchable(RuntimeError):
+    """The batch cannot run op by op here (a row without a rule that fits, values read outside a row):
+    vmap runs the function once per example instead, as torch's vmap falls back to a loop."""
+
+
 class Example(numpy.ndarray):
     """A batched tensor's `_data`: its first example, for shapes and dtypes only.
 
@@ -53,18 +58,22 @@ class Example(numpy.ndarray):
     """
 
     def __array_ufunc__(self, *args, **kwargs):
-        raise RuntimeError(VALUES_MESSAGE)
+        raise NotBatchable(VALUES_MESSAGE)
 
     def __array_function__(self, func, types, args, kwargs):
         if func in _LAYOUT_ONLY:  # where the memory is, not what it holds
             return func(*(a.view(numpy.ndarray) if isinstance(a, Example) else a for a in args), **kwargs)
-        raise RuntimeError(VALUES_MESSAGE)
+        raise NotBatchable(VALUES_MESSAGE)
 
     def _refuse(self, *args, **kwargs):
-        raise RuntimeError(VALUES_MESSAGE)
+        raise NotBatchable(VALUES_MESSAGE)
 
     item = tolist = nonzero = __bool__ = __int__ = __float__ = __index__ = __iter__ = _refuse
-    __setitem__ = fill = astype = copy = __copy__ = __deepcopy__ = _refuse
+    __setitem__ = fill = astype = copy = __copy__ = __deepcopy__ = tobytes = _refuse
+    # the methods that compute on values without passing through numpy's ufunc or function protocols
+    all = any = argmax = argmin = argpartition = argsort = choose = clip = compress = _refuse
+    cumprod = cumsum = dot = max = min = mean = partition = prod = ptp = put = repeat = _refuse
+    round = searchsorted = sort = std = sum = take = trace = var = _refuse
 
 
 class BatchedTensor(Tensor):
@@ -153,10 +162,10 @@ def aligned_phys(phys, own: tuple, sizes: dict):
     return numpy.broadcast_to(phys, (*shape, *logical))
 
 
-def no_rule_error(op, frames: int = 3) -> RuntimeError:
-    """torch's complaint about an op vmap cannot batch, naming the caller's function and the row."""
+def no_rule_error(op, frames: int = 3) -> NotBatchable:
+    """What vmap says of an op it cannot batch, naming the caller's function and the row."""
     caller = sys._getframe(frames).f_code.co_name
-    return RuntimeError(f"vmap: no batching rule for engine.{caller} ({op.node.__name__})")
+    return NotBatchable(f"vmap: no batching rule for engine.{caller} ({op.node.__name__})")
 
 
 def _batched_attrs(attrs) -> list:

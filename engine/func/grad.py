@@ -9,10 +9,12 @@ needs the graph of the inner gradient. The outermost transform hands back detach
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..autograd import forward_grad
 from ..autograd.backward import grad as autograd_grad
+from ..autograd.function import functorch_rules
 from ..autograd.grad_mode import enable_grad
 from ..ops.creation import zeros_like
 from ..ops.tangents import tangent_of
@@ -25,6 +27,18 @@ _depth = [0]  # reverse-mode transforms running, outermost first
 def running() -> bool:
     """Whether a reverse-mode transform is running (its function, or its gradients, being computed)."""
     return _depth[0] > 0
+
+
+@contextmanager
+def reverse_transform() -> Iterator[None]:
+    """A reverse-mode transform's work: the results of transforms inside it keep their graph for it, and
+    custom Functions run under torch.func's rules."""
+    _depth[0] += 1
+    try:
+        with functorch_rules():
+            yield
+    finally:
+        _depth[0] -= 1
 
 
 def differentiable(x):
@@ -119,8 +133,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
             args[n] = tree_unflatten(leaves, spec)
             diff_leaves.append(leaves)
             specs.append(spec)
-        _depth[0] += 1
-        try:
+        with reverse_transform():
             with enable_grad():
                 output = func(*args, **kwargs)
             aux = None
@@ -147,8 +160,6 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                 tree_unflatten([next(found) for _ in leaves], spec)
                 for leaves, spec in zip(diff_leaves, specs)
             ]
-        finally:
-            _depth[0] -= 1
         result = grads[0] if not isinstance(argnums, tuple) else tuple(grads)
         value = (output, aux) if has_aux else output
         return finished((result, value))
@@ -172,12 +183,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian product per primal."""
     leaves, spec = tree_flatten(primals)
     leaves = [differentiable(x) for x in leaves]
-    _depth[0] += 1
-    try:
-        with enable_grad():
-            output = func(*tree_unflatten(leaves, spec))
-    finally:
-        _depth[0] -= 1
+    with reverse_transform(), enable_grad():
+        output = func(*tree_unflatten(leaves, spec))
     aux = None
     if has_aux:
         if not (isinstance(output, tuple) and len(output) == 2):
@@ -200,11 +207,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 "Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
                 f"the function. cotangents: {cot_spec}, primal output: {out_spec}"
             )
-        _depth[0] += 1
-        try:
+        with reverse_transform():
             found = gradients(flat_out, leaves, flat_cot)
-        finally:
-            _depth[0] -= 1
         return finished(tree_unflatten(found, spec))
 
     result = finished(output)

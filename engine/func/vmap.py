@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy
 
 from .. import backend
 from ..autograd import forward_grad
-from ..autograd.function import FUNCTORCH_VMAPS
+from ..autograd.function import functorch_rules
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops import inplace
 from ..ops import op as op_module
-from ..ops.shaping.core import cat
+from ..ops.shaping.core import cat, stack
 from ..ops.tangents import tangent_of
 from ..tensor import Tensor, wrap
-from .batched import BATCHED_WRITES, BatchedTensor, apply_batched, batched, elementwise_batched
-from .grad import running as reverse_transform_running
+from .batched import BATCHED_WRITES, BatchedTensor, NotBatchable, apply_batched, batched, elementwise_batched
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 RANDOM_ERROR = (
@@ -32,18 +31,6 @@ _different: list[tuple] = []  # (level, batch size) of the running vmaps whose d
 def running() -> bool:
     """Whether a vmap's function is being called."""
     return bool(_levels)
-
-
-@contextmanager
-def _functorch_rules(on: bool) -> Iterator[None]:
-    """Count a torch.func-style vmap as running (its rules for custom Functions apply), or, for the
-    older vmap, none while it runs."""
-    saved = FUNCTORCH_VMAPS[0]
-    FUNCTORCH_VMAPS[0] = saved + 1 if on else 0
-    try:
-        yield
-    finally:
-        FUNCTORCH_VMAPS[0] = saved
 
 
 def _name(func) -> str:
@@ -80,12 +67,24 @@ def _vmap(func, in_dims, out_dims, randomness: str, chunk_size: int | None, func
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        with _functorch_rules(functorch):
+        with functorch_rules(vmap=True, on=functorch):
             return mapped(*args, **kwargs)
 
     def mapped(*args, **kwargs):
         flat_args, spec = tree_flatten(args)
         flat_in_dims, size = _in_dims(func, in_dims, args, flat_args, spec)
+        each = (func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs)
+        if any(d is not None and x._rg for x, d in zip(flat_args, flat_in_dims)) and is_grad_enabled():
+            return _run_each(*each)
+        snapshot = backend.rng_snapshot() if randomness != "error" else None
+        try:
+            return batched_run(flat_args, flat_in_dims, spec, size, kwargs)
+        except (_OutputsNeedGraph, NotBatchable):
+            if snapshot is not None:
+                backend.rng_restore(snapshot)
+            return _run_each(*each)
+
+    def batched_run(flat_args, flat_in_dims, spec, size, kwargs):
         if chunk_size is None or chunk_size >= size:
             return _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs)
         chunks = []
@@ -160,6 +159,10 @@ def _random_watch(randomness: str) -> Callable:
     return watch
 
 
+def _refuse_draws(dev) -> None:
+    raise RuntimeError(RANDOM_ERROR)
+
+
 def _as_drawn_batch(tensor: Tensor) -> BatchedTensor:
     """Draws made with every "different" level's batch in front: a batched tensor of those levels."""
     return batched(tensor._data, tuple(level for level, _ in _different))
@@ -197,9 +200,7 @@ def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs
 
 def _add_level(x: Tensor, dim: int, level: int) -> BatchedTensor:
     """x with its dim `dim` as the batch of `level` (after the levels x already has), without x's graph
-    (refused where a reverse transform would differentiate through it)."""
-    if x._rg and reverse_transform_running():
-        raise RuntimeError(THROUGH_VMAP_MESSAGE)
+    (an input whose graph is wanted takes `_run_each` instead)."""
     return _with_tangent(x, _batch(x, dim, level), lambda t: _batch(t, dim, level))
 
 
@@ -219,11 +220,28 @@ def _with_tangent(x: Tensor, out: Tensor, moved: Callable) -> Tensor:
 
 
 def _unbatch_outputs(func, outputs, out_dims, level, size):
-    name = _name(func)
     flat_outputs, spec = tree_flatten(outputs)
+    unbatched = []
+    for value, out_dim in zip(flat_outputs, _out_dims(func, out_dims, spec, len(flat_outputs))):
+        if out_dim is None:
+            if value.__class__ is BatchedTensor and level in value._levels:
+                name = _name(func)
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+                )
+            unbatched.append(value)
+            continue
+        _check_output(func, value)
+        unbatched.append(_remove_level(value, out_dim, level, size))
+    return tree_unflatten(unbatched, spec)
+
+
+def _out_dims(func, out_dims, spec, count: int) -> list:
+    """One out_dim per leaf of the outputs, checked as torch checks them."""
     if isinstance(out_dims, (int, type(None))) and not isinstance(out_dims, bool):
-        flat_out_dims = [out_dims] * len(flat_outputs)
-    elif isinstance(out_dims, (tuple, list)):
+        return [out_dims] * count
+    name = _name(func)
+    if isinstance(out_dims, (tuple, list)):
         flat_out_dims = broadcast_prefix(out_dims, spec)
         if flat_out_dims is None:
             raise ValueError(
@@ -231,43 +249,34 @@ def _unbatch_outputs(func, outputs, out_dims, level, size):
                 f"structure of `outputs`. out_dims has structure {tree_flatten(out_dims)[1]} but outputs "
                 f"has structure {spec}."
             )
-    else:
+        return flat_out_dims
+    raise ValueError(
+        f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
+        "collection of ints representing where in the outputs the vmapped dimension should appear."
+    )
+
+
+def _check_output(func, value) -> None:
+    if not isinstance(value, Tensor):
+        name = _name(func)
         raise ValueError(
-            f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
-            "collection of ints representing where in the outputs the vmapped dimension should appear."
+            f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(value)}. "
+            "Did you mean to set out_dims= to None for output?"
         )
-    unbatched = []
-    for value, out_dim in zip(flat_outputs, flat_out_dims):
-        if out_dim is None:
-            if value.__class__ is BatchedTensor and level in value._levels:
-                raise ValueError(
-                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
-                )
-            unbatched.append(value)
-            continue
-        if not isinstance(value, Tensor):
-            raise ValueError(
-                f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(value)}. "
-                "Did you mean to set out_dims= to None for output?"
-            )
-        unbatched.append(_remove_level(value, out_dim, level, size))
-    return tree_unflatten(unbatched, spec)
 
 
-THROUGH_VMAP_MESSAGE = (
-    "vmap: differentiating through the outputs of vmap (grad or jacrev of a function that calls vmap, "
-    "jacrev of jacrev) is not supported by engine.func: vmap's outputs carry no graph"
-)
+class _OutputsNeedGraph(Exception):
+    """An output of the batched run depends on a tensor that requires grad: its graph is wanted."""
 
 
 def _remove_level(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
     """x without `level`: that batch moved to logical dim `out_dim` (an unbatched x expanded to it).
 
-    The result carries no graph: inside a reverse transform, an output that needs one is refused
-    rather than handed back as a constant (whose gradient would silently be zero).
+    The batched run records no graph of the batch, so an output that needs one is never handed back
+    as a constant (whose gradient would silently be zero): the call runs again through `_run_each`.
     """
-    if x._rg and reverse_transform_running():
-        raise RuntimeError(THROUGH_VMAP_MESSAGE)
+    if x._rg:
+        raise _OutputsNeedGraph
     return _with_tangent(x, _unbatch(x, out_dim, level, size), lambda t: _unbatch(t, out_dim, level, size))
 
 
@@ -292,6 +301,47 @@ def _unbatch(x: Tensor, out_dim: int, level: int, size: int) -> Tensor:
         return batched(phys, rest)
     out = wrap(phys)
     return out
+
+
+def _run_each(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
+    """The function called once per example and the results stacked: slower than the batching rules,
+    but every step is a recorded op, so gradients flow through vmap's outputs to its inputs and to the
+    tensors the function closes over (grad of vmap, jacrev of jacrev), and what the batched run could
+    not batch (a row without a rule that fits; indices worked out from values outside the table's rows:
+    sort, topk, max_pool) runs on each example, as torch's vmap falls back to a loop. Randomness as vmap's:
+    "same" replays one example's draws for every example, "error" refuses a draw."""
+    start = backend.rng_snapshot() if randomness == "same" else None
+    watchers = [_refuse_draws] if randomness == "error" else []
+    results = []
+    backend.random_watchers.extend(watchers)
+    op_module.PER_EXAMPLE[0] += 1
+    try:
+        for i in range(size):
+            if start is not None:
+                backend.rng_restore(start)
+            example = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_in_dims)]
+            results.append(tree_flatten(func(*tree_unflatten(example, spec), **kwargs)))
+    finally:
+        op_module.PER_EXAMPLE[0] -= 1
+        for watch in watchers:
+            backend.random_watchers.remove(watch)
+    leaves, out_spec = results[0]
+    flat_out_dims = _out_dims(func, out_dims, out_spec, len(leaves))
+    stacked = []
+    for k, (value, out_dim) in enumerate(zip(leaves, flat_out_dims)):
+        if out_dim is None:
+            stacked.append(value)
+            continue
+        _check_output(func, value)
+        examples = [r[0][k] for r in results]
+        shapes = sorted({tuple(e.shape) for e in examples})
+        if len(shapes) > 1:
+            raise RuntimeError(
+                f"vmap: {_name(func)} returned an output whose shape differs between examples "
+                f"({list(shapes[0])} and {list(shapes[1])}); a batch needs one shape"
+            )
+        stacked.append(stack(examples, out_dim))
+    return tree_unflatten(stacked, out_spec)
 
 
 def _concat_chunks(chunks: list, out_dims):

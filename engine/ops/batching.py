@@ -7,8 +7,11 @@ forward with every perturbation at once the same way. A rule gets the row, its a
 (`batched[i]` says which carry the batch), its attrs and the unbatched output's shape, and
 returns the output with the batch dimension in front.
 
-A row without a rule, or a rule that does not fit its operands, raises `Unbatchable`: vmap
-names the row in its error, gradcheck falls back to one forward per perturbation. Rules keep
+A row without a rule, or a rule that does not fit its operands, runs its forward once per batch
+element and stacks the results (torch's vmap fallback: slower, same values), unless an attr is an
+array (worked out from one example's values, perhaps) or the elements' results differ in shape: it
+raises `Unbatchable` then, and vmap runs the whole function once per example, gradcheck one forward
+per perturbation. Rules keep
 numpy's order of operations per batch element (matmul as one product of stacked rows,
 reductions over each element's own contiguous values), so the values match the plain
 forwards to the last bit where numpy's kernels allow.
@@ -20,6 +23,7 @@ from collections.abc import Callable
 
 import numpy
 
+from .. import backend
 from . import derivatives as D
 from .batch_dims import BatchedAttr, Unbatchable, aligned, batch_size, shift_dim, shifted, takes_batched_attrs
 from .linalg.batching import RULES as LINALG_RULES
@@ -328,15 +332,42 @@ def rule_of(op: Op) -> Callable | None:
 
 def _ruled(op: Op, datas: list, batched: list, attrs: tuple, shape):
     rule = rule_of(op)
-    if rule is None:
+    if rule is not None and (
+        getattr(rule, "takes_batched_attrs", False) or not any(a.__class__ is BatchedAttr for a in attrs)
+    ):
+        try:
+            return rule(op, datas, batched, attrs, shape)
+        except (ValueError, IndexError):  # the rule does not fit these operands
+            pass
+    return _per_element(op, datas, batched, attrs)
+
+
+#: Rows whose forward reads memory (sizes, strides and offsets into a storage), not values: one batch
+#: element's array sits elsewhere in its storage than the tensor the function sees, so these are
+#: never run per element.
+_STORAGE_ROWS = frozenset({"AsStridedBackward0", "AsStridedBackward1"})
+
+
+def _per_element(op: Op, datas: list, batched: list, attrs: tuple):
+    """The row's forward on each batch element, stacked (per output for a row of several).
+
+    Not for a row with an array among its attrs: indices or masks a function worked out from the values
+    it was shown (one example's) would be wrong for the others; vmap then runs the whole function per
+    example, which works them out again for each.
+    """
+    if op.node.__name__ in _STORAGE_ROWS or any(backend.is_array(a) for a in attrs):
         raise Unbatchable(op.node.__name__)
-    if attrs and not getattr(rule, "takes_batched_attrs", False):
-        for a in attrs:
-            if a.__class__ is BatchedAttr:
-                raise Unbatchable(op.node.__name__)
+    xp = backend.xp_of(next(d for d, b in zip(datas, batched) if b))
+    outs = []
+    for k in range(batch_size(datas, batched)):
+        element = [d[k] if b else d for d, b in zip(datas, batched)]
+        element_attrs = [a.array[k] if a.__class__ is BatchedAttr else a for a in attrs]
+        outs.append(op.forward(xp, *element, *element_attrs))
     try:
-        return rule(op, datas, batched, attrs, shape)
-    except (ValueError, IndexError) as error:  # the rule does not fit these operands
+        if isinstance(outs[0], (tuple, list)):
+            return [xp.stack([xp.asarray(o[j]) for o in outs]) for j in range(len(outs[0]))]
+        return xp.stack([xp.asarray(o) for o in outs])
+    except ValueError as error:  # elements of different shapes: no batch to give
         raise Unbatchable(op.node.__name__) from error
 
 

@@ -30,7 +30,7 @@ from . import derivatives as D
 from . import tangents
 from .api import public
 from .namespaces import overlaps
-from .op import apply_op, check_same_device, new_node, pack_saved
+from .op import VMAP_STORAGE, apply_op, check_same_device, new_node, pack_saved, refuse_batched
 from .operands import as_operand, norm_dim
 from .shaping.core import (
     _array_key,
@@ -687,6 +687,7 @@ def unsqueeze_(t, dim):
 @public(function=False)
 def as_strided_(t, size, stride, storage_offset=None):
     """`t` becomes the elements of its storage at `size`, `stride`, `storage_offset` (torch's)."""
+    refuse_batched(t, VMAP_STORAGE.format("as_strided_"), storage=True)
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     offset = backend.storage_offset(t._data) if storage_offset is None else int(storage_offset)
     _check_strided(t._data, size, stride, offset)

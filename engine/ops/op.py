@@ -474,6 +474,28 @@ BATCHED_APPLY: list = [None]
 #: runs on batched tensors: `(fn, operands) -> tensor`, or None when no operand is batched.
 BATCHED_ELEMENTWISE: list = [None]
 
+VMAP_DYNAMIC_SHAPE = (
+    "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+    "aten::{}. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature."
+)
+
+#: An op that reads its input's storage (offsets and strides into it): each example of a batch sits
+#: elsewhere in the batch's storage than the tensor the function sees.
+VMAP_STORAGE = "vmap: no batching rule for engine.{} (it reads the storage, which a batch shares)"
+
+
+#: How many vmaps are running their function once per example (func/vmap.py's `_run_each`), whose
+#: examples are views into the batch's storage.
+PER_EXAMPLE: list = [0]
+
+
+def refuse_batched(tensor, message: str, storage: bool = False) -> None:
+    """Refuse an op vmap cannot batch where `tensor` carries a vmap batch (engine.func's BatchedTensor,
+    seen from below engine.func): one whose result's shape depends on each example's values (torch's
+    messages), or, `storage`, one that reads the storage, refused in a per-example run too."""
+    if (BATCHED_APPLY[0] is not None and getattr(tensor, "_levels", None)) or (storage and PER_EXAMPLE[0]):
+        raise RuntimeError(message)
+
 
 def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     """Run `op` forward; record a node when grad mode is on and an input requires grad.

@@ -9,7 +9,7 @@ dataclasses only when something is found. The first error stops the script, as i
 under Python; warnings are collected until the end.
 
 Errors: inplace-modified-saved, leaf-inplace, no-grad-view-inplace, nan-in-backward, inf-in-backward,
-nan-in-forward / inf-in-forward (with `check_forward`), backward-twice,
+nan-in-where-branch, nan-in-forward / inf-in-forward (with `check_forward`), backward-twice,
 implicit-grad-nonscalar, backward-error (anything else raised inside a node's backward),
 autograd-error (any other error raised by engine.autograd). Warnings: grad-accumulation,
 nonleaf-grad-read, unused-parameter.
@@ -20,7 +20,9 @@ Modules, from the entry point down:
 - `instrument`: the engine `Observer` that records what findings need; `instrumented`
 - `error_kinds`: the exception that ended the script -> an error `Finding` (`classify`)
 - `warning_kinds`: what the instrument gathered -> warning findings (`collect_warnings`)
-- `nonfinite`: the nan/inf-in-forward and nan/inf-in-backward findings
+- `nonfinite`: the nan/inf-in-forward, nan/inf-in-backward and nan-in-where-branch findings
+- `causes`: why a value is not finite, from the values the op saw (`details["cause"]`)
+- `shared_output`: the module output that fed two losses, when a second backward finds it freed
 - `names`: the user's names for tensors, where they are defined, a node's forward op
 - `sites`: `(code, lineno)` sites and tracebacks -> `Location`s in the user's files
 - `stats`: shapes and NaN/Inf counts of tensor values

@@ -4,13 +4,14 @@
 them, never by their words (PyTorch's, which may change): `saved_tensor` (a saved tensor
 modified in place), `anomaly_node` (raised in that node's backward) and `autograd_kind`:
 
-- "freed": backward through freed saved values -> backward-twice
+- "freed": backward through freed saved values -> backward-twice (`shared_output`: through a module's
+  output that fed both losses, with `backward_roots` and `ran_saved` set by the instrument)
 - "leaf-inplace", "view-of-leaf-inplace" (with `tensor`, the leaf) -> leaf-inplace
 - "no-grad-view-inplace" (with `tensor`, the view), "no-grad-view-changed" -> no-grad-view-inplace
 - "implicit-grad" (with `tensor` for a non-scalar) -> implicit-grad-nonscalar
 
 - "nan-in-backward", "inf-in-backward" (with `output_index`: the engine's check_nan and the
-  instrument's Inf twin) -> nan/inf-in-backward (`gradcli.anomaly.nonfinite`)
+  instrument's Inf twin) -> nan/inf-in-backward, or nan-in-where-branch (`gradcli.anomaly.nonfinite`)
 
 Any other error in a node's backward is a backward-error,
 any other RuntimeError from engine.autograd an autograd-error; anything else is not about
@@ -25,11 +26,12 @@ from collections.abc import Callable
 from ..libraries import ENGINE, tensor_library
 from ..program.exception_text import message_of
 from ..program.modules import ModuleCall
-from ..program.names import TensorNames, definition
+from ..program.names import TensorNames, code_path, definition
 from ..program.sites import Sites, node_site, raise_site, raised_in, user_tb_frames
 from .findings import ERROR, AnomalyFound, Finding, Location, unique_locations
 from .instrument import Instrument
 from .nonfinite import backward_finding
+from .shared_output import SharedOutput, freed_module_output
 from .stats import shape_of
 
 #: engine.tensor methods whose errors are about autograd (requires_grad rules, hooks, .numpy()).
@@ -68,14 +70,16 @@ def classify(
         if getattr(exc, "saved_tensor", None) is not None:
             return _modified_saved(exc, node, here, sites, names, instrument)
         if kind == "freed":
-            return _backward_twice(exc, node, here, instrument, sites)
+            return _backward_twice(exc, node, here, instrument, sites, names)
         if kind in ("leaf-inplace", "view-of-leaf-inplace"):
             return _leaf_inplace(exc, kind == "view-of-leaf-inplace", here, sites, names)
         if kind in ("no-grad-view-inplace", "no-grad-view-changed"):
             return _no_grad_view_inplace(exc, kind == "no-grad-view-changed", message, here, sites, names)
         if kind in ("nan-in-backward", "inf-in-backward") and node is not None:
-            stats = instrument.nonfinite.get(id(node), {}).get("stats", [])
-            return backward_finding(exc, node.name(), node_site(node), here, stats, sites)
+            seen = instrument.nonfinite.get(id(node), {})
+            return backward_finding(
+                exc, node.name(), node_site(node), here, seen.get("stats", []), sites, seen.get("diagnosis")
+            )
         if kind == "implicit-grad":
             return _implicit_nonscalar(exc, message, here, sites, names)
     if node is not None:
@@ -220,7 +224,9 @@ def _module_hint(module: ModuleCall | None) -> str | None:
     )
 
 
-def _backward_twice(exc, node, here: Location | None, instrument: Instrument, sites: Sites) -> Finding:
+def _backward_twice(
+    exc, node, here: Location | None, instrument: Instrument, sites: Sites, names: TensorNames
+) -> Finding:
     related = []
     first = None
     if node is not None:
@@ -228,6 +234,12 @@ def _backward_twice(exc, node, here: Location | None, instrument: Instrument, si
         first = sites.location(instrument.run_site(run), "first backward (freed the graph)")
     if first is not None:
         related.append(first)
+    at_line = f" (line {first.line})" if first else ""
+    shared = freed_module_output(
+        names.scopes(), getattr(exc, "backward_roots", []), node, getattr(exc, "ran_saved", False)
+    )
+    if shared is not None:
+        return _shared_output(shared, node, here, first, sites)
     finding = Finding(
         "backward-twice",
         ERROR,
@@ -235,7 +247,7 @@ def _backward_twice(exc, node, here: Location | None, instrument: Instrument, si
         + (f" (at {node.name()})" if node is not None else ""),
         here,
         related,
-        hint=f"pass retain_graph=True to the first backward{f' (line {first.line})' if first else ''} if you "
+        hint=f"pass retain_graph=True to the first backward{at_line} if you "
         "need to backward through the graph again, or recompute the forward before each backward",
         details={
             "node": node.name() if node is not None else None,
@@ -245,6 +257,37 @@ def _backward_twice(exc, node, here: Location | None, instrument: Instrument, si
     if node is not None:
         _with_node(finding, node, sites)
     return finding
+
+
+def _shared_output(
+    shared: SharedOutput, node, here: Location | None, first: Location | None, sites: Sites
+) -> Finding:
+    """backward-twice through a module's output that fed both losses: detach it in the first one."""
+    name, module = shared.name, shared.module
+    at_line = f" (line {first.line})" if first else ""
+    made = definition(name, sites)
+    if made is not None:
+        made.role = f"{name}: the output of {module}"
+    related = [location for location in (made, first) if location is not None]
+    return Finding(
+        "backward-twice",
+        ERROR,
+        f"this backward goes through {name}, the output of {module}, whose graph an earlier backward already "
+        f"freed: {name} fed both losses, and the first backward went on into {module}"
+        + (f" (at {node.name()})" if node is not None else ""),
+        here,
+        related,
+        hint=f"detach it where the first loss uses it: `{name}.detach()` in the loss of the first backward{at_line}, "
+        f"so that backward stops at {name} and leaves {module}'s graph to this one (as a GAN's discriminator "
+        f"step does); retain_graph=True would let this run, but the first backward would still go through "
+        f"{module} and leave its gradient in {module}'s .grad",
+        details={
+            "node": node.name() if node is not None else None,
+            "first_backward": first.where if first else None,
+            "detach": name,
+            "module": module,
+        },
+    )
 
 
 def _leaf_inplace(
@@ -266,13 +309,20 @@ def _leaf_inplace(
         here,
         related,
         hint=f"if this updates the parameter (an optimizer step), do it under `with {_library(leaf)}.no_grad():`; "
-        f"if the new value should be part of the graph, work on a copy: `{name or 'x'} = {name or 'x'}.clone()` first",
+        f"if the new value should be part of the graph, work on a copy: `{_copy_of(name or 'x')}` first",
         details={
             "tensor": name,
             "shape": shape_of(leaf) if leaf is not None else None,
             "through_view": through_view,
         },
     )
+
+
+def _copy_of(name: str) -> str:
+    """`x = x.clone()`; for a module's parameter, a copy beside it (`weight = model[0].weight.clone()`):
+    a module keeps only Parameters, so assigning it a clone would raise."""
+    copy = name.rsplit(".", 1)[-1]
+    return f"{copy} = {code_path(name)}.clone()"
 
 
 def _library(tensor) -> str:

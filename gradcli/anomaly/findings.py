@@ -19,6 +19,7 @@ ERROR_KINDS = (
     "no-grad-view-inplace",
     "nan-in-backward",
     "inf-in-backward",
+    "nan-in-where-branch",
     "nan-in-forward",
     "inf-in-forward",
     "backward-twice",

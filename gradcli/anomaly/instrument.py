@@ -21,7 +21,8 @@ from engine.tensor import Tensor
 from ..program.modules import ModuleCall, current_module
 from ..program.sites import Sites, node_site
 from . import nonfinite
-from .stats import all_finite, array_of, finite_fast, has, is_float_array, shape_of
+from .nonfinite import walk
+from .stats import all_finite, array_of, finite_fast, has, host_array, is_float_array, shape_of
 
 #: Freed-node records kept (id(node) -> backward run); cleared past this, losing only line info.
 MAX_FREED = 1 << 16
@@ -99,8 +100,8 @@ class Instrument(Observer):
         self.check_forward = check_forward
         self.backward_calls = 0
         self._runs: list[int] = []  # stack of active backward runs (nested under create_graph)
+        self._roots: list[list] = []  # their root nodes
         self._run_sites: dict[int, tuple | None] = {}
-        self._run_roots: dict[int, list] = {}
         self._pending: dict[int, list] = {}
         self.freed: dict[int, int] = {}  # id(node) -> the run that freed it
         self.leaves: dict[int, LeafUse] = {}
@@ -145,8 +146,8 @@ class Instrument(Observer):
         self.backward_calls += 1
         run = self.backward_calls
         self._runs.append(run)
+        self._roots.append([node for node, _ in roots])
         self._run_sites[run] = anomaly.user_site()
-        self._run_roots[run] = [node for node, _ in roots]
         self._pending[run] = []
 
     def run_site(self, run: int | None) -> tuple | None:
@@ -165,10 +166,23 @@ class Instrument(Observer):
             if not is_float_array(data) or finite_fast(data) or all_finite(data):
                 continue
             what = "nan" if any(o is not None and has("nan", array_of(o)) for o in outputs) else "inf"
-            self.nonfinite[id(node)] = {"stats": nonfinite.backward_stats(node, grads, outputs), "what": what}
+            self.nonfinite[id(node)] = {
+                "stats": nonfinite.backward_stats(node, grads, outputs),
+                "what": what,
+                "diagnosis": self._diagnose(node, grads, data),
+            }
             if what == "inf":  # torch would carry on; stop here, as check_nan does for NaN
                 raise anomaly.nonfinite_error(node, "inf", i)
             return  # NaN: the engine's check_nan raises torch's error right after this
+
+    def _diagnose(self, node, grads, grad_input) -> nonfinite.Diagnosis:
+        """Why `node` returned `grad_input`, from the values it saved and the gradient it got."""
+        given = grads[0] if grads else None
+        grad_output = host_array(array_of(given)) if given is not None else None
+        roots = self._roots[-1] if self._roots else [node]
+        return nonfinite.diagnose(
+            node, roots, saved_values(node), grad_output, host_array(grad_input), "engine", saved_values
+        )
 
     def accumulating(self, variable, g) -> None:
         run = self._runs[-1] if self._runs else None
@@ -199,7 +213,8 @@ class Instrument(Observer):
 
     def backward_end(self, inputs, captured) -> None:
         run = self._runs.pop() if self._runs else None
-        self._run_roots.pop(run, None)
+        if self._roots:
+            self._roots.pop()
         for variable in self._pending.pop(run, []):
             state = self.grads.get(id(variable))
             grad = variable._grad
@@ -220,29 +235,39 @@ class Instrument(Observer):
     def raised(self, exc) -> None:
         """Kept when raised, not when the script ends: the script may catch it, or it ends a thread.
         Raised in a backward run, it cut the run short: the leaves below its roots count as reached."""
+        if getattr(exc, "autograd_kind", None) == "freed" and self._roots:
+            exc.backward_roots = self._roots[-1]  # where the second backward came from
+            run = self._runs[-1]
+            exc.ran_saved = any(
+                self.freed.get(id(n)) == run and getattr(n, "saved_names", ())
+                for n in walk(exc.backward_roots)
+            )
         if len(self.errors) < MAX_RAISED and all(exc is not seen for seen in self.errors):
             self.errors.append(exc)
-        if self._runs:
-            mark_reached(self.leaves, graph_leaves(self._run_roots.get(self._runs[-1], ())))
+        if self._roots:
+            mark_reached(self.leaves, graph_leaves(self._roots[-1]))
 
     # -- reads --------------------------------------------------------------------------
     def grad_read(self, tensor) -> None:
         note_grad_read(self.grads, self.nonleaf_reads, tensor, tensor._retains_grad, node_site, shape_of)
 
 
+def saved_values(node) -> dict:
+    """What an engine node saved for backward, by name ("self", "result", "exponent"): arrays on the host."""
+    saved = {}
+    pairs = node.saved_pairs() if hasattr(node, "saved_pairs") else None
+    for name, (value, _) in zip(getattr(node, "saved_names", ()), pairs or ()):
+        saved[name] = host_array(array_of(value)) if isinstance(value, Tensor) else value
+    saved.update(zip(getattr(node, "attr_names", ()), getattr(node, "_attrs", ())))
+    return saved
+
+
 def graph_leaves(roots) -> Iterator:
     """The tensors that the AccumulateGrad nodes below `roots` feed (engine and torch graphs alike)."""
-    seen = set()
-    stack = [node for node in roots if node is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
+    for node in walk([root for root in roots if root is not None]):
         variable = getattr(node, "variable", None)
         if variable is not None:
             yield variable
-        stack.extend(child for child, _ in node.next_functions if child is not None)
 
 
 def mark_reached(leaves: dict[int, LeafUse], tensors) -> None:

@@ -36,7 +36,12 @@ culprit)::
         "count": int,                          # occurrences (a warning raised in a loop)
         "details": {...},                      # kind-specific: node, tensor, shape, versions, ...;
                                                # inplace-modified-saved inside an nn.Module's forward:
-                                               # "module": "model.2", "module_class": "ReLU(inplace=True)"
+                                               # "module": "model.2", "module_class": "ReLU(inplace=True)";
+                                               # NaN/Inf kinds: "cause" (gradcli.anomaly.causes.CAUSES),
+                                               # "origin" (the node that made a NaN in forward);
+                                               # nan-in-where-branch: "op", "where" (the where() node);
+                                               # backward-twice through a module's output that fed
+                                               # both losses: "detach": "fake", "module": "G"
         "stats": [{"name": str, "shape": [int], "dtype": str, "numel": int, "nan": int,
                    "posinf": int, "neginf": int, "min": float | null, "max": float | null}]
       }]
@@ -254,28 +259,27 @@ def _code_text(code: str, terminal: bool, culprit: bool, marked: bool) -> Text:
 
 
 def stats_table(stats: list[TensorStats], terminal: bool) -> Table:
+    """One row per tensor; on a narrow console the names fold, the numbers are never cut."""
     table = Table(box=box.SIMPLE_HEAD if terminal else box.ASCII2, pad_edge=False, show_edge=False)
-    for column, justify in (
-        ("tensor", "left"),
-        ("shape", "left"),
-        ("nan", "right"),
-        ("+inf", "right"),
-        ("-inf", "right"),
-        ("min", "right"),
-        ("max", "right"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for s in stats:
-        bad = s.nonfinite > 0
-        table.add_row(
-            Text(s.name, style="bold red" if bad and terminal else ""),
+    rows = [
+        [
+            Text(s.name, style="bold red" if s.nonfinite > 0 and terminal else ""),
             "[" + ", ".join(map(str, s.shape)) + "]",
             str(s.nan),
             str(s.posinf),
             str(s.neginf),
             _num(s.min),
             _num(s.max),
-        )
+        ]
+        for s in stats
+    ]
+    table.add_column("tensor", overflow="fold")
+    table.add_column("shape", overflow="fold")
+    for k, column in enumerate(("nan", "+inf", "-inf", "min", "max"), 2):
+        widest = max([len(column), *(len(row[k]) for row in rows)])
+        table.add_column(column, justify="right", no_wrap=True, min_width=widest)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 

@@ -28,7 +28,7 @@ def finite_fast(data) -> bool:
     return bool(square - square == 0)  # NaN or Inf (or overflow) makes it NaN
 
 
-def _host(data):
+def host_array(data):
     """A numpy view of an array (copied from the GPU when needed)."""
     import numpy
 
@@ -41,14 +41,14 @@ def has(kind: str, data) -> bool:
     """Whether the array holds a NaN (`kind` "nan") or an Inf (any other `kind`)."""
     import numpy
 
-    host = _host(data)
+    host = host_array(data)
     return bool(numpy.isnan(host).any()) if kind == "nan" else bool(numpy.isinf(host).any())
 
 
 def all_finite(data) -> bool:
     import numpy
 
-    return bool(numpy.isfinite(_host(data)).all())
+    return bool(numpy.isfinite(host_array(data)).all())
 
 
 def tensor_stats(name: str, value) -> TensorStats | None:
@@ -60,7 +60,7 @@ def tensor_stats(name: str, value) -> TensorStats | None:
     data = array_of(value)
     if not hasattr(data, "dtype") or data.dtype.kind != "f":
         return None
-    host = _host(data)
+    host = host_array(data)
     finite = host[numpy.isfinite(host)]
     return TensorStats(
         name=name,

@@ -39,5 +39,13 @@ def classify_torch(exc: BaseException, instrument: TorchInstrument, sites: Sites
             module=instrument.module_of_change(record),
         )
     if hasattr(exc, "node_name"):
-        return backward_finding(exc, exc.node_name, exc.node_site, raise_site(exc, sites), exc.stats, sites)
+        return backward_finding(
+            exc,
+            exc.node_name,
+            exc.node_site,
+            raise_site(exc, sites),
+            exc.stats,
+            sites,
+            getattr(exc, "diagnosis", None),
+        )
     return None

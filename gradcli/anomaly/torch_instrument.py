@@ -38,7 +38,7 @@ from ..program.modules import ModuleCall, current_module
 from ..program.sites import SITE_KEY, Sites
 from ..program.threads import in_new_threads
 from .instrument import MAX_RAISED, GradState, LeafUse, graph_leaves, mark_reached, note_grad_read
-from .nonfinite import forward_anomaly
+from .nonfinite import diagnose, forward_anomaly, walk
 from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
@@ -89,6 +89,10 @@ class TorchInstrument:
         self.errors: list[BaseException] = []  # torch's autograd errors and the instrument's, as raised
         self.unwatched: dict[str, list] = {}  # what was not watched -> [its first site, how many times]
         self._now = _CallState()
+        # Backward calls running now: their root nodes, and whether each ran a node holding saved
+        # tensors yet; read by node hooks, which run on torch's device threads too.
+        self._roots: list[list] = []
+        self._ran_saved: list[bool] = []
         self._autograd = torch._C._autograd
         self._functorch = torch._C._functorch
         self._tensor = torch.Tensor
@@ -185,6 +189,7 @@ class TorchInstrument:
         created one."""
         outputs = out if type(out) in (tuple, list) else (out,)
         saver = None
+        saves = bool(packed)
         for t in outputs:
             fn = getattr(t, "grad_fn", None) if isinstance(t, self._tensor) else None
             if fn is None:
@@ -194,7 +199,7 @@ class TorchInstrument:
                 continue
             meta[SITE_KEY] = site
             saver = fn.name()
-            fn.register_hook(functools.partial(self._check_gradients, saver, site))
+            fn.register_hook(functools.partial(self._check_gradients, saver, site, meta, saves))
         if saver is None:
             return False
         for record in packed:
@@ -228,7 +233,8 @@ class TorchInstrument:
             stats = [_tensor_stats("output", t)] + [
                 _tensor_stats(f"input {i}", x) for i, x in enumerate(tensors)
             ]
-            error = forward_anomaly(name, stats, list(t.shape), site, self.sites)
+            values = [_numpy(x) for x in tensors]
+            error = forward_anomaly(name, stats, tensors, values, _numpy(t), site, self.sites)
             self.raised(error)
             raise error
 
@@ -297,9 +303,15 @@ class TorchInstrument:
 
     # -- backward ------------------------------------------------------------------------------
     def _check_gradients(
-        self, name: str, site: tuple | None, grad_inputs: tuple, grad_outputs: tuple
+        self, name: str, site: tuple | None, meta: dict, saves: bool, grad_inputs: tuple, grad_outputs: tuple
     ) -> None:
-        """A node's post hook: stop at the first gradient holding NaN/Inf, as check_nan does for NaN."""
+        """A node's post hook: stop at the first gradient holding NaN/Inf, as check_nan does for NaN.
+
+        `meta` is the node's metadata, which finds the node in the graph (a node held by its own
+        hook would be freed only by the cyclic garbage collector, with its saved tensors); `saves`,
+        whether it saved tensors (a backward that ran one went through a graph not yet freed)."""
+        if saves and self._ran_saved:
+            self._ran_saved[-1] = True
         for index, g in enumerate(grad_inputs):
             if g is None or not g.is_floating_point():
                 continue
@@ -311,7 +323,15 @@ class TorchInstrument:
             exc.output_index = index
             exc.node_name = name
             exc.node_site = site
-            exc.stats = _stats(name, grad_inputs, grad_outputs)
+            roots = self._roots[-1] if self._roots else []
+            node = next((n for n in walk(roots) if n.metadata is meta), None)
+            saved = _saved_values(node) if node is not None else {}
+            exc.stats = _stats(name, grad_inputs, grad_outputs, saved)
+            if node is not None:
+                given = grad_outputs[0] if grad_outputs else None
+                exc.diagnosis = diagnose(
+                    node, roots, saved, _numpy(given), _numpy(g), self.torch.__name__, _saved_values
+                )
             self.raised(exc)
             raise exc
 
@@ -327,17 +347,24 @@ class TorchInstrument:
                 continue
             grad = leaf.grad
             before.append((use, leaf, grad, _version(grad) if grad is not None else None))
+        outputs = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
+        roots = [t.grad_fn for t in self._tensors((outputs,), {}) if t.grad_fn is not None]
+        self._roots.append(roots)
+        self._ran_saved.append(False)
         unhooked = self._hook_saved()
         try:
             result = func(*args, **kwargs)
         except RuntimeError as exc:
             _tag_backward_error(exc, args)
+            if getattr(exc, "autograd_kind", None) == "freed":
+                exc.backward_roots = roots  # where the second backward came from
+                exc.ran_saved = self._ran_saved[-1]
             self.raised(exc)
-            roots = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", ()))
-            roots = (roots,) if isinstance(roots, self._tensor) else roots
-            mark_reached(self.leaves, graph_leaves(getattr(t, "grad_fn", None) for t in roots))
+            mark_reached(self.leaves, graph_leaves(roots))
             raise
         finally:
+            self._roots.pop()
+            self._ran_saved.pop()
             if unhooked is None:
                 self._autograd._pop_saved_tensors_default_hooks()
         for use, leaf, grad, version in before:
@@ -467,20 +494,50 @@ def _tag_backward_error(exc: RuntimeError, args: tuple) -> None:
         exc.tensor = root[0] if type(root) in (tuple, list) and root else root
 
 
-def _stats(name: str, grad_inputs: tuple, grad_outputs: tuple) -> list:
-    """NaN/Inf counts and finite ranges of what a node's backward got and returned."""
-    named = [(f"grad_output[{i}] (into {name})", g) for i, g in enumerate(grad_outputs)]
-    named += [(f"grad_input[{i}]", g) for i, g in enumerate(grad_inputs)]
-    return [s for s in (_tensor_stats(label, g) for label, g in named) if s is not None]
+def _stats(name: str, grad_inputs: tuple, grad_outputs: tuple, saved: dict) -> list:
+    """NaN/Inf counts and finite ranges of what a node's backward got, saved and returned."""
+    out = [_tensor_stats(f"grad_output[{i}] (into {name})", g) for i, g in enumerate(grad_outputs)]
+    for key, value in saved.items():
+        stats = tensor_stats(f"saved {key}", value)
+        if stats is not None:
+            stats.dtype = str(value.dtype)  # numpy's name is torch's: float32
+            out.append(stats)
+    out += [_tensor_stats(f"grad_input[{i}]", g) for i, g in enumerate(grad_inputs)]
+    return [s for s in out if s is not None]
 
 
 def _tensor_stats(label: str, tensor):
     """NaN/Inf counts and the finite range of a float torch tensor; None for any other value."""
     if tensor is None or not tensor.is_floating_point():
         return None
-    stats = tensor_stats(label, tensor.detach().cpu().double().numpy())
+    stats = tensor_stats(label, _numpy(tensor))
     stats.dtype = str(tensor.dtype).removeprefix("torch.")
     return stats
+
+
+def _numpy(tensor):
+    """A tensor's values as a numpy array, half precisions widened (None stays None)."""
+    if tensor is None:
+        return None
+    host = tensor.detach().cpu()
+    return (host.float() if host.is_floating_point() and host.element_size() < 4 else host).numpy()
+
+
+def _saved_values(node) -> dict:
+    """What a node saved for backward, by name (`_saved_self` -> "self"): tensors as numpy arrays."""
+    saved = {}
+    for attr in dir(node):
+        if not attr.startswith("_saved_"):
+            continue
+        try:
+            value = getattr(node, attr)
+        except RuntimeError:  # freed, or changed in place
+            continue
+        if hasattr(value, "is_floating_point"):
+            value = _numpy(value) if value.is_floating_point() else None
+        if value is not None:
+            saved[attr.removeprefix("_saved_")] = value
+    return saved
 
 
 def _function_name(func) -> str:

@@ -10,7 +10,7 @@ from .streams import command_streams
 
 HELP = """Run SCRIPT (as __main__, with ARGS as its sys.argv[1:]) under anomaly mode and report what went wrong in autograd.
 
-Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, no-grad-view-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first op whose output holds NaN/Inf (recorded or not). Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
+Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, no-grad-view-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values, and why: log of a softmax, sqrt or pow at 0, exp overflow, division by zero, ...), nan-in-where-branch (the branch where() did not take), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first op whose output holds NaN/Inf (recorded or not). Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
 
 gradcli's options may come before or after SCRIPT; ARGS that are options (start with -) go after `--`, which ends gradcli's options: an unknown option before it is a usage error. --format json (or --json) prints one document (schema "gradcli.anomaly/1", which `gradcli schema anomaly` prints); what the script prints goes to stderr. -o FILE writes the report or document to FILE.
 

@@ -44,7 +44,7 @@ class ModuleCall:
         return f"{self.path} ({self.description})"
 
 
-def _is_module(value: object) -> bool:
+def is_module(value: object) -> bool:
     """An engine or torch nn.Module, told apart without importing torch."""
     for cls in type(value).__mro__:
         if cls.__name__ == "Module" and cls.__module__ in ("engine.nn.module", "torch.nn.modules.module"):
@@ -59,7 +59,7 @@ def current_module(frame: types.FrameType | None = None) -> ModuleCall | None:
     caller = None
     while frame is not None:
         owner = frame.f_locals.get("self")
-        if _is_module(owner):  # a forward, or Module.__call__ between the caller and a forward
+        if is_module(owner):  # a forward, or Module.__call__ between the caller and a forward
             if frame.f_code.co_name == "forward":
                 calls.append((owner, frame))
         elif calls:
@@ -72,11 +72,18 @@ def current_module(frame: types.FrameType | None = None) -> ModuleCall | None:
     root = calls[-1][0]
     return ModuleCall(
         path=_path(root, module, _user_name(root, caller)),
-        description=repr(module).splitlines()[0] if module is not root else type(module).__name__,
+        description=_description(module) if module is not root else type(module).__name__,
         class_name=type(module).__name__,
         inplace=getattr(module, "inplace", False) is True,
         forward_site=(forward.f_code, forward.f_lineno),
     )
+
+
+def _description(module: object) -> str:
+    """`ReLU(inplace=True)`: the module's repr where it is one line; its class name where the repr lists
+    submodules over several lines."""
+    text = repr(module)
+    return text if "\n" not in text else type(module).__name__
 
 
 def _user_name(root: object, caller: types.FrameType | None) -> str:

@@ -5,7 +5,8 @@ variables, `obj.param` (`torch.nn.Module` parameters are named `model.fc1.weight
 arguments, `seq[i]`. `TensorNames` (anomaly): one name for a tensor met in a traceback, from the
 frames' locals and the script's globals, found by identity or by its data (a saved tensor comes
 back as another object). `definition`: where a name is first assigned; `op_name`: a node's
-forward op, for messages.
+forward op, for messages;
+`code_path`: a parameter's name as Python code.
 """
 
 from __future__ import annotations
@@ -111,12 +112,16 @@ class TensorNames:
         self._table: dict[int, tuple[str, Any]] | None = None
         self._by_array: dict[Any, str] = {}
 
-    def _build(self) -> dict[int, tuple[str, Any]]:
-        table: dict[int, tuple[str, Any]] = {}
+    def scopes(self) -> list[dict[str, Any]]:
+        """The namespaces names come from: the frames' locals, innermost first, then the script's globals."""
         scopes = [f.f_locals for f in reversed(self.frames)]
         if self.module is not None:
             scopes.append(self.module.__dict__)
-        for scope in scopes:
+        return scopes
+
+    def _build(self) -> dict[int, tuple[str, Any]]:
+        table: dict[int, tuple[str, Any]] = {}
+        for scope in self.scopes():
             for name, value in list(scope.items()):
                 if name.startswith("__"):
                     continue
@@ -189,6 +194,13 @@ def definition(name: str | None, sites: Sites) -> Location | None:
     if not lines:
         return None
     return sites.at(sites.script_abspath, min(lines), None, f"{root} defined")
+
+
+def code_path(name: str) -> str:
+    """`model.0.weight` (a parameter's name, as `named_parameters` gives it) -> `model[0].weight`, the
+    expression that reaches it: a Sequential's or ModuleList's children are items, not attributes."""
+    root, *parts = name.split(".")
+    return root + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts)
 
 
 def op_name(node_name: str) -> str:

@@ -136,7 +136,7 @@ def test_inplace_modified_saved_details_and_the_engines_own_message():
 def test_nan_and_inf_in_backward_carry_statistics_of_the_nodes_tensors():
     _, doc = run_json(SCRIPTS / "nan_backward.py")
     finding = doc["findings"][0]
-    assert finding["details"] == {"node": "SqrtBackward0", "output": 0}
+    assert finding["details"] == {"node": "SqrtBackward0", "output": 0, "cause": "sqrt-at-zero"}
     stats = {s["name"]: s for s in finding["stats"]}
     assert stats["grad_output[0] (into SqrtBackward0)"]["nan"] == 0
     assert stats["saved result"]["min"] == 0.0 and stats["saved result"]["max"] == 2.0

@@ -113,13 +113,18 @@ def test_text_output_shows_both_lines():
 
 def test_nan_in_backward_names_the_node_its_forward_line_and_gradient_statistics():
     script = SCRIPTS / "torch_nan_backward.py"
-    finding = only_finding(script, "nan-in-backward", 1)
-    assert finding["details"] == {"node": "LogBackward0", "output": 0}
+    finding = only_finding(script, "nan-in-where-branch", 1)
+    assert (finding["details"]["node"], finding["details"]["output"]) == ("LogBackward0", 0)
     assert where(finding["location"]) == (str(script), line_of(script, "culprit"))
-    assert roles(finding) == {"backward": (str(script), line_of(script, "backward"))}
+    assert roles(finding) == {
+        "log: the branch not taken (LogBackward0)": (str(script), line_of(script, "culprit")),
+        "backward": (str(script), line_of(script, "backward")),
+    }
     stats = {s["name"]: s for s in finding["stats"]}
     into = stats["grad_output[0] (into LogBackward0)"]
     assert (into["nan"], into["min"], into["max"], into["dtype"]) == (0, 0.0, 1.0, "float32")
+    saved = stats["saved self"]
+    assert (saved["min"], saved["max"], saved["dtype"]) == (0.0, 4.0, "float32")
     out = stats["grad_input[0]"]
     assert (out["nan"], out["posinf"], out["numel"], out["min"], out["max"]) == (1, 0, 2, 0.25, 0.25)
 
@@ -184,7 +189,10 @@ def test_engine_scripts_never_import_torch_and_the_examples_run_as_documented():
         "assert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
-    for name, kind in [("script_inplace.py", "inplace-modified-saved"), ("script_nan.py", "nan-in-backward")]:
+    for name, kind in [
+        ("script_inplace.py", "inplace-modified-saved"),
+        ("script_nan.py", "nan-in-where-branch"),
+    ]:
         done = subprocess.run(
             [sys.executable, "-m", "gradcli", "anomaly", "--json", f"examples/torch/{name}"],
             capture_output=True,

@@ -88,6 +88,48 @@ def test_the_old_form_is_refused_under_vmap_even_unbatched(lib):
     assert Old.apply(lib.ones(2)).tolist() == [2.0, 2.0]  # outside vmap it is as it was
 
 
+def _old_double(lib):
+    class OldDouble(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    return OldDouble
+
+
+TRANSFORMS = {
+    "grad": lambda func, f, x: func.grad(lambda a: f(a).sum())(x),
+    "vjp": lambda func, f, x: func.vjp(f, x),
+    "jvp": lambda func, f, x: func.jvp(f, (x,), (x,)),
+    "jacrev": lambda func, f, x: func.jacrev(f)(x),
+    "jacfwd": lambda func, f, x: func.jacfwd(f)(x),
+    "hessian": lambda func, f, x: func.hessian(lambda a: f(a).sum())(x),
+}
+
+
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
+def test_the_old_form_is_refused_under_every_func_transform(lib, transform):
+    message = "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...)"
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        TRANSFORMS[transform](lib.func, _old_double(lib).apply, lib.ones(3, dtype=lib.float64))
+
+
+@pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
+def test_autograd_functional_runs_the_old_form_as_torch_does(lib, strategy):
+    """autograd.functional's vectorize and forward mode are torch's older vmap and forward AD, not torch.func."""
+    x = lib.ones(3, dtype=lib.float64)
+    jac = lib.autograd.functional.jacobian(_old_double(lib).apply, x, vectorize=True, strategy=strategy)
+    np.testing.assert_array_equal(jac.detach().numpy(), 2 * np.eye(3))
+
+
 def test_the_default_vmap_staticmethod_says_what_to_do(lib):
     with pytest.raises(NotImplementedError, match=re.escape(
         "To use autograd.Function with vmap, you must either override the vmap staticmethod or set "

@@ -121,7 +121,7 @@ def near(*values):
 
 FALLBACKS = {
     "custom Function": (lambda x: Cube.apply(x).sum() * 2, f64(5)),
-    "op without a rule": (lambda x: engine.cummax(x, 0).values.tanh(), f64(5)),
+    "op without a rule, its indices from values": (lambda x: engine.sort(x, 0).values.tanh(), f64(5)),
     "detach": (lambda x: x * x.detach(), f64(5)),
     "in-place": (lambda x: (x * 2).add_(1), f64(5)),
     # one element within eps of where the function changes: some perturbation crosses it
@@ -137,6 +137,11 @@ FALLBACKS = {
 def test_what_cannot_be_batched_falls_back_to_the_same_jacobians(spy, name):
     f, x = FALLBACKS[name]
     assert_same_jacobians(spy, f, (x,), expect_batched=False)
+
+
+def test_a_row_without_a_rule_runs_per_perturbation_inside_the_batched_path(spy):
+    """cummax has no batching rule and no attr worked out from values: its forward runs per element."""
+    assert_same_jacobians(spy, lambda x: engine.cummax(x, 0).values.tanh(), (f64(5),))
 
 
 def test_away_from_a_mask_edge_the_batched_path_runs(spy):

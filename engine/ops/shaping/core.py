@@ -17,7 +17,7 @@ from ...tensor import Tensor
 from .. import arg_errors
 from .. import derivatives as D
 from ..api import exported, public
-from ..op import apply_op, check_same_device
+from ..op import apply_op, check_same_device, refuse_batched
 from ..operands import as_operand, norm_dim, norm_dims
 from ..views import note_view
 from .dtype_views import view_dtype
@@ -280,12 +280,21 @@ def _array_key(item, dev):
     return item
 
 
+BOOL_MASK_UNDER_VMAP = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over "
+    "indexing with a boolean mask."
+)
+
+
 def getitem(a, key):
     key = index_tuple(key)
     if builtins.any(is_advanced(k) for k in key):
         basic, key = split_basic(key, a.dim())  # ints, slices first, as views (indexing.py)
         if basic is not None:
             a = getitem(a, basic)
+        for k in key:
+            if isinstance(k, Tensor) and k.dtype.name == "bool":
+                refuse_batched(k, BOOL_MASK_UNDER_VMAP)
         dev = backend.CPU if a._data.__class__ is ndarray else a.device
         array_key = tuple(_array_key(k, dev) for k in key)
         if len(array_key) == 1:

@@ -27,7 +27,16 @@ from ...tensor import Tensor, wrap
 from .. import derivatives as D
 from ..api import exported, public
 from ..inplace import apply_inplace
-from ..op import BATCHED_APPLY, apply_op, broadcast_error, check_same_device, new_node
+from ..op import (
+    BATCHED_APPLY,
+    VMAP_DYNAMIC_SHAPE,
+    VMAP_STORAGE,
+    apply_op,
+    broadcast_error,
+    check_same_device,
+    new_node,
+    refuse_batched,
+)
 from ..operands import as_operand, norm_dim
 from ..promotion import result_type
 from ..reductions.core import unique_dims
@@ -322,6 +331,7 @@ def unfold(a, dimension, size, step):
 
 @public
 def as_strided(input, size, stride, storage_offset=None):
+    refuse_batched(input, VMAP_STORAGE.format("as_strided"), storage=True)
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -621,6 +631,12 @@ def take_along_dim(input, indices, dim=None):
 
 @public
 def nonzero(input, *, as_tuple=False):
+    refuse_batched(
+        input,
+        "Batching rule not implemented for aten::nonzero_numpy. We could not generate a fallback."
+        if as_tuple
+        else VMAP_DYNAMIC_SHAPE.format("nonzero"),
+    )
     data = input._data
     xp = backend.xp_of(data)
     if as_tuple:
@@ -923,6 +939,12 @@ def masked_select(input, mask):
     error = broadcast_error((mask, input))
     if error is not None:
         raise error
+    refuse_batched(
+        mask,
+        "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this because "
+        "for each batch this would return a differently shaped Tensor. Please file an issue at "
+        "https://github.com/pytorch/pytorch/issues if you need this feature.",
+    )
     shape = tuple(_broadcast_shape([mask.shape, input.shape]))
     return apply_op(
         D.MASKED_SELECT, (input,), (input.shape, mask._data, shape, _mask_key(_xp(input), mask._data, shape))
@@ -1213,6 +1235,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 @public
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    refuse_batched(input, VMAP_DYNAMIC_SHAPE.format("_unique2" if dim is None else "unique_dim"))
     data = input._data
     xp = backend.xp_of(data)
     if dim is None:

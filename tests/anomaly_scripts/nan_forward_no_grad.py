@@ -1,7 +1,0 @@
-"""nan-in-forward (with --check-forward) while preparing data, before anything requires grad."""
-
-import engine
-
-features = engine.tensor([[-1.0, 2.0], [3.0, 4.0]])
-scaled = engine.log(features)  # mark: culprit
-print(scaled.mean(dim=0))
