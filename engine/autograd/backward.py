@@ -36,6 +36,10 @@ ndarray = numpy.ndarray
 #: only as a Tensor).
 VMAP: list = [None, lambda: False]
 
+#: Called with the tensors of every `backward()` and `grad()` call, before it runs: how a tool
+#: (gradcli graph) learns which results a script differentiated. Empty, it costs one test a call.
+call_watchers: list = []
+
 
 def use_vmap(map_gradients, running) -> None:
     VMAP[0], VMAP[1] = map_gradients, running
@@ -637,11 +641,18 @@ def _roots(tensors):
     return roots
 
 
+def _watched(tensors: tuple) -> None:
+    for watch in list(call_watchers):
+        watch(tensors)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     """engine.autograd.backward: accumulate d(sum of tensors . grad_tensors)/d(leaf) into .grad."""
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
     tensors = tuple(tensors)
+    if call_watchers:
+        _watched(tensors)
     grad_tensors = _tensor_or_tensors(grad_tensors, len(tensors))
     if retain_graph is None:
         retain_graph = create_graph
@@ -690,6 +701,8 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    if call_watchers:
+        _watched(outputs)
     keys = tuple(inputs) if type(inputs) is dict else None
     if keys is not None:
         inputs = tuple(inputs.values())

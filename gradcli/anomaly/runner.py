@@ -10,6 +10,7 @@ from __future__ import annotations
 import linecache
 import re
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 
 from ..libraries import TORCH_MISSING, MixedTensors, after_torch_import, is_missing_torch, library_of, loaded
@@ -30,8 +31,12 @@ def run_script(
     device: str = "cpu",
     seed: int | None = 0,
     check_forward: bool = False,
+    ended: Callable[[BaseException], None] | None = None,
 ) -> Report:
-    """Run `path` as `__main__` under instrumented anomaly mode; never raises for the user's errors."""
+    """Run `path` as `__main__` under instrumented anomaly mode; never raises for the user's errors.
+
+    `ended` is handed the exception that ended the script, if one did (`anomaly --graph` draws
+    the graph as it was then)."""
     from engine.backend import CudaUnavailable
 
     started = time.perf_counter()
@@ -86,6 +91,8 @@ def run_script(
                 raise interrupted(f"while running {path}", exc) from None
             except BaseException as exc:  # the user's script may raise anything
                 escaped = exc
+                if ended is not None:
+                    ended(exc)
                 finding = finding_of(exc)
                 if finding is not None:
                     report.findings.append(finding)

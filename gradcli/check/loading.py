@@ -12,6 +12,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from types import FunctionType, ModuleType
 from typing import Any
@@ -27,7 +28,15 @@ from ..libraries import (
     library_of,
 )
 from ..program.probing import attribute, instance_of
-from ..program.running import LoadError, compile_file, file_module, interrupted, running, user_error
+from ..program.running import (
+    LoadError,
+    compile_file,
+    file_module,
+    interrupted,
+    main_module,
+    running,
+    user_error,
+)
 from ..program.source_tree import imported_modules, parsed
 from .cases import Case, collecting
 
@@ -52,6 +61,8 @@ class LoadedFile:
     library: Library = ENGINE
     #: The check options of its project's `[tool.gradcli]` (set by `collection.collect`).
     project_options: dict[str, Any] = field(default_factory=dict)
+    #: What ended the file, when loaded with `keep_raised=True`: the exception (`cause`) and its line.
+    raised: LoadError | None = None
 
     def inputs_hint(self) -> str:
         return self.library.inputs_hint
@@ -78,29 +89,44 @@ class PreparedCase:
 _loaded_count = [0]
 
 
-def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> LoadedFile:
+def load_file(
+    path: str, *, seed: int = 0, require_cases: bool = True, as_main: bool = False, keep_raised: bool = False
+) -> LoadedFile:
     """Run `path` as a fresh module (with `seed` set) and collect the cases it declares.
 
     `require_cases=False` (gradcli graph, which also reads plain scripts) keeps a file without
-    valid cases: the error that would have been raised is kept in `cases_error` instead.
+    valid cases: the error that would have been raised is kept in `cases_error` instead. With
+    `as_main` the file runs as `__main__`, as `python FILE` runs it (its `if __name__ ==
+    "__main__":` block too, with sys.argv `[FILE]`), and an exit with status 0 ends it normally.
+    With `keep_raised`, an exception that ends the file is kept in `raised` (its cases are not
+    looked for) rather than raised.
     """
     user = compile_file(path, "check file")
     lines = user.lines
     _loaded_count[0] += 1
     stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     name = f"_gradcli_check_{_loaded_count[0]}_{stem}"
-    module = sys.modules[name] = file_module(name, user.abspath)
-    try:
-        with running(user, seed=seed), collecting() as decorated:
-            exec(user.code, module.__dict__)
-    except KeyboardInterrupt as exc:
-        sys.modules.pop(name, None)
-        raise interrupted(f"while loading {path}", exc) from None
-    except BaseException as exc:  # the user's file may raise anything, SystemExit included
-        sys.modules.pop(name, None)
-        raise user_error("exception while loading", exc, path, user.abspath, lines) from None
+    raised = None
+    with ExitStack() as scope:
+        if as_main:
+            module = scope.enter_context(main_module(user.abspath))
+        else:
+            module = sys.modules[name] = file_module(name, user.abspath)
+        try:
+            with running(user, seed=seed, argv=[path] if as_main else None), collecting() as decorated:
+                exec(user.code, module.__dict__)
+        except KeyboardInterrupt as exc:
+            sys.modules.pop(name, None)
+            raise interrupted(f"while loading {path}", exc) from None
+        except SystemExit as exc:
+            if not (as_main and exc.code in (None, 0)):
+                raised = _raised(exc, path, user.abspath, lines, name, keep_raised)
+        except BaseException as exc:  # the user's file may raise anything
+            raised = _raised(exc, path, user.abspath, lines, name, keep_raised)
     library = for_file(imported_modules(user.source))
-    loaded = LoadedFile(path, user.abspath, module, [], lines, library=library)
+    loaded = LoadedFile(path, user.abspath, module, [], lines, library=library, raised=raised)
+    if raised is not None:
+        return loaded
     try:
         loaded.cases = find_cases(loaded, decorated, user.source)
     except LoadError as exc:
@@ -108,6 +134,17 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
             raise
         loaded.cases_error = exc
     return loaded
+
+
+def _raised(
+    exc: BaseException, path: str, abspath: str, lines: list[str], name: str, keep: bool
+) -> LoadError:
+    """What ended the file: raised now, or kept (`keep`)."""
+    sys.modules.pop(name, None)
+    error = user_error("exception while loading", exc, path, abspath, lines)
+    if not keep:
+        raise error from None
+    return error
 
 
 def top_level_lines(source: str) -> dict[str, int]:

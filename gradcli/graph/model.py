@@ -199,6 +199,26 @@ class Summary:
     depth: int  # nodes on the longest path from a root to a leaf
 
 
+@dataclass(slots=True)
+class Raised:
+    """The exception that ended the file: the graph is drawn as it was when it was raised."""
+
+    exception: str  # "RuntimeError: one of the variables needed ..."
+    file: str
+    line: int | None  # the innermost line of the file in its traceback
+    code: str | None
+    in_backward: bool  # raised by the backward of the drawn targets
+
+
+@dataclass(slots=True)
+class Mark:
+    """An anomaly found at a node (`gradcli anomaly --graph`): drawn red, its text in the node's label."""
+
+    node: int
+    kind: str  # "failed": its backward raised; "nonfinite": it made the first NaN/Inf; "modified-saved"
+    text: str
+
+
 @dataclass
 class Graph:
     """The walked graph: nodes in preorder (ids are positions), roots, totals."""
@@ -211,3 +231,6 @@ class Graph:
     device: str = "cpu"
     seed: int = 0
     modules: dict[int, str] = field(default_factory=dict)  # node id -> the module whose forward made it
+    scope: str | None = None  # the function whose variables the targets are (None: the top level)
+    raised: Raised | None = None  # the error that ended the file, if one did
+    marks: list[Mark] = field(default_factory=list)

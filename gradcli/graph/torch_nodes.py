@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..anomaly.torch_instrument import SavedRecord
 from ..libraries import TORCH
 from ..program.names import NameIndex
 from .model import Constant, Edge, GraphNode, Hooks, Leaf, Output, Saved, TensorMeta
@@ -254,6 +255,9 @@ def _saved_tensor(
     saved_tensors_hooks returned, if one ran), `checked` what torch's checked read returned
     (None when it raised `versions`, (current, saved)); `known` is False when its saved
     version cannot be told."""
+    if isinstance(tensor, SavedRecord):  # what gradcli anomaly's hooks packed: the tensor, or its alias
+        original = tensor.ref()
+        tensor = original if original is not None else tensor.tensor
     if not TORCH.is_tensor(tensor):  # what saved_tensors_hooks packed: its unpacked tensor, if read
         if not TORCH.is_tensor(checked):
             return Saved(label, "value", value=_short_repr(tensor))

@@ -145,10 +145,17 @@ def test_exit_in_a_backward_fails_the_case(tmp_path, call):
     run_all("check", path, 1, f"backward of output 0 raised SystemExit: {call[9]}", f"(at {path}:11)")
 
 
-@pytest.mark.parametrize("command", ["check", "graph"])
-def test_exit_at_the_top_level_of_a_check_file_is_a_loading_error(tmp_path, command):
+def test_exit_at_the_top_level_of_a_check_file_is_a_loading_error(tmp_path):
     path = write(tmp_path, "import sys\nx = 1\nsys.exit(0)\n")
-    run_all(command, path, 2, f"{path}:3: exception while loading: SystemExit: 0")
+    run_all("check", path, 2, f"{path}:3: exception while loading: SystemExit: 0")
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "message"), [("0", 2, "no target found"), ("3", 2, "SystemExit: 3")]
+)
+def test_graph_runs_a_file_as_python_does_so_an_exit_with_status_0_ends_it(tmp_path, status, code, message):
+    path = write(tmp_path, f"import sys\nx = 1\nsys.exit({status})\n")
+    run_all("graph", path, code, message)
 
 
 @pytest.mark.parametrize(("status", "code"), [("0", 0), ("", 0), ("4", 2)])

@@ -4,10 +4,10 @@ and the HTML page in a real headless browser (skipped without Graphviz / Chromiu
 import json
 import re
 import shutil
-import subprocess
 import textwrap
 
 import pytest
+from headless import clicking, needs_chromium, page_result
 from typer.testing import CliRunner
 
 from gradcli.cli.app import app
@@ -87,36 +87,19 @@ def test_html_is_one_self_contained_file(tmp_path):
 
 # The harness goes around a copy of the page: errors are recorded from the first script on,
 # then a node is clicked and the search used, and the result is left in the DOM Chromium dumps.
-HARNESS_HEAD = """<script>window.__errors = []; window.addEventListener("error", e => __errors.push(String(e.message)));
-const __error = console.error; console.error = (...a) => { __errors.push(a.join(" ")); __error(...a); };</script>"""
-HARNESS_TAIL = """<script>setTimeout(() => {
-const g = [...document.querySelectorAll("g.node")].find(g => g.querySelector("title").textContent === "n2");
-g.dispatchEvent(new MouseEvent("click", {bubbles: true}));
-const s = document.getElementById("search"); s.value = "model.2"; s.dispatchEvent(new Event("input"));
-const out = document.createElement("pre"); out.id = "__result";
-out.textContent = JSON.stringify({errors: __errors, ready: document.body.dataset.ready,
-  details: document.getElementById("details").innerText, matches: document.getElementById("matches").textContent});
-document.body.appendChild(out); }, 100);</script>"""
+HARNESS = clicking(
+    'g.querySelector("title").textContent === "n2"',
+    'const s = document.getElementById("search"); s.value = "model.2"; s.dispatchEvent(new Event("input"));',
+    matches='document.getElementById("matches").textContent',
+)
 
 
 @needs_dot
-@pytest.mark.skipif(
-    shutil.which("chromium") is None, reason="chromium is not installed (apt install chromium)"
-)
+@needs_chromium
 def test_html_in_a_headless_browser_loads_cleanly_and_a_click_shows_the_nodes_details(tmp_path):
     target = tmp_path / "graph.html"
     assert run(tmp_path, "--format", "html", "-o", str(target), "--group-modules").exit_code == 0
-    page = target.read_text().replace("<head>", "<head>" + HARNESS_HEAD, 1)
-    page = page.replace("</body>", HARNESS_TAIL + "</body>", 1)
-    (tmp_path / "probe.html").write_text(page)
-    done = subprocess.run(
-        ["chromium", "--headless", "--disable-gpu", "--no-sandbox", "--virtual-time-budget=3000", "--dump-dom",
-         (tmp_path / "probe.html").as_uri()],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    found = re.search(r'<pre id="__result">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stderr[-2000:]
-    result = json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">"))
+    result = page_result(target.read_text(), tmp_path, HARNESS)
     assert result["errors"] == [] and result["ready"] == "true"
     document = json.loads(run(tmp_path, "--format", "json").stdout)
     node = document["nodes"][2]

@@ -24,12 +24,18 @@ under it::
       "schema": "gradcli.graph/1",
       "version": str,                       # gradcli version
       "file": str, "device": str, "seed": int,
-      "targets_from": "target" | "top-level" | "cases",
+      "targets_from": "target" | "raised" | "top-level" | "backward" | "cases",
       "depth_limit": int | null,            # --depth: only nodes with level < depth_limit
       "truncated": bool,                    # whether --depth left nodes out
       "summary": {"nodes": int, "leaves": int, "constants": int, "saved_tensors": int,
                   "saved_bytes": int, "stale_saved": int, "freed_nodes": int, "depth": int},
       "roots": [{"name": str, "node": int, "output_nr": int}],
+      "scope": str | null,                  # the function whose variables the roots are (null: top level)
+      "raised": {"exception": str,          # the error that ended FILE ("RuntimeError: ..."): the
+                 "file": str, "line": int | null,          # graph is drawn as it was then
+                 "code": str | null, "in_backward": bool} | null,  # raised by the roots' backward
+      "marks": [{"node": int,               # gradcli anomaly --graph: what its findings name
+                 "kind": "failed" | "nonfinite" | "modified-saved", "text": str}],
       "nodes": [{
         "id": int,
         "name": str,                        # type(node).__name__: "MulBackward0", "AccumulateGrad"
@@ -69,6 +75,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import textwrap
 from contextlib import AbstractContextManager
 from typing import Any, TextIO
 
@@ -81,6 +88,7 @@ from ...render.plurals import noun, plural
 from .. import Constant, ForwardLine, Graph, GraphNode, Leaf, Saved, TensorMeta
 from ..gc_pause import gc_paused
 from ..modules import node_modules
+from .failure_note import heading_target, marks_of, raised_lines
 from .graphviz_run import IMAGE_FORMATS, OutputError, dot_text, run_dot
 from .tree_fit import fit_lines, fitting_depth
 
@@ -90,6 +98,9 @@ DEFAULT_TREE_DEPTH = 50
 FORMATS = ("tree", "dot", "svg", "png", "pdf", "html", "json")
 
 Segment = tuple[str, str]  # (text, rich style)
+
+#: The fill of a node `gradcli anomaly --graph` marks, by the mark's kind.
+MARK_COLORS = {"failed": "red", "modified-saved": "red", "nonfinite": "orangered"}
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
 ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
@@ -196,11 +207,10 @@ def print_tree(
     fits = fitting_depth(width)
     limit = min(depth if depth is not None else DEFAULT_TREE_DEPTH, fits)
     lines = tree_lines(graph, depth=limit, show_saved=show_saved, ascii_only=ascii_only, verbose=verbose)
-    shown = ", ".join(r.name for r in graph.roots)
-    kind = "case outputs" if graph.targets_from == "cases" else ""
     heading: list[Segment] = [(f"{graph.file}: " if graph.file else "", "bold"), ("backward graph of ", "")]
-    heading.append((f"{kind} {shown}" if kind else shown, "bold"))
-    lines.insert(0, heading)
+    heading.append((heading_target(graph), "bold"))
+    raised = [[(text, "bold red")] for text in raised_lines(graph.raised)] if graph.raised else []
+    lines[:0] = [heading, *raised]
     cut = _cut_note(graph, depth, limit, width)
     style = "bold red" if graph.summary.stale_saved else "bold"
     clauses = summary_line(graph).split("; ")
@@ -486,6 +496,11 @@ def dot_source(
         '\tgraph [fontname=monospace ordering=in size="12,12"]',
         "\tnode [align=left fontname=monospace fontsize=10 height=0.2 ranksep=0.1 shape=box style=filled]",
     ]
+    if graph.raised is not None:
+        *where, exception = raised_lines(graph.raised)
+        note = [*where, *textwrap.wrap(exception, 100)]
+        lines.append(f"\tlabel={_quote(chr(10).join(note))} labelloc=t fontcolor=red")
+    marks = marks_of(graph)
     for node in graph.nodes:
         if not kept[node.id]:
             continue
@@ -505,9 +520,14 @@ def dot_source(
         color = "lightblue" if node.kind == "leaf" else "lightgrey"
         if any(s.stale for s in node.saved):
             color = "salmon"
-        lines.append(
-            f"\tn{node.id} [label={_quote(chr(10).join(label))} fillcolor={color} tooltip={_quote(node.name)}]"
+        found = marks.get(node.id, ())
+        label += [mark.text for mark in found]
+        style = (
+            f" fillcolor={MARK_COLORS[found[0].kind]} fontcolor=white penwidth=3"
+            if found
+            else f" fillcolor={color}"
         )
+        lines.append(f"\tn{node.id} [label={_quote(chr(10).join(label))}{style} tooltip={_quote(node.name)}]")
         for edge in node.edges:
             if edge.next is not None:
                 if kept[edge.next]:
@@ -528,7 +548,8 @@ def dot_source(
             if saved.kind != "tensor" or not (show_saved or saved.stale):
                 continue
             ident = f"s{node.id}_{k}"
-            text = [saved.name, meta_text(TensorMeta(saved.shape, saved.dtype, saved.device))]
+            text = [saved.name + (f": {', '.join(saved.names)}" if saved.names else "")]
+            text.append(meta_text(TensorMeta(saved.shape, saved.dtype, saved.device)))
             text.append(
                 f"version {saved.saved_version}" + (f", now {saved.current_version}" if saved.stale else "")
             )
@@ -643,6 +664,9 @@ def _head_dict(graph: Graph, depth: int | None, kept: list[bool]) -> dict[str, A
         "truncated": not all(kept),
         "summary": as_json(graph.summary),
         "roots": [as_json(r) for r in graph.roots],
+        "scope": graph.scope,
+        "raised": None if graph.raised is None else as_json(graph.raised),
+        "marks": [as_json(mark) for mark in graph.marks],
     }
 
 

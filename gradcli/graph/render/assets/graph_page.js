@@ -75,6 +75,9 @@
   function show(node) {
     details.replaceChildren();
     details.appendChild(el("h2", node.name + "  #" + node.id));
+    for (const mark of data.marks || []) {
+      if (mark.node === node.id) details.appendChild(el("p", mark.text, "stale"));
+    }
     if (modules[node.id] !== undefined) details.appendChild(el("p", "module: " + modules[node.id]));
     const line = node.forward_line;
     if (line) {
