@@ -225,6 +225,13 @@ def trace_of(node) -> traceback.StackSummary | None:
     return None if trace is None else summarize(trace)
 
 
+def unrecorded(name: str, inputs: tuple, out) -> None:
+    """An op ran without recording a node (nothing needed grad, or grad mode was off): shown to the
+    observer, with the name of the node it would have made."""
+    if observer is not None:
+        observer.computed(name, inputs, out)
+
+
 def forward_trace(node, inputs: tuple, out) -> list:
     """`creation_trace()` for an op's node, also shown to the observer with the op's output."""
     trace = creation_trace()
@@ -400,6 +407,9 @@ class Observer:
 
     def forward(self, node, inputs: tuple, out, trace: list) -> None:
         """An op recorded `node` (not yet linked to `out`) from `inputs`; `trace` is its creation."""
+
+    def computed(self, name: str, inputs: tuple, out) -> None:
+        """An op computed `out` from `inputs` without recording a node (`name`: the node it would make)."""
 
     def bumped(self, tensor) -> None:
         """An in-place change just bumped `tensor`'s version (recorded in `tensor._vc.bumps`)."""

@@ -566,6 +566,8 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
         out._node = None
         if _tangents[0]:  # forward AD: the output's tangent (ops/forward_mode.py)
             _jvp[0](op, inputs, attrs, (out,))
+        if _anomaly_on[0]:
+            anomaly.unrecorded(op.node.__name__, inputs, out)
         return out
 
     # The edges: where each input's gradient goes (a non-leaf's grad_fn inline, the rest in edge_of).
@@ -661,6 +663,9 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
     if not (grad_enabled and any(isinstance(x, Tensor) and x._rg for x in inputs)):
         if _tangents[0]:
             _jvp[0](op, inputs, attrs, outs)
+        if _anomaly_on[0]:
+            for out in outs:
+                anomaly.unrecorded(op.node.__name__, inputs, out)
         return outs
     saved, versions = [], []
     for i, _ in op.save_plan:

@@ -2,7 +2,7 @@
 
 `run_script` executes the user's script as `__main__` (argv, device and seed set) with
 engine's anomaly mode on and an `Instrument` installed as `engine.autograd.anomaly.observer`.
-The engine tells the instrument about every recorded op, backward run, node backward,
+The engine tells the instrument about every op (recorded or not), backward run, node backward,
 freed graph, gradient accumulation and non-leaf `.grad` read; the instrument keeps what a
 finding will need (raw frames, weak references, small counters) and turns it into plain
 dataclasses only when something is found. The first error stops the script, as it would

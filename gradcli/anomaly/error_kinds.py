@@ -21,6 +21,7 @@ autograd: `classify` returns None.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 
 from ..libraries import ENGINE, tensor_library
 from ..program.exception_text import message_of
@@ -381,20 +382,19 @@ CAUGHT = "the script went on after this error (it caught it, or it ended a threa
 
 
 def caught_findings(
-    instrument: Instrument,
+    errors: list[BaseException],
+    classify_error: Callable[[BaseException], Finding | None],
     escaped: BaseException | None,
     found: list[Finding],
-    sites: Sites,
-    module: types.ModuleType | None,
 ) -> list[Finding]:
-    """Findings for the engine's errors that did not end the script: caught by it, or raised in a
-    thread. They were recorded as raised (`Instrument.errors`); one finding per kind and line."""
+    """Findings for the errors that did not end the script: caught by it, or raised in a thread.
+    The instruments recorded them as raised; one finding per kind and line."""
     seen = {(f.kind, f.location.where if f.location else None) for f in found}
     findings = []
-    for exc in instrument.errors:
+    for exc in errors:
         if exc is escaped:
             continue
-        finding = classify(exc, instrument, sites, module)
+        finding = classify_error(exc)
         key = finding and (finding.kind, finding.location.where if finding.location else None)
         if finding is None or key in seen:
             continue

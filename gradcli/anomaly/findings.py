@@ -107,6 +107,7 @@ class Report:
     check_forward: bool
     findings: list[Finding] = field(default_factory=list)
     failure: ScriptFailure | None = None
+    notes: list[str] = field(default_factory=list)  # what the instrument stepped aside from, and where
     completed: bool = False  # the script ran to its end (or exited with status 0)
     elapsed: float = 0.0
 

@@ -1,6 +1,6 @@
 """The observer gradcli installs in engine's anomaly mode, and installing it.
 
-The engine tells the `Instrument` about every recorded op, backward run, node backward, freed
+The engine tells the `Instrument` about every op (recorded or not), backward run, node backward, freed
 graph, gradient accumulation and non-leaf `.grad` read. It keeps only what a finding will need
 (raw frames, weak references, small counters); `error_kinds` and `warning_kinds` turn that
 into findings. It raises itself only to stop the script at an anomaly the engine would carry
@@ -24,7 +24,7 @@ from ..program.modules import ModuleCall, current_module
 from ..program.sites import Sites, node_site
 from . import nonfinite
 from .nonfinite import walk
-from .stats import all_finite, array_of, finite_fast, has, host_array, shape_of
+from .stats import all_finite, array_of, finite_fast, has, host_array, is_float_array, shape_of
 
 #: Freed-node records kept (id(node) -> backward run); cleared past this, losing only line info.
 MAX_FREED = 1 << 16
@@ -124,7 +124,20 @@ class Instrument(Observer):
         if self.check_forward:
             data = out._data
             if data.dtype.kind == "f" and not finite_fast(data) and not all_finite(data):
-                raise nonfinite.forward_error(node, inputs, out, trace[0] if trace else None, self.sites)
+                self._stop_at(node.name(), inputs, out, trace[0] if trace else None)
+
+    def computed(self, name: str, inputs: tuple, out) -> None:
+        if self.check_forward:
+            data = out._data
+            if is_float_array(data) and not finite_fast(data) and not all_finite(data):
+                self._stop_at(name, inputs, out, None)
+
+    def _stop_at(self, name: str, inputs, out, site: tuple | None) -> None:
+        """Stop at an op whose output holds NaN/Inf (`--check-forward`); `site`, when not known, is
+        looked up only then."""
+        error = nonfinite.forward_error(name, inputs, out, site or anomaly.user_site(), self.sites)
+        self.raised(error)
+        raise error
 
     def bumped(self, tensor) -> None:
         """Which module's forward changed `tensor` in place, if any (x.relu_() inside ReLU)."""
@@ -231,7 +244,8 @@ class Instrument(Observer):
 
     # -- errors -------------------------------------------------------------------------
     def raised(self, exc) -> None:
-        """Kept when raised, not when the script ends: the script may catch it, or it ends a thread."""
+        """Kept when raised, not when the script ends: the script may catch it, or it ends a thread.
+        Raised in a backward run, it cut the run short: the leaves below its roots count as reached."""
         if getattr(exc, "autograd_kind", None) == "freed" and self._roots:
             exc.backward_roots = self._roots[-1]  # where the second backward came from
             run = self._runs[-1]
@@ -241,6 +255,8 @@ class Instrument(Observer):
             )
         if len(self.errors) < MAX_RAISED and all(exc is not seen for seen in self.errors):
             self.errors.append(exc)
+        if self._roots:
+            mark_reached(self.leaves, graph_leaves(self._roots[-1]))
 
     # -- reads --------------------------------------------------------------------------
     def grad_read(self, tensor) -> None:
@@ -255,6 +271,22 @@ def saved_values(node) -> dict:
         saved[name] = host_array(array_of(value)) if isinstance(value, Tensor) else value
     saved.update(zip(getattr(node, "attr_names", ()), getattr(node, "_attrs", ())))
     return saved
+
+
+def graph_leaves(roots) -> Iterator:
+    """The tensors that the AccumulateGrad nodes below `roots` feed (engine and torch graphs alike)."""
+    for node in walk([root for root in roots if root is not None]):
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            yield variable
+
+
+def mark_reached(leaves: dict[int, LeafUse], tensors) -> None:
+    """A backward reached these tensors, or would have if an error had not cut it short: not unused."""
+    for tensor in tensors:
+        use = leaves.get(id(tensor))
+        if use is not None and use.ref() is tensor:
+            use.received = True
 
 
 def note_grad_read(

@@ -21,26 +21,35 @@ from ..program.names import op_name
 from ..program.sites import Sites, node_site
 from .causes import Cause, backward_cause, forward_cause, made_here
 from .findings import ERROR, AnomalyFound, Finding, Location, TensorStats
-from .stats import has, host_array, shape_of, tensor_stats
+from .stats import host_array, tensor_stats
 
 # ----------------------------------------------------------------------------- forward
 
 
-def forward_error(node, inputs, out, site: tuple | None, sites: Sites) -> AnomalyFound:
-    """The error that stops the script at an op whose forward output holds NaN / Inf."""
+def forward_error(name: str, inputs, out, site: tuple | None, sites: Sites) -> AnomalyFound:
+    """The error that stops the script at an engine op (`name`: its node's) whose output holds NaN / Inf."""
     from engine.tensor import Tensor
 
-    name = node.name()
-    what = "nan" if has("nan", out._data) else "inf"
     stats = [tensor_stats("output", out)]
-    tainted = []
-    for i, x in enumerate(inputs):
-        if isinstance(x, Tensor):
-            s = tensor_stats(f"input {i}", x)
-            if s is not None:
-                stats.append(s)
-                if s.nonfinite:
-                    tainted.append(i)
+    stats += [tensor_stats(f"input {i}", x) if isinstance(x, Tensor) else None for i, x in enumerate(inputs)]
+    values = [host_array(x._data) if isinstance(x, Tensor) else x for x in inputs]
+    return forward_anomaly(name, stats, inputs, values, host_array(out._data), site, sites)
+
+
+def forward_anomaly(
+    name: str,
+    stats: list[TensorStats | None],
+    inputs: list,
+    values: list,
+    output,
+    site: tuple | None,
+    sites: Sites,
+) -> AnomalyFound:
+    """The error that stops the script at `name` (its node, or the op when none was recorded), for
+    engine and torch alike: `stats` are the output's, then each input's (None for what is no float
+    tensor); `values` the inputs on the host (numbers as they are), `output` the output's."""
+    what = "nan" if stats[0].nan else "inf"
+    tainted = [i for i, s in enumerate(stats[1:]) if s is not None and s.nonfinite]
     op = op_name(name)
     message = (
         f"{op} produced {what} values in forward ({stats[0].nan} nan, "
@@ -50,11 +59,11 @@ def forward_error(node, inputs, out, site: tuple | None, sites: Sites) -> Anomal
     if tainted:
         message += f"; its input {', '.join(map(str, tainted))} already held non-finite values, made outside the graph"
     else:
-        message += " from finite inputs"
-        values = [host_array(x._data) if isinstance(x, Tensor) else x for x in inputs]
+        if any(s is not None for s in stats[1:]):
+            message += " from finite inputs"
         sources = [source_op(getattr(x, "grad_fn", None)) for x in inputs]
-        cause = forward_cause(op, values, host_array(out._data), sources)
-    details = {"node": name, "op": op, "output_shape": shape_of(out)}
+        cause = forward_cause(op, values, output, sources)
+    details = {"node": name, "op": op, "output_shape": [int(n) for n in output.shape]}
     if cause is not None:
         message += f": {cause.why}"
         details["cause"] = cause.name

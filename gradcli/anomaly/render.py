@@ -100,6 +100,7 @@ def json_document(report: Report, *, strict: bool = False) -> str:
         },
         "failure": None if report.failure is None else as_json(report.failure),
         "findings": [as_json(f) for f in findings],
+        "notes": report.notes,
     }
     return json.dumps(document, indent=2)
 
@@ -113,6 +114,8 @@ def print_report(console: Console, report: Report, *, strict: bool = False) -> N
         console.print(finding_panel(finding, console.is_terminal))
     if report.failure is not None:
         console.print(failure_panel(report.failure, console.is_terminal))
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="dim"))
     console.print(summary_text(report, strict))
 
 

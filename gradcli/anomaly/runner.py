@@ -17,6 +17,7 @@ from ..libraries import TORCH_MISSING, MixedTensors, after_torch_import, is_miss
 from ..program.exception_text import exception_text
 from ..program.running import CannotRun, compile_file, interrupted, main_module, running, using_device
 from ..program.sites import Sites, raise_site, user_tb_frames, user_traceback
+from ..program.threads import thread_errors
 from .error_kinds import caught_findings, classify
 from .findings import Location, Report, ScriptFailure
 from .instrument import Instrument, instrumented
@@ -49,9 +50,21 @@ def run_script(
         return report
     sites = Sites(user.abspath, path)
     instrument = Instrument(sites, check_forward)
-    torch_side = _TorchSide()
+    torch_side = _TorchSide(sites, check_forward)
     module = None
     escaped = None
+    in_threads: list[BaseException] = []
+
+    def finding_of(exc: BaseException):
+        return torch_side.classify(exc, sites, module) or classify(exc, instrument, sites, module)
+
+    def ended_a_thread(exc: BaseException) -> bool:
+        """An anomaly that ended one of the script's threads: reported as a finding, not printed."""
+        found = finding_of(exc) is not None
+        if found:
+            in_threads.append(exc)
+        return found
+
     try:
         with (
             using_device(device, [path]),
@@ -59,7 +72,7 @@ def run_script(
             running(user, seed=seed, argv=report.argv),
         ):
             try:
-                with instrumented(instrument), torch_side.installed():
+                with instrumented(instrument), torch_side.installed(), thread_errors(ended_a_thread):
                     exec(user.code, module.__dict__)
                 report.completed = True
             except SystemExit as exc:
@@ -80,17 +93,19 @@ def run_script(
                 escaped = exc
                 if ended is not None:
                     ended(exc)
-                finding = torch_side.classify(exc, sites, module) or classify(exc, instrument, sites, module)
+                finding = finding_of(exc)
                 if finding is not None:
                     report.findings.append(finding)
                 else:
                     report.failure = _failure(exc, sites)
     except CudaUnavailable as exc:
         report.failure = ScriptFailure("device", f"--device {device} is unavailable: {exc}")
-    report.findings.extend(caught_findings(instrument, escaped, report.findings, sites, module))
+    errors = [*instrument.errors, *torch_side.errors, *in_threads]
+    report.findings.extend(caught_findings(errors, finding_of, escaped, report.findings))
     report.findings.extend(collect_warnings(instrument, sites, module, report.completed))
     if torch_side.instrument is not None:
         report.findings.extend(collect_warnings(torch_side.instrument, sites, module, report.completed))
+        report.notes.extend(unwatched_notes(torch_side.instrument.unwatched, sites))
     report.elapsed = time.perf_counter() - started
     return report
 
@@ -98,9 +113,15 @@ def run_script(
 class _TorchSide:
     """torch's instrument, installed only if the script imports torch (gradcli never imports it)."""
 
-    def __init__(self):
+    def __init__(self, sites: Sites, check_forward: bool):
         self.instrument = None
+        self._sites = sites
+        self._check_forward = check_forward
         self._stack = ExitStack()
+
+    @property
+    def errors(self) -> list[BaseException]:
+        return self.instrument.errors if self.instrument is not None else []
 
     def installed(self) -> ExitStack:
         """For the block: as soon as torch is imported, its instrument; removed at the end."""
@@ -110,7 +131,7 @@ class _TorchSide:
     def _install(self, torch) -> None:
         from .torch_instrument import TorchInstrument, torch_instrumented
 
-        self.instrument = TorchInstrument(torch)
+        self.instrument = TorchInstrument(torch, self._sites, self._check_forward)
         self._stack.enter_context(torch_instrumented(self.instrument))
 
     def classify(self, exc: BaseException, sites: Sites, module):
@@ -119,6 +140,17 @@ class _TorchSide:
         from .torch_errors import classify_torch
 
         return classify_torch(exc, self.instrument, sites, module)
+
+
+def unwatched_notes(unwatched: dict[str, list], sites: Sites) -> list[str]:
+    """What the instrument stepped aside from, each with the first line where, and how often."""
+    notes = []
+    for what, (site, count) in unwatched.items():
+        location = sites.location(site)
+        where = f" at {location.where}" if location is not None else ""
+        times = f" ({count} times)" if count > 1 else ""
+        notes.append(f"not watched{where}{times}: {what}")
+    return notes
 
 
 def _cannot_run(exc: CannotRun) -> ScriptFailure:

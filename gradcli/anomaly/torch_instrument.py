@@ -1,7 +1,8 @@
 """What the engine's observer records, recorded for torch scripts through torch's own extension points.
 
 Installed by the runner only once the script imports torch (`libraries.after_torch_import`),
-removed when it ends; no torch function is patched. Two hooks:
+removed when it ends, in the script's thread and in every thread it starts (torch keeps both hooks
+per thread); no torch function is patched. Two hooks:
 
 - a `TorchFunctionMode` sees each torch call the script makes (not the calls inside them): the
   user's line (one stack walk), the versions of its tensor arguments before and after (a bump is
@@ -9,26 +10,35 @@ removed when it ends; no torch function is patched. Two hooks:
   `F.relu(inplace=True)`) with the nn.Module whose forward made it, the nodes it created (their line in `grad_fn.metadata`, and a post
   hook that stops at the first NaN/Inf gradient), the leaves it used, `backward()` /
   `autograd.grad()` calls (what they added into `.grad`) and `.grad` reads;
-- `saved_tensors_hooks`: each saved tensor is packed as a detached alias (same storage and
-  version counter, no reference cycle) with its version and line. torch skips its own version
-  check for hooked saved tensors, so unpack makes it, raising torch's error with the record.
+- saved-tensor hooks, pushed around each of those calls: each saved tensor is packed as a detached
+  alias (same storage and version counter, no reference cycle) with its version and line. torch
+  skips its own version check for hooked saved tensors, so unpack makes it, raising torch's error
+  with the record.
+
+The instrument never changes what the script does: where a hook cannot be kept (saved-tensor hooks
+disabled, as torch.func's grad, vjp and jacrev do, or the script's own hooks in place; gradients
+batched by vmap, which cannot be read) it steps aside for that call and says so (`unwatched`).
+The errors it sees raised are kept (`errors`), since the script may catch them or they may end a
+thread.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 from engine.autograd.anomaly import user_site
 
 from ..program.exception_text import message_of
 from ..program.modules import ModuleCall, current_module
-from ..program.sites import SITE_KEY
-from .instrument import GradState, LeafUse, note_grad_read
-from .nonfinite import diagnose, walk
+from ..program.sites import SITE_KEY, Sites
+from ..program.threads import in_new_threads
+from .instrument import MAX_RAISED, GradState, LeafUse, graph_leaves, mark_reached, note_grad_read
+from .nonfinite import diagnose, forward_anomaly, walk
 from .stats import tensor_stats
 
 #: grad_fn.metadata key of the user's line that created a node.
@@ -56,21 +66,35 @@ class SavedRecord:
         self.is_output = False  # saved by the op that produced it
 
 
+class _CallState(threading.local):
+    """The torch call running now in this thread: the user's line, the tensors saved during it."""
+
+    site: tuple | None = None
+    packed: list[SavedRecord] | None = None
+
+
 class TorchInstrument:
     """Records what gradcli anomaly's findings need, for torch tensors (see the module's docstring)."""
 
-    def __init__(self, torch: Any):
+    def __init__(self, torch: Any, sites: Sites, check_forward: bool = False):
         self.torch = torch
+        self.sites = sites
+        self.check_forward = check_forward
         self.backward_calls = 0
         self.leaves: dict[int, LeafUse] = {}
         self.grads: dict[int, GradState] = {}
         self.nonleaf_reads: dict[tuple, dict] = {}
         # storage -> (before, after, site, the nn.Module whose forward made the change)
         self.bumps: dict[int, list[tuple[int, int, tuple | None, ModuleCall | None]]] = {}
-        self._site: tuple | None = None  # the user's line of the torch call running now
-        self._roots: list[list] = []  # the root nodes of each backward call running now
-        self._ran_saved: list[bool] = []  # and whether it ran a node holding saved tensors yet
-        self._packed: list[SavedRecord] | None = None  # saved during that call
+        self.errors: list[BaseException] = []  # torch's autograd errors and the instrument's, as raised
+        self.unwatched: dict[str, list] = {}  # what was not watched -> [its first site, how many times]
+        self._now = _CallState()
+        # Backward calls running now: their root nodes, and whether each ran a node holding saved
+        # tensors yet; read by node hooks, which run on torch's device threads too.
+        self._roots: list[list] = []
+        self._ran_saved: list[bool] = []
+        self._autograd = torch._C._autograd
+        self._functorch = torch._C._functorch
         self._tensor = torch.Tensor
         self._grad_attribute = torch._C.TensorBase.grad
         self._backward_method = torch.Tensor.backward
@@ -86,21 +110,58 @@ class TorchInstrument:
         site = user_site()
         tensors = self._tensors(args, kwargs)
         versions = [_version(t) for t in tensors]
-        outer, self._site, self._packed = self._site, site, []
+        now = self._now
+        outer = now.site, now.packed
+        now.site, now.packed = site, []
+        unhooked = self._hook_saved()
         try:
             out = func(*args, **kwargs)
         except RuntimeError as exc:
             _tag_leaf_inplace(exc, tensors)
+            if hasattr(exc, "autograd_kind"):
+                self.raised(exc)
             raise
         finally:
-            self._site, packed, self._packed = outer, self._packed, None
+            if unhooked is None:
+                self._autograd._pop_saved_tensors_default_hooks()
+            packed = now.packed
+            now.site, now.packed = outer
         for t, before in zip(tensors, versions):
             after = _version(t)
             if after != before:
                 self._bumped(t, before, after, site)
-        if self.torch.is_grad_enabled():
-            self._recorded(out, tensors, site, packed)
+        if self.torch.is_grad_enabled() and self._recorded(out, tensors, site, packed) and unhooked:
+            self._step_aside(
+                f"tensors saved for backward were not checked for in-place changes: {unhooked}", site
+            )
+        if self.check_forward:
+            self._check_forward(func, out, tensors, site)
         return out
+
+    def _hook_saved(self) -> str | None:
+        """Push the saved-tensor hooks for a call (None), or say why they cannot be: torch or the
+        script disabled them (torch.func's grad, vjp, jacrev), or the script's own hooks hold them."""
+        autograd = self._autograd
+        disabled = autograd._saved_tensors_hooks_get_disabled_error_message()
+        if disabled is not None:
+            return f'saved-tensor hooks are disabled there ("{disabled}")'
+        if autograd._top_saved_tensors_default_hooks(False) is not None:
+            return "the script's own saved-tensor hooks hold them"
+        autograd._push_saved_tensors_default_hooks(self.pack, self.unpack)
+        return None
+
+    def _step_aside(self, what: str, site: tuple | None) -> None:
+        """Note what was not watched, and the first line where (counted after that)."""
+        record = self.unwatched.get(what)
+        if record is None:
+            self.unwatched[what] = [site, 1]
+        else:
+            record[1] += 1
+
+    def raised(self, exc: BaseException) -> None:
+        """Kept when raised, not when the script ends: the script may catch it, or it ends a thread."""
+        if len(self.errors) < MAX_RAISED and all(exc is not seen for seen in self.errors):
+            self.errors.append(exc)
 
     def _tensors(self, args: tuple, kwargs: dict) -> list:
         kind = self._tensor
@@ -123,8 +184,9 @@ class TorchInstrument:
         if len(records) > MAX_BUMPS:
             del records[0]
 
-    def _recorded(self, out, tensors: list, site: tuple | None, packed: list[SavedRecord]) -> None:
-        """The nodes the call created (their line, a NaN/Inf check) and the leaves it used."""
+    def _recorded(self, out, tensors: list, site: tuple | None, packed: list[SavedRecord]) -> bool:
+        """The nodes the call created (their line, a NaN/Inf check) and the leaves it used; whether it
+        created one."""
         outputs = out if type(out) in (tuple, list) else (out,)
         saver = None
         saves = bool(packed)
@@ -139,7 +201,7 @@ class TorchInstrument:
             saver = fn.name()
             fn.register_hook(functools.partial(self._check_gradients, saver, site, meta, saves))
         if saver is None:
-            return
+            return False
         for record in packed:
             record.saver = saver
             original = record.ref()
@@ -149,6 +211,55 @@ class TorchInstrument:
                 use = self.leaves.get(id(t))
                 if use is None or use.ref() is not t:
                     self.leaves[id(t)] = LeafUse(weakref.ref(t), list(t.shape), site)
+        return True
+
+    def _check_forward(self, func, out, tensors: list, site: tuple | None) -> None:
+        """Stop at the first call whose output holds NaN/Inf (`--check-forward`)."""
+        outputs = out if type(out) in (tuple, list) else (out,)
+        strided = self.torch.strided
+        for t in outputs:
+            if (
+                not isinstance(t, self._tensor)
+                or not t.is_floating_point()
+                or t.layout != strided
+                or t.is_meta
+            ):
+                continue
+            what = self._nonfinite(t, "outputs", site)
+            if what is None:
+                continue
+            fn = t.grad_fn
+            name = fn.name() if fn is not None else _function_name(func)
+            stats = [_tensor_stats("output", t)] + [
+                _tensor_stats(f"input {i}", x) for i, x in enumerate(tensors)
+            ]
+            values = [_numpy(x) for x in tensors]
+            error = forward_anomaly(name, stats, tensors, values, _numpy(t), site, self.sites)
+            self.raised(error)
+            raise error
+
+    def _nonfinite(self, tensor, what: str, site: tuple | None) -> str | None:
+        """`nan` or `inf` when `tensor` holds one; None when it is finite, or cannot be read (vmap's
+        batched tensors), which is noted."""
+        if self._batched(tensor):
+            self._step_aside(f"{what} batched by vmap were not checked for NaN/Inf", site)
+            return None
+        values = tensor.detach()
+        if values.numel() == 0:
+            return None
+        total = values.sum().item()
+        if total - total == 0 or bool(self.torch.isfinite(values).all()):
+            return None
+        return "nan" if bool(self.torch.isnan(values).any()) else "inf"
+
+    def _batched(self, tensor) -> bool:
+        """Whether `tensor` is batched by vmap (torch.func's, or autograd.functional's vectorize=True),
+        where its values cannot be read."""
+        functorch = self._functorch
+        if functorch.is_batchedtensor(tensor) or functorch.is_legacy_batchedtensor(tensor):
+            return True
+        layers = functorch.get_interpreter_stack()
+        return layers is not None and any(layer.key() == functorch.TransformType.Vmap for layer in layers)
 
     # -- saved tensors -------------------------------------------------------------------------
     def pack(self, tensor) -> SavedRecord:
@@ -156,19 +267,22 @@ class TorchInstrument:
         record = SavedRecord(
             tensor.detach(),
             tensor._version,
-            self._site or user_site(),
+            self._now.site or user_site(),
             weakref.ref(tensor),
             fn.name() if fn is not None else None,
             tensor.output_nr,
         )
-        if self._packed is not None:
-            self._packed.append(record)
+        packed = self._now.packed
+        if packed is not None:
+            packed.append(record)
         return record
 
     def unpack(self, record: SavedRecord):
         tensor = record.tensor
         if tensor._version != record.version:
-            raise modified_error(record)
+            error = modified_error(record)
+            self.raised(error)
+            raise error
         return tensor
 
     def modifications(self, record: SavedRecord) -> dict[int, tuple]:
@@ -201,10 +315,9 @@ class TorchInstrument:
         for index, g in enumerate(grad_inputs):
             if g is None or not g.is_floating_point():
                 continue
-            total = g.detach().sum().item()
-            if total - total == 0 or bool(self.torch.isfinite(g).all()):
+            what = self._nonfinite(g, "gradients", site)
+            if what is None:
                 continue
-            what = "nan" if bool(self.torch.isnan(g).any()) else "inf"
             exc = RuntimeError(f"Function '{name}' returned {what} values in its {index}th output.")
             exc.autograd_kind = f"{what}-in-backward"
             exc.output_index = index
@@ -219,6 +332,7 @@ class TorchInstrument:
                 exc.diagnosis = diagnose(
                     node, roots, saved, _numpy(given), _numpy(g), self.torch.__name__, _saved_values
                 )
+            self.raised(exc)
             raise exc
 
     def _backward(self, func, args: tuple, kwargs: dict) -> Any:
@@ -234,19 +348,25 @@ class TorchInstrument:
             grad = leaf.grad
             before.append((use, leaf, grad, _version(grad) if grad is not None else None))
         outputs = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
-        self._roots.append([t.grad_fn for t in self._tensors((outputs,), {}) if t.grad_fn is not None])
+        roots = [t.grad_fn for t in self._tensors((outputs,), {}) if t.grad_fn is not None]
+        self._roots.append(roots)
         self._ran_saved.append(False)
+        unhooked = self._hook_saved()
         try:
             result = func(*args, **kwargs)
         except RuntimeError as exc:
             _tag_backward_error(exc, args)
             if getattr(exc, "autograd_kind", None) == "freed":
-                exc.backward_roots = self._roots[-1]  # where the second backward came from
+                exc.backward_roots = roots  # where the second backward came from
                 exc.ran_saved = self._ran_saved[-1]
+            self.raised(exc)
+            mark_reached(self.leaves, graph_leaves(roots))
             raise
         finally:
             self._roots.pop()
             self._ran_saved.pop()
+            if unhooked is None:
+                self._autograd._pop_saved_tensors_default_hooks()
         for use, leaf, grad, version in before:
             now = leaf.grad
             if now is not None and (now is not grad or _version(now) != version):
@@ -376,30 +496,31 @@ def _tag_backward_error(exc: RuntimeError, args: tuple) -> None:
 
 def _stats(name: str, grad_inputs: tuple, grad_outputs: tuple, saved: dict) -> list:
     """NaN/Inf counts and finite ranges of what a node's backward got, saved and returned."""
-    out = [_gradient_stats(f"grad_output[{i}] (into {name})", g) for i, g in enumerate(grad_outputs)]
+    out = [_tensor_stats(f"grad_output[{i}] (into {name})", g) for i, g in enumerate(grad_outputs)]
     for key, value in saved.items():
         stats = tensor_stats(f"saved {key}", value)
         if stats is not None:
             stats.dtype = str(value.dtype)  # numpy's name is torch's: float32
             out.append(stats)
-    out += [_gradient_stats(f"grad_input[{i}]", g) for i, g in enumerate(grad_inputs)]
+    out += [_tensor_stats(f"grad_input[{i}]", g) for i, g in enumerate(grad_inputs)]
     return [s for s in out if s is not None]
 
 
-def _gradient_stats(label: str, gradient):
-    if gradient is None or not gradient.is_floating_point():
+def _tensor_stats(label: str, tensor):
+    """NaN/Inf counts and the finite range of a float torch tensor; None for any other value."""
+    if tensor is None or not tensor.is_floating_point():
         return None
-    stats = tensor_stats(label, _numpy(gradient))
-    stats.dtype = str(gradient.dtype).removeprefix("torch.")
+    stats = tensor_stats(label, _numpy(tensor))
+    stats.dtype = str(tensor.dtype).removeprefix("torch.")
     return stats
 
 
 def _numpy(tensor):
-    """A floating tensor's values as a numpy array, half precisions widened (None stays None)."""
+    """A tensor's values as a numpy array, half precisions widened (None stays None)."""
     if tensor is None:
         return None
     host = tensor.detach().cpu()
-    return (host.float() if host.element_size() < 4 else host).numpy()
+    return (host.float() if host.is_floating_point() and host.element_size() < 4 else host).numpy()
 
 
 def _saved_values(node) -> dict:
@@ -419,17 +540,33 @@ def _saved_values(node) -> dict:
     return saved
 
 
+def _function_name(func) -> str:
+    """The op a torch function runs, as a node would name it: `Tensor.__truediv__` -> `div`."""
+    name = getattr(func, "__name__", str(func)).strip("_")
+    return _OPERATORS.get(name, name)
+
+
+#: Tensor operators whose op has another name than theirs (less the underscores).
+_OPERATORS = {
+    **dict.fromkeys(("truediv", "rtruediv", "itruediv", "div"), "div"),
+    **dict.fromkeys(("floordiv", "rfloordiv", "ifloordiv"), "floor_divide"),
+    **dict.fromkeys(("radd", "iadd"), "add"),
+    **dict.fromkeys(("rsub", "isub"), "sub"),
+    **dict.fromkeys(("rmul", "imul"), "mul"),
+    **dict.fromkeys(("rpow", "ipow"), "pow"),
+    "rmatmul": "matmul",
+}
+
+
 @contextmanager
 def torch_instrumented(instrument: TorchInstrument) -> Iterator[None]:
-    """The mode and the saved-tensor hooks, for the block."""
-    from torch.autograd.graph import saved_tensors_hooks
+    """The torch function mode for the block, in this thread and in each thread started during it."""
     from torch.overrides import TorchFunctionMode
 
     class Recording(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             return instrument.call(func, args, kwargs or {})
 
-    with ExitStack() as stack:
-        stack.enter_context(saved_tensors_hooks(instrument.pack, instrument.unpack))
-        stack.enter_context(Recording())
+    mode = Recording()
+    with mode, in_new_threads(mode.__enter__):
         yield

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the graph and rich only when --graph is given
 
 HELP = """Run SCRIPT (as __main__, with ARGS as its sys.argv[1:]) under anomaly mode and report what went wrong in autograd.
 
-Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, no-grad-view-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values, and why: log of a softmax, sqrt or pow at 0, exp overflow, division by zero, ...), nan-in-where-branch (the branch where() did not take), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first recorded op whose forward output holds NaN/Inf. Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
+Errors (the first one stops the script): inplace-modified-saved (with the line that saved the tensor and the line that modified it), leaf-inplace, no-grad-view-inplace, nan-in-backward / inf-in-backward (with NaN/Inf counts and ranges of the node's gradients and saved values, and why: log of a softmax, sqrt or pow at 0, exp overflow, division by zero, ...), nan-in-where-branch (the branch where() did not take), backward-twice, implicit-grad-nonscalar, and any other autograd error. --check-forward also stops at the first op whose output holds NaN/Inf (recorded or not). Warnings (collected to the end): grad-accumulation, nonleaf-grad-read, unused-parameter.
 
 --graph FILE also writes the backward graph as it was when the script ended (the failed backward's, else the last one's), with the nodes the findings name in red; FILE's extension is the format (.html, .svg, .png, .pdf, .dot, .json).
 

@@ -73,7 +73,6 @@ CAUGHT = {
 }
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the thread case
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")  # the script's own detect_anomaly
 @pytest.mark.parametrize("case", CAUGHT)
 def test_a_nan_in_backward_is_found_whatever_the_script_does_to_hide_it(tmp_path, case):
