@@ -19,6 +19,10 @@ def array_of(value):
     return getattr(value, "_data", value)
 
 
+def is_float_array(data) -> bool:
+    return hasattr(data, "dtype") and data.dtype.kind == "f" and data.size > 0
+
+
 def finite_fast(data) -> bool:
     """True when a float array is certainly all finite (one BLAS call); False means look closer.
     Flattened in memory order: a transposed gradient is not copied."""
