@@ -133,11 +133,12 @@ class Instrument(Observer):
                 self._stop_at(name, inputs, out, None)
 
     def _stop_at(self, name: str, inputs, out, site: tuple | None) -> None:
-        """Stop at an op whose output holds NaN/Inf (`--check-forward`); `site`, when not known, is
-        looked up only then."""
+        """Stop at an op whose output holds NaN/Inf (`--check-forward`), unless the infinity was meant
+        (nonfinite.forward_anomaly); `site`, when not known, is looked up only then."""
         error = nonfinite.forward_error(name, inputs, out, site or anomaly.user_site(), self.sites)
-        self.raised(error)
-        raise error
+        if error is not None:
+            self.raised(error)
+            raise error
 
     def bumped(self, tensor) -> None:
         """Which module's forward changed `tensor` in place, if any (x.relu_() inside ReLU)."""

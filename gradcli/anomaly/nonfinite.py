@@ -26,7 +26,15 @@ from .stats import host_array, tensor_stats
 # ----------------------------------------------------------------------------- forward
 
 
-def forward_error(name: str, inputs, out, site: tuple | None, sites: Sites) -> AnomalyFound:
+#: Ops that write a value they are given (lowercase, without underscores): an infinity they put
+#: in their output was asked for (`masked_fill(mask, -inf)` before a softmax), not computed.
+PLACES_VALUES = frozenset(
+    {"maskedfill", "fill", "indexfill", "indexput", "scatter", "where", "constantpadnd", "pad", "full"}
+    | {"fulllike", "newfull"}
+)
+
+
+def forward_error(name: str, inputs, out, site: tuple | None, sites: Sites) -> AnomalyFound | None:
     """The error that stops the script at an engine op (`name`: its node's) whose output holds NaN / Inf."""
     from engine.tensor import Tensor
 
@@ -44,13 +52,17 @@ def forward_anomaly(
     output,
     site: tuple | None,
     sites: Sites,
-) -> AnomalyFound:
+) -> AnomalyFound | None:
     """The error that stops the script at `name` (its node, or the op when none was recorded), for
     engine and torch alike: `stats` are the output's, then each input's (None for what is no float
-    tensor); `values` the inputs on the host (numbers as they are), `output` the output's."""
+    tensor); `values` the inputs on the host (numbers as they are), `output` the output's. None for
+    an infinity meant to be there: placed by an op that writes a given value (a `-inf` attention
+    mask) or carried from an input; a NaN is always an error."""
     what = "nan" if stats[0].nan else "inf"
     tainted = [i for i, s in enumerate(stats[1:]) if s is not None and s.nonfinite]
     op = op_name(name)
+    if what == "inf" and (op.replace("_", "") in PLACES_VALUES or tainted):
+        return None
     message = (
         f"{op} produced {what} values in forward ({stats[0].nan} nan, "
         f"{stats[0].posinf + stats[0].neginf} inf of {stats[0].numel})"

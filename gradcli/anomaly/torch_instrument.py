@@ -235,8 +235,9 @@ class TorchInstrument:
             ]
             values = [_numpy(x) for x in tensors]
             error = forward_anomaly(name, stats, tensors, values, _numpy(t), site, self.sites)
-            self.raised(error)
-            raise error
+            if error is not None:
+                self.raised(error)
+                raise error
 
     def _nonfinite(self, tensor, what: str, site: tuple | None) -> str | None:
         """`nan` or `inf` when `tensor` holds one; None when it is finite, or cannot be read (vmap's

@@ -27,3 +27,30 @@ def test_the_first_op_whose_output_holds_nan_stops_the_script_grad_or_not(script
         ("output", 1, pytest.approx(0.6931472), pytest.approx(1.3862944)),
         ("input 0", 0, -1.0, 4.0),
     ]
+
+
+def test_a_minus_inf_attention_mask_is_meant_and_passes(script):
+    code, document = run_gradcli_json(
+        "anomaly", "--json", "--check-forward", script("torch_attention_mask.py")
+    )
+    assert (code, document["findings"]) == (0, [])
+
+
+def test_a_row_masked_everywhere_is_the_nan_it_makes(script, tmp_path):
+    """An infinity meant is not an error; the NaN it leads to is, at the op that made it."""
+    path = script("torch_attention_mask.py")
+    masked_everywhere = tmp_path / f"all_{path.name}"
+    masked_everywhere.write_text(path.read_text().replace('"--mask-everything" in sys.argv', "True"))
+    code, document = run_gradcli_json("anomaly", "--json", "--check-forward", masked_everywhere)
+    assert code == 1
+    [finding] = document["findings"]
+    culprit = next(
+        n
+        for n, line in enumerate(masked_everywhere.read_text().splitlines(), 1)
+        if line.endswith("# mark: culprit")
+    )
+    assert (finding["kind"], finding["location"]["line"], finding["details"]["op"]) == (
+        "nan-in-forward",
+        culprit,
+        "softmax",
+    )
