@@ -78,11 +78,15 @@ class PreparedCase:
 _loaded_count = [0]
 
 
-def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> LoadedFile:
+def load_file(
+    path: str, *, seed: int = 0, require_cases: bool = True, builtins: dict[str, Any] | None = None
+) -> LoadedFile:
     """Run `path` as a fresh module (with `seed` set) and collect the cases it declares.
 
     `require_cases=False` (gradcli graph, which also reads plain scripts) keeps a file without
     valid cases: the error that would have been raised is kept in `cases_error` instead.
+    `builtins` are what the file's code sees as its builtins (`gradcli diff --against torch` gives
+    it an `__import__` that reads `engine` as `torch`).
     """
     user = compile_file(path, "check file")
     lines = user.lines
@@ -90,6 +94,8 @@ def load_file(path: str, *, seed: int = 0, require_cases: bool = True) -> Loaded
     stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     name = f"_gradcli_check_{_loaded_count[0]}_{stem}"
     module = sys.modules[name] = file_module(name, user.abspath)
+    if builtins is not None:
+        module.__dict__["__builtins__"] = builtins
     try:
         with running(user, seed=seed), collecting() as decorated:
             exec(user.code, module.__dict__)
