@@ -64,7 +64,7 @@ def load(path: str, *, seed: int, against: str | None) -> DiffFile:
     if not pairs:
         raise LoadError(f"no pairs found: {PAIRS_HINT}", path)
     pairs.sort(key=lambda p: p.line or 0)
-    _unique_names(pairs)
+    unique_names(pairs)
     for record in pairs:
         record.file = path
     return DiffFile(loaded, pairs)
@@ -111,7 +111,8 @@ def _top_level_pair(loaded: LoadedFile, *, decorated: bool) -> list[Pair]:
     ]
 
 
-def _unique_names(pairs: list[Pair]) -> None:
+def unique_names(pairs: list[Pair]) -> None:
+    """Number repeated names (`name[0]`, `name[1]`), so -k and node ids tell them apart."""
     counts: dict[str, int] = {}
     for record in pairs:
         counts[record.name] = counts.get(record.name, 0) + 1

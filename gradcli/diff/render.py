@@ -107,7 +107,9 @@ def _table_lines(result: PairResult, tolerance: str) -> list[str]:
         f"    {'name':<{named}}  {'shape':<12} {'status':<7} largest difference",
     ]
     for row in rows:
-        lines.append(f"    {row.name:<{named}}  {_shape_text(row.shape):<12} {row.status:<7} {_largest(row)}")
+        lines.append(
+            f"    {row.name:<{named}}  {_shape_text(row.shape):<12} {row.status:<7} {_largest(row)}".rstrip()
+        )
     return lines
 
 
@@ -127,7 +129,7 @@ def _shape_text(shape: list[int] | None) -> str:
 
 
 def _row(label: str, left: str, right: str) -> str:
-    return f"    {label:<{LABEL - 2}} {_cut(left):<{COLUMN}} {_cut(right)}"
+    return f"    {label:<{LABEL - 2}} {_cut(left):<{COLUMN}} {_cut(right)}".rstrip()
 
 
 def _tail(text: str) -> str:
