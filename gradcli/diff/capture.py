@@ -37,21 +37,26 @@ class Values:
 
 
 class Capturing:
-    """The capture of each library (`Library.pick`): a context manager yielding `Values`."""
+    """The capture of each library (`Library.pick`): a context manager yielding `Values`; with
+    `watch=False` nothing is installed (code under torch.compile would trace the mode) and the
+    `Values` stay empty, for their `host` alone."""
 
-    def engine(self) -> Callable[[], AbstractContextManager[Values]]:
+    def engine(self) -> Callable[[bool], AbstractContextManager[Values]]:
         return _engine_values
 
-    def torch(self) -> Callable[[], AbstractContextManager[Values]]:
+    def torch(self) -> Callable[[bool], AbstractContextManager[Values]]:
         return _torch_values
 
 
 @contextmanager
-def _engine_values() -> Iterator[Values]:
+def _engine_values(watch: bool = True) -> Iterator[Values]:
     from engine import Tensor, backend
     from engine.autograd import anomaly
 
     values = Values(lambda t: numpy.array(backend.to_numpy(t._data)))
+    if not watch:
+        yield values
+        return
     made: dict[int, int] = {}  # id(node) -> outputs seen (a row of several outputs shows each)
 
     class Seeing(anomaly.Observer):
@@ -73,7 +78,7 @@ def _engine_values() -> Iterator[Values]:
 
 
 @contextmanager
-def _torch_values() -> Iterator[Values]:
+def _torch_values(watch: bool = True) -> Iterator[Values]:
     import torch
     from torch.overrides import TorchFunctionMode
     from torch.utils._pytree import tree_leaves
@@ -83,6 +88,9 @@ def _torch_values() -> Iterator[Values]:
         return (data.float() if data.dtype == torch.bfloat16 else data).numpy().copy()
 
     values = Values(host)
+    if not watch:
+        yield values
+        return
     tensor = torch.Tensor
 
     class Seeing(TorchFunctionMode):

@@ -23,8 +23,11 @@ from ..program.running import LoadError
 from .pairs import Pair, collecting
 from .recording import Side
 
-#: What `--against` takes: the same case run in float64, or with torch for engine.
-AGAINST_CHOICES = ("float64", "torch")
+#: What `--against` takes: the same case run in float64, with torch for engine, or uncompiled
+#: for torch.compile.
+AGAINST_CHOICES = ("float64", "torch", "eager")
+#: torch.compile's keywords for `--against eager` (none: its defaults, inductor).
+COMPILE_OPTIONS: dict[str, Any] = {}
 PAIRS_HINT = (
     "declare top-level `reference`, `candidate` and `inputs`, or decorate a candidate with "
     "@gradcli.pair(reference=..., inputs=...)"
@@ -139,11 +142,13 @@ def against_item(
     diff_file: DiffFile, case: Case, against: str, *, seed: int, timeout: float | None
 ) -> DiffItem:
     """The case against itself run `against`: float64 is the reference of the case's own dtype; the
-    engine, of torch."""
+    engine, of torch; eager, of torch.compile."""
     loaded = diff_file.loaded
     prepared = prepare(loaded, case, seed=seed, timeout=timeout)
     if against == "float64":
         return _against_float64(prepared)
+    if against == "eager":
+        return _against_eager(prepared)
     return _against_torch(prepared, seed=seed)
 
 
@@ -178,6 +183,22 @@ def _against_torch(prepared: PreparedCase, *, seed: int) -> DiffItem:
         _side(mirrored, as_torch),
         ("engine", "torch"),
     )
+
+
+def _against_eager(prepared: PreparedCase) -> DiffItem:
+    if prepared.library is not TORCH:
+        raise LoadError(
+            f"case {prepared.case.name!r} runs on the engine: --against eager compiles a torch file's cases "
+            "with torch.compile",
+            prepared.file.path,
+        )
+    import torch
+
+    eager = _side(prepared, prepared.file)
+    compiled = _side(prepared, prepared.file)
+    compiled.func = torch.compile(compiled.func, **COMPILE_OPTIONS)
+    compiled.watched = False
+    return DiffItem(prepared.case.name, prepared.file, eager, compiled, ("eager", "compiled"))
 
 
 def _builtins_reading_engine_as_torch() -> dict[str, Any]:

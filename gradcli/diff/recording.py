@@ -57,6 +57,9 @@ class Side:
     namespace: dict[str, Any] = field(default_factory=dict)  # the file's globals, for module paths
     #: what the side runs inside (storage of its own, widened for a float64 run), if anything
     setting: Callable[[], AbstractContextManager[Any]] | None = None
+    #: whether its forward is watched op by op (values, lines, modules): not under torch.compile,
+    #: which would trace the watching itself; its graph's nodes are still recorded
+    watched: bool = True
 
     def dtype_label(self) -> str:
         """The dtype of its first floating leaf (float32 when it has none)."""
@@ -76,12 +79,17 @@ def _recorded(side: Side, cotangents: Callable, sites: Sites) -> Recording:
     lib = importlib.import_module(side.library.module)
     for _, leaf in side.leaves:
         leaf.grad = None
-    with side.library.pick(Capturing())() as values, recording(), recording_modules() as modules:
+    watched = side.watched
+    with (
+        side.library.pick(Capturing())(watched) as values,
+        recording(watched),
+        recording_modules() if watched else nullcontext() as modules,
+    ):
         result = side.func(*side.inputs)
     outputs = [t for t in (result if isinstance(result, (tuple, list)) else (result,)) if is_tensor(t)]
     roots = [t.grad_fn for t in outputs if t.grad_fn is not None]
     order = _inputs_first([n for n in walk(roots) if not hasattr(n, "variable")], roots)
-    paths = modules.node_paths(order, side.namespace)
+    paths = modules.node_paths(order, side.namespace) if modules is not None else {}
     host = values.host
     nodes = [
         NodeRecord(type(node).__name__, sites.location(node_site(node)), paths.get(i), values.of(node))

@@ -42,3 +42,29 @@ def test_engine_models_agree_with_torch(case):
 def test_a_torch_file_against_torch_is_a_usage_error():
     code, document = diff_json(FILES / "torch_pairs.py", "--against", "torch")
     assert code == 2
+
+
+@pytest.mark.usefixtures("torch")
+def test_a_torch_case_under_torch_compile_agrees_with_eager(monkeypatch):
+    from gradcli.diff import loading
+
+    monkeypatch.setitem(loading.COMPILE_OPTIONS, "backend", "aot_eager")  # AOTAutograd's graphs, no C++ build
+    code, document = diff_json(FILES / "compiled.py", "--against", "eager")
+    assert code == 0, document
+    (found,) = document["pairs"]
+    assert (found["reference_label"], found["candidate_label"]) == ("eager", "compiled")
+    (gap,) = found["structure"]  # the compiled graph is one node
+    assert [n["name"] for n in gap["candidate"]] == ["CompiledFunctionBackward"]
+    assert [r["name"] for r in found["gradients"]] == [
+        "x",
+        "mlp.0.weight",
+        "mlp.0.bias",
+        "mlp.2.weight",
+        "mlp.2.bias",
+    ]
+    assert {r["status"] for r in found["gradients"]} == {"agree"}
+
+
+def test_an_engine_case_against_eager_is_a_usage_error():
+    code, document = diff_json(FILES / "unstable.py", "--against", "eager")
+    assert code == 2 and "--against eager compiles a torch file" in document["errors"][0]["message"]
