@@ -125,7 +125,8 @@ def _pair_items(module: pytest.Module) -> list[PairItem]:
     if not own:
         return []
     from .check.in_process import loaded_module
-    from .diff.loading import DiffFile, unique_names
+    from .check.loading import unique_names
+    from .diff.loading import DiffFile
 
     path = module.nodeid.split("::", 1)[0]
     loaded = module.stash.get(_LOADED, None) or loaded_module(module.obj, path, abspath)
@@ -161,7 +162,16 @@ class CaseFailed(Exception):
     """A gradient check that failed; its text is gradcli's failure report."""
 
 
-class CaseItem(pytest.Item):
+class ReportItem(pytest.Item):
+    """An item that fails with gradcli's report as its whole failure text."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+
+class CaseItem(ReportItem):
     """One gradcli case, checked when pytest runs the item."""
 
     def __init__(self, *, case: Case, **kwargs: Any):
@@ -188,16 +198,11 @@ class CaseItem(pytest.Item):
             writer = self.config.get_terminal_writer()
             raise CaseFailed(failure_report(result, color=writer.hasmarkup, width=writer.fullwidth))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, CaseFailed):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
-
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, (self.case.line or 1) - 1, f"gradcli case {self.name}"
 
 
-class PairItem(pytest.Item):
+class PairItem(ReportItem):
     """One gradcli pair, diffed when pytest runs the item."""
 
     def __init__(self, *, pair: Pair, diff_file: Any, **kwargs: Any):
@@ -226,11 +231,6 @@ class PairItem(pytest.Item):
             for line in result_lines(result):
                 console.print(line, soft_wrap=True, highlight=False)
             raise CaseFailed(buffer.getvalue().rstrip())
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, CaseFailed):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, (self.pair.line or 1) - 1, f"gradcli pair {self.name}"

@@ -154,7 +154,7 @@ def find_cases(
     if not cases:
         raise LoadError(f"no cases found: {ANY_CASES_HINT}", path)
     cases.sort(key=lambda c: (c.file != path, c.line or 0))
-    _unique_names(cases)
+    unique_names(cases)
     return cases
 
 
@@ -240,8 +240,9 @@ def _top_level_cases(loaded: LoadedFile, where: dict[str, int], decorated: bool)
     return cases
 
 
-def _unique_names(cases: list[Case]) -> None:
-    """Number repeated names (stacked decorators, reused names) so -k and reports can tell them apart."""
+def unique_names(cases: list) -> None:
+    """Number repeated names (stacked decorators, reused names) so -k and reports can tell them apart:
+    of cases, or of anything else with a `name` (diff's pairs)."""
     counts: dict[str, int] = {}
     for record in cases:
         counts[record.name] = counts.get(record.name, 0) + 1

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import builtins
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,16 +17,16 @@ from ..check.case_modules import float64_storage, is_module
 from ..check.cases import Case
 from ..check.config import starting_settings
 from ..check.dtype_plan import DtypePlan
-from ..check.loading import LoadedFile, PreparedCase, load_file, prepare, top_level_lines
+from ..check.loading import LoadedFile, PreparedCase, load_file, prepare, top_level_lines, unique_names
 from ..check.reach import reached
 from ..libraries import TORCH, is_tensor
 from ..program.running import LoadError
 from .pairs import Pair, collecting
 from .recording import Side
 
-#: What `--against` takes: the same case run in float64, with torch for engine, or uncompiled
-#: for torch.compile.
-AGAINST_CHOICES = ("float64", "torch", "eager")
+#: What `--against` takes: the same case run in float64, with torch for engine, uncompiled for
+#: torch.compile, or on the CPU for --device cuda.
+AGAINST_CHOICES = ("float64", "torch", "eager", "cpu")
 #: torch.compile's keywords for `--against eager` (none: its defaults, inductor).
 COMPILE_OPTIONS: dict[str, Any] = {}
 PAIRS_HINT = (
@@ -114,18 +115,6 @@ def _top_level_pair(loaded: LoadedFile, *, decorated: bool) -> list[Pair]:
     ]
 
 
-def unique_names(pairs: list[Pair]) -> None:
-    """Number repeated names (`name[0]`, `name[1]`), so -k and node ids tell them apart."""
-    counts: dict[str, int] = {}
-    for record in pairs:
-        counts[record.name] = counts.get(record.name, 0) + 1
-    seen: dict[str, int] = {}
-    for record in pairs:
-        if counts[record.name] > 1:
-            seen[record.name] = seen.get(record.name, -1) + 1
-            record.name = f"{record.name}[{seen[record.name]}]"
-
-
 def pair_item(diff_file: DiffFile, record: Pair, *, seed: int, timeout: float | None) -> DiffItem:
     """The pair's two sides on one set of inputs; the candidate's parameters given the reference's values."""
     loaded = diff_file.loaded
@@ -139,16 +128,18 @@ def pair_item(diff_file: DiffFile, record: Pair, *, seed: int, timeout: float | 
 
 
 def against_item(
-    diff_file: DiffFile, case: Case, against: str, *, seed: int, timeout: float | None
+    diff_file: DiffFile, case: Case, against: str, *, seed: int, timeout: float | None, device: str = "cpu"
 ) -> DiffItem:
     """The case against itself run `against`: float64 is the reference of the case's own dtype; the
-    engine, of torch; eager, of torch.compile."""
+    engine, of torch; eager, of torch.compile; the CPU, of `device`."""
     loaded = diff_file.loaded
     prepared = prepare(loaded, case, seed=seed, timeout=timeout)
     if against == "float64":
         return _against_float64(prepared)
     if against == "eager":
         return _against_eager(prepared)
+    if against == "cpu":
+        return _against_cpu(prepared, device)
     return _against_torch(prepared, seed=seed)
 
 
@@ -183,6 +174,24 @@ def _against_torch(prepared: PreparedCase, *, seed: int) -> DiffItem:
         _side(mirrored, as_torch),
         ("engine", "torch"),
     )
+
+
+def _against_cpu(prepared: PreparedCase, device: str) -> DiffItem:
+    """The case on the CPU (its inputs, parameters and reached tensors copied there, the CPU its
+    default device) as the reference of the case on `device`."""
+    library = prepared.library
+    plan = DtypePlan(prepared, starting_settings({}, {}), library.gradcheck_tensors())
+    own = _side(prepared, prepared.file)
+    own.setting = lambda: float64_storage(plan.tensors, widen=False)
+    host = _side(prepared, prepared.file, _on_cpu)
+
+    @contextmanager
+    def on_cpu() -> Iterator[None]:
+        with float64_storage(plan.tensors, widen=False, on_cpu=True), library.on_device("cpu", True):
+            yield
+
+    host.setting = on_cpu
+    return DiffItem(prepared.case.name, prepared.file, host, own, ("cpu", device))
 
 
 def _against_eager(prepared: PreparedCase) -> DiffItem:
@@ -261,6 +270,12 @@ def _fresh(x: Any) -> Any:
     if not is_tensor(x):
         return x
     return x.detach().clone().requires_grad_(x.requires_grad)
+
+
+def _on_cpu(x: Any) -> Any:
+    if not is_tensor(x):
+        return x
+    return x.detach().cpu().clone().requires_grad_(x.requires_grad)
 
 
 def _widened(x: Any) -> Any:

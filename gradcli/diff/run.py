@@ -50,6 +50,8 @@ def run_diff(
     from ..program.isolation import fresh_files
     from . import render
 
+    if run.against == "cpu" and run.device == "cpu":
+        raise UsageError("--against cpu compares a run on another device with the CPU: give --device cuda")
     try:
         chosen, errors = targets(files)
         refuse_clashes(
@@ -116,7 +118,9 @@ def _compare_file(target, matcher: Matcher, run: DiffRun, compared: Compared) ->
             continue
         try:
             if run.against:
-                item = against_item(diff_file, record, run.against, seed=run.seed, timeout=None)
+                item = against_item(
+                    diff_file, record, run.against, seed=run.seed, timeout=None, device=run.device
+                )
             else:
                 item = pair_item(diff_file, record, seed=run.seed, timeout=None)
         except LoadError as exc:

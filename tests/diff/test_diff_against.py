@@ -68,3 +68,16 @@ def test_a_torch_case_under_torch_compile_agrees_with_eager(monkeypatch):
 def test_an_engine_case_against_eager_is_a_usage_error():
     code, document = diff_json(FILES / "unstable.py", "--against", "eager")
     assert code == 2 and "--against eager compiles a torch file" in document["errors"][0]["message"]
+
+
+def test_the_case_on_a_gpu_against_the_cpu(fake_cuda):
+    code, document = diff_json(FILES / "unstable.py", "--device", "cuda", "--against", "cpu")
+    assert code == 0, document
+    (found,) = document["pairs"]
+    assert (found["reference_label"], found["candidate_label"]) == ("cpu", "cuda")
+    assert found["nodes"] == [4, 4] and {r["status"] for r in found["gradients"]} == {"agree"}
+
+
+def test_against_cpu_needs_another_device():
+    code, document = run_gradcli_json("diff", FILES / "unstable.py", "--against", "cpu", "--json")
+    assert code == 2
