@@ -145,7 +145,7 @@ def summary_line(compared: Compared, elapsed: float) -> str:
     results = compared.results
     differ = sum(r.verdict == "differ" for r in results)
     errors = sum(r.verdict == "error" for r in results) + len(compared.errors)
-    parts = [f"{len(results) - differ - errors + len(compared.errors)} agree"] if results else []
+    parts = [f"{sum(r.verdict == 'agree' for r in results)} agree"] if results else []
     if differ:
         parts.append(f"{differ} differ")
     if errors:
