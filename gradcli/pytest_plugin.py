@@ -1,4 +1,5 @@
-"""The pytest plugin (entry point `pytest11`): each @gradcli.case in a test module is a test item.
+"""The pytest plugin (entry point `pytest11`): each @gradcli.case and each @gradcli.pair in a test
+module is a test item.
 
 `test_grads.py::swish` passes or fails with gradcli's report as its failure text, so pytest's
 own selection (-k, node ids, --lf), -x, -q, junit XML and xdist work on cases as on tests.
@@ -9,7 +10,8 @@ body are items too. A module's items are the cases its own file declared, found 
 children of the module whatever class their function sits in. The `f`/`model` + `inputs`
 forms are no items: in a test module those are ordinary globals, not a request for a check.
 Modules without cases pay one attribute lookup per top-level name; the engine and rich are
-imported only when a case runs.
+imported only when a case runs. A pair (`@gradcli.pair` on a candidate) is an item too, named as
+`gradcli diff` names it, and fails with its diff report where the two sides differ.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import Any
 import pytest
 
 from .check.cases import Case, collecting
+from .diff.pairs import Pair
+from .diff.pairs import collecting as collecting_pairs
 
 _RECORDED = pytest.StashKey[list[Case]]()  # every case declared in this pytest run
+_PAIRS = pytest.StashKey[list[Pair]]()  # every pair declared in this pytest run
 _LOADED = pytest.StashKey[Any]()  # the module as a LoadedFile, made when its cases are collected
 _SCANNED = pytest.StashKey[bool]()  # pytest collected the module's objects (a doctest module's are not)
 
@@ -61,6 +66,7 @@ def _record(config: pytest.Config) -> None:
     if _RECORDED not in config.stash:
         stack = ExitStack()
         config.stash[_RECORDED] = stack.enter_context(collecting())
+        config.stash[_PAIRS] = stack.enter_context(collecting_pairs())
         config.add_cleanup(stack.close)
 
 
@@ -79,7 +85,8 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
     """A module's items, with its cases among them in source order (once: not again as doctests)."""
     report = yield
     if report.passed and collector.stash.get(_SCANNED, False):
-        items = _case_items(collector)
+        items = _case_items(collector) + _pair_items(collector)
+        items.sort(key=_line)
         if items:
             report.result = _merged(list(report.result), items)
     return report
@@ -111,6 +118,25 @@ def _case_items(module: pytest.Module) -> list[CaseItem]:
     return [CaseItem.from_parent(module, name=c.name, case=c) for c in found if id(c) in mine]
 
 
+def _pair_items(module: pytest.Module) -> list[PairItem]:
+    """One item per pair the module's file declared, named as `gradcli diff` names them."""
+    abspath = os.path.abspath(str(module.path))
+    own = [p for p in module.config.stash.get(_PAIRS, []) if p.file and os.path.abspath(p.file) == abspath]
+    if not own:
+        return []
+    from .check.in_process import loaded_module
+    from .check.loading import unique_names
+    from .diff.loading import DiffFile
+
+    path = module.nodeid.split("::", 1)[0]
+    loaded = module.stash.get(_LOADED, None) or loaded_module(module.obj, path, abspath)
+    module.stash[_LOADED] = loaded
+    pairs = [replace(p, file=path) for p in sorted(own, key=lambda p: p.line or 0)]
+    unique_names(pairs)
+    diff_file = DiffFile(loaded, pairs)
+    return [PairItem.from_parent(module, name=p.name, pair=p, diff_file=diff_file) for p in pairs]
+
+
 def _merged(nodes: list[Any], items: list[CaseItem]) -> list[Any]:
     """`items` (in source order) put among pytest's own nodes by line, pytest's order kept."""
     merged: list[Any] = []
@@ -136,7 +162,16 @@ class CaseFailed(Exception):
     """A gradient check that failed; its text is gradcli's failure report."""
 
 
-class CaseItem(pytest.Item):
+class ReportItem(pytest.Item):
+    """An item that fails with gradcli's report as its whole failure text."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+
+class CaseItem(ReportItem):
     """One gradcli case, checked when pytest runs the item."""
 
     def __init__(self, *, case: Case, **kwargs: Any):
@@ -163,13 +198,49 @@ class CaseItem(pytest.Item):
             writer = self.config.get_terminal_writer()
             raise CaseFailed(failure_report(result, color=writer.hasmarkup, width=writer.fullwidth))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, CaseFailed):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
-
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, (self.case.line or 1) - 1, f"gradcli case {self.name}"
+
+
+class PairItem(ReportItem):
+    """One gradcli pair, diffed when pytest runs the item."""
+
+    def __init__(self, *, pair: Pair, diff_file: Any, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.pair = pair
+        self.diff_file = diff_file
+
+    def runtest(self) -> None:
+        import io
+
+        from .diff.compare import compare
+        from .diff.loading import pair_item
+        from .diff.render import result_lines
+        from .program.running import LoadError
+        from .render.console import make_console
+
+        try:
+            item = pair_item(self.diff_file, self.pair, seed=0, timeout=None)
+        except LoadError as error:
+            raise CaseFailed(str(error)) from None
+        options = project_settings_of(str(self.path))
+        result = compare(item, seed=0, rtol=options.get("rtol"), atol=options.get("atol"))
+        if result.verdict != "agree":
+            buffer = io.StringIO()
+            console = make_console(buffer)
+            for line in result_lines(result):
+                console.print(line, soft_wrap=True, highlight=False)
+            raise CaseFailed(buffer.getvalue().rstrip())
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, (self.pair.line or 1) - 1, f"gradcli pair {self.name}"
+
+
+def project_settings_of(path: str) -> dict[str, Any]:
+    """The options of the file's `[tool.gradcli]` (tolerances), as `gradcli diff` reads them."""
+    from .check.config import load_config
+
+    return load_config(path).options
 
 
 def _attributes(func: Any) -> dict[str, Any]:

@@ -317,6 +317,58 @@ def bench_transformer(args):
     )
 
 
+def bench_diff(args):
+    """`gradcli diff` of the transformer block against a copy (both graphs recorded, values and
+    gradients compared node by node) against running both forwards and backwards once."""
+    import numpy
+
+    from gradcli.check.in_process import loaded_module
+    from gradcli.diff.compare import compare
+    from gradcli.diff.loading import DiffItem
+    from gradcli.diff.recording import Side
+    from gradcli.libraries import ENGINE
+
+    if DEVICE[0] != "cpu" or ("engine", engine) not in LIBS:
+        return []
+    x = numpy.random.default_rng(0).standard_normal((16, 64, 128), dtype=numpy.float32)
+    models = []
+    for _ in range(2):
+        model = transformer_model(engine.nn)
+        with engine.no_grad():
+            for p, value in zip(model.parameters(), _reference_params(transformer_model)):
+                p.copy_(engine.tensor(value))
+        models.append(model)
+
+    def side(model):
+        inputs = (engine.tensor(x, requires_grad=True),)
+        leaves = [("x", inputs[0]), *model.named_parameters()]
+        return Side(lambda x: model(x).logsumexp(dim=1).mean(), inputs, leaves, ENGINE)
+
+    here = os.path.abspath(__file__)
+    loaded = loaded_module(sys.modules[__name__], here, here)
+
+    def diffed():
+        compare(
+            DiffItem("block", loaded, side(models[0]), side(models[1]), ("a", "b")),
+            seed=0,
+            rtol=None,
+            atol=None,
+        )
+
+    def both():
+        for model in models:
+            xs = engine.tensor(x, requires_grad=True)
+            model(xs).logsumexp(dim=1).mean().backward()
+
+    best = interleaved({"diff": diffed, "both runs": both}, max(3, args.repeats // 3), 1)
+    return (
+        "gradcli diff of a transformer block d128 h4 ff512, 16x64 tokens, float32, engine "
+        "(vs both fwd+bwd once)",
+        "ms",
+        [(name, seconds * 1e3) for name, seconds in best.items()],
+    )
+
+
 def _func_mlp(lib, sizes):
     """An MLP of `sizes` (float32) and its parameters as a dict, for torch.func-style calls."""
     layers = []
@@ -391,6 +443,7 @@ WORKLOADS = {
     "cnn": bench_cnn,
     "transformer": bench_transformer,
     "func": bench_func,
+    "diff": bench_diff,
 }
 
 

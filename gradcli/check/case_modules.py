@@ -50,9 +50,10 @@ class float64_storage:
     gradient is asked of.
     """
 
-    def __init__(self, tensors: list[Any], *, widen: bool = True):
+    def __init__(self, tensors: list[Any], *, widen: bool = True, on_cpu: bool = False):
         self.tensors = list({id(t): t for t in tensors}.values())
         self.widen = widen
+        self.on_cpu = on_cpu  # the private copies on the CPU (gradcli diff --against cpu)
         self.saved: list[tuple[Any, Any, Any]] = []
         self.upcast = False
 
@@ -62,7 +63,7 @@ class float64_storage:
             if TORCH.is_tensor(t):
                 saved = (t, t.data, t.grad if t.is_leaf else None)
                 try:
-                    storage = _torch_storage(t, widened)
+                    storage = _torch_storage(t, widened, self.on_cpu)
                     if t.is_leaf:
                         t.grad = None  # a float32 .grad would not fit the float64 data
                     t.data = storage
@@ -74,7 +75,7 @@ class float64_storage:
             else:
                 self.saved.append((t, t._data, t._grad))
                 t._grad = None
-                t._data = _engine_storage(t._data, widened)
+                t._data = _engine_storage(t._data, widened, self.on_cpu)
             self.upcast = self.upcast or widened
         return self
 
@@ -92,10 +93,15 @@ class float64_storage:
         self.saved.clear()
 
 
-def _torch_storage(t: Any, widened: bool) -> Any:
+def _torch_storage(t: Any, widened: bool, on_cpu: bool) -> Any:
     torch = sys.modules["torch"]
-    return t.data.to(dtype=torch.float64 if widened else t.dtype, copy=True)
+    device = "cpu" if on_cpu else t.device
+    return t.data.to(device=device, dtype=torch.float64 if widened else t.dtype, copy=True)
 
 
-def _engine_storage(array: Any, widened: bool) -> Any:
+def _engine_storage(array: Any, widened: bool, on_cpu: bool) -> Any:
+    if on_cpu:
+        from engine import backend
+
+        array = backend.to_numpy(array)
     return array.astype("float64" if widened else array.dtype)  # always a copy (bfloat16's tag kept)

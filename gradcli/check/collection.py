@@ -153,17 +153,23 @@ def _collect_file(target: Target, matcher: Matcher, seed: int, timeout: float | 
 
 def _named_cases(loaded: LoadedFile, names: list[str] | None) -> list:
     """The file's cases, or those its node ids name (`case` also names `case[0]`, `case[1]`...)."""
+    return named(loaded.cases, names, loaded.path)
+
+
+def named(records: list, names: list[str] | None, path: str, kind: str = "case") -> list:
+    """`records` (anything with a `name`), or those the node ids' `names` name; a LoadError naming
+    the ones no record has (`case` also names `case[0]`, `case[1]`...)."""
     if names is None:
-        return list(loaded.cases)
-    unknown = [n for n in names if not any(_is_named(c.name, n) for c in loaded.cases)]
+        return list(records)
+    unknown = [n for n in names if not any(_is_named(c.name, n) for c in records)]
     if unknown:
-        listed = ", ".join(c.name for c in loaded.cases)
+        listed = ", ".join(c.name for c in records)
         raise LoadError(
-            f"no case named {', '.join(map(repr, unknown))} (node id {loaded.path}::{unknown[0]}); "
-            f"its cases are {listed}",
-            loaded.path,
+            f"no {kind} named {', '.join(map(repr, unknown))} (node id {path}::{unknown[0]}); "
+            f"its {kind}s are {listed}",
+            path,
         )
-    return [c for c in loaded.cases if any(_is_named(c.name, n) for n in names)]
+    return [c for c in records if any(_is_named(c.name, n) for n in names)]
 
 
 def _is_named(case_name: str, wanted: str) -> bool:

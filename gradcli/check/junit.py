@@ -14,6 +14,7 @@ import io
 import re
 import socket
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..program.running import LoadError
@@ -23,6 +24,17 @@ from .render import report as render
 from .results import CaseResult
 
 
+@dataclass
+class JUnitCase:
+    """One `<testcase>`: where it is, and its failure (type, message, body) when it failed."""
+
+    classname: str
+    name: str
+    time: float
+    failure: tuple[str, str, str] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
 def write_junit_xml(
     path: str,
     results: list[CaseResult],
@@ -30,13 +42,29 @@ def write_junit_xml(
     elapsed: float,
     skipped: list[LoadError] = (),
 ) -> None:
-    """Write the report of one run to `path` (OSError if it cannot be written)."""
-    failures = sum(not r.passed for r in results)
+    """Write the report of one check run to `path` (OSError if it cannot be written)."""
+    cases = [
+        JUnitCase(
+            r.file,
+            r.name,
+            r.elapsed,
+            None if r.passed else (r.verdict, headline(r), text_report(r)),
+            list(r.warnings),
+        )
+        for r in results
+    ]
+    write_suite(path, cases, errors, elapsed, skipped)
+
+
+def write_suite(
+    path: str, cases: list[JUnitCase], errors: list[LoadError], elapsed: float, skipped: list[LoadError] = ()
+) -> None:
+    """Write one `<testsuite name="gradcli">` of `cases`, and a testcase per error and skipped file."""
     suite = ET.Element(
         "testsuite",
         name="gradcli",
-        tests=str(len(results) + len(errors) + len(skipped)),
-        failures=str(failures),
+        tests=str(len(cases) + len(errors) + len(skipped)),
+        failures=str(sum(c.failure is not None for c in cases)),
         errors=str(len(errors)),
         skipped=str(len(skipped)),
         time=f"{elapsed:.3f}",
@@ -49,15 +77,15 @@ def write_junit_xml(
     for file in skipped:
         case = ET.SubElement(suite, "testcase", classname="", name=file.file or "", time="0.000")
         ET.SubElement(case, "skipped", message=file.headline)
-    for result in results:
+    for entry in cases:
         case = ET.SubElement(
-            suite, "testcase", classname=result.file, name=result.name, time=f"{result.elapsed:.3f}"
+            suite, "testcase", classname=entry.classname, name=entry.name, time=f"{entry.time:.3f}"
         )
-        if not result.passed:
-            failure = ET.SubElement(case, "failure", message=headline(result), type=result.verdict)
-            failure.text = text_report(result)
-        if result.warnings:
-            ET.SubElement(case, "system-err").text = "".join(f"WARNING: {w}\n" for w in result.warnings)
+        if entry.failure is not None:
+            kind, message, body = entry.failure
+            ET.SubElement(case, "failure", message=message, type=kind).text = body
+        if entry.warnings:
+            ET.SubElement(case, "system-err").text = "".join(f"WARNING: {w}\n" for w in entry.warnings)
     report = ET.Element("testsuites")
     report.append(suite)
     for element in report.iter():

@@ -90,7 +90,13 @@ _loaded_count = [0]
 
 
 def load_file(
-    path: str, *, seed: int = 0, require_cases: bool = True, as_main: bool = False, keep_raised: bool = False
+    path: str,
+    *,
+    seed: int = 0,
+    require_cases: bool = True,
+    as_main: bool = False,
+    keep_raised: bool = False,
+    builtins: dict[str, Any] | None = None,
 ) -> LoadedFile:
     """Run `path` as a fresh module (with `seed` set) and collect the cases it declares.
 
@@ -100,6 +106,8 @@ def load_file(
     "__main__":` block too, with sys.argv `[FILE]`), and an exit with status 0 ends it normally.
     With `keep_raised`, an exception that ends the file is kept in `raised` (its cases are not
     looked for) rather than raised.
+    `builtins` are what the file's code sees as its builtins (`gradcli diff --against torch` gives
+    it an `__import__` that reads `engine` as `torch`).
     """
     user = compile_file(path, "check file")
     lines = user.lines
@@ -112,6 +120,8 @@ def load_file(
             module = scope.enter_context(main_module(user.abspath))
         else:
             module = sys.modules[name] = file_module(name, user.abspath)
+        if builtins is not None:
+            module.__dict__["__builtins__"] = builtins
         try:
             with running(user, seed=seed, argv=[path] if as_main else None), collecting() as decorated:
                 exec(user.code, module.__dict__)
@@ -185,7 +195,7 @@ def find_cases(
     if not cases:
         raise LoadError(f"no cases found: {ANY_CASES_HINT}", path)
     cases.sort(key=lambda c: (c.file != path, c.line or 0))
-    _unique_names(cases)
+    unique_names(cases)
     return cases
 
 
@@ -271,8 +281,9 @@ def _top_level_cases(loaded: LoadedFile, where: dict[str, int], decorated: bool)
     return cases
 
 
-def _unique_names(cases: list[Case]) -> None:
-    """Number repeated names (stacked decorators, reused names) so -k and reports can tell them apart."""
+def unique_names(cases: list) -> None:
+    """Number repeated names (stacked decorators, reused names) so -k and reports can tell them apart:
+    of cases, or of anything else with a `name` (diff's pairs)."""
     counts: dict[str, int] = {}
     for record in cases:
         counts[record.name] = counts.get(record.name, 0) + 1

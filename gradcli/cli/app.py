@@ -11,7 +11,7 @@ import typer
 from typer import Exit
 
 from ..render.error import EXIT_OK
-from . import anomaly, check, graph, schema
+from . import anomaly, check, diff, graph, schema
 from .completion import InstallCompletion, ShowCompletion
 from .options import CONTEXT_SETTINGS, JsonErrorsGroup, ScriptCommand
 
@@ -59,6 +59,7 @@ def _app(
 app.command("check", help=check.HELP, epilog=check.EXAMPLES)(check.check)
 app.command("graph", help=graph.HELP, epilog=graph.EXAMPLES)(graph.graph)
 app.command("anomaly", help=anomaly.HELP, epilog=anomaly.EXAMPLES, cls=ScriptCommand)(anomaly.anomaly)
+app.command("diff", help=diff.HELP, epilog=diff.EXAMPLES)(diff.diff)
 app.command("schema", epilog=schema.EXAMPLES)(schema.schema)
 
 

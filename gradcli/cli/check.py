@@ -1,6 +1,5 @@
 """`gradcli check PATH...`: its arguments, checked and handed to `gradcli.check.run`."""
 
-import math
 import time
 from typing import Annotated, Literal
 
@@ -11,6 +10,7 @@ from ..check.cases import DTYPE_CHOICES, parse_modes
 from ..check.results import FULL_MODE_BELOW, MISMATCH_ROWS, SHOW_DEFAULT
 from ..check.tolerances import FLOAT64
 from ..render.error import UsageError
+from .checked import finite, selection
 from .options import (
     Debug,
     Device,
@@ -186,7 +186,6 @@ def check(
 ) -> None:
     started = time.perf_counter()
     from ..check.run import CheckRun, run_check
-    from ..check.selection import ExpressionError, compile_expression
     from ..render.console import make_console
     from ..render.output import output_console
     from ..render.output_files import refuse_clashes
@@ -197,18 +196,13 @@ def check(
             raise UsageError("--timeout must be a positive number of seconds")
         if eps is not None and eps <= 0:
             raise UsageError("--eps must be positive")
-        for flag, value in (("--eps", eps), ("--atol", atol), ("--rtol", rtol), ("--nondet-tol", nondet_tol)):
-            if value is not None and not math.isfinite(value):  # min=0.0 lets nan and inf in
-                raise UsageError(f"{flag} must be a finite number, not {value}")
+        finite(eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
         if modes is not None:
             try:
                 modes_chosen = parse_modes(modes, "--modes")
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-        try:
-            matcher = compile_expression(pattern)
-        except ExpressionError as exc:
-            raise UsageError(f"-k {pattern!r}: {exc}") from None
+        matcher = selection(pattern)
         given = _given(
             order=order,
             modes=modes_chosen if modes is not None else None,

@@ -12,8 +12,8 @@ EXAMPLES = examples("gradcli schema check", "gradcli schema graph > gradcli.grap
 
 def schema(
     name: Annotated[
-        Literal["check", "graph", "anomaly", "error"],
-        typer.Argument(metavar="NAME", help="check, graph, anomaly or error.", show_default=False),
+        Literal["check", "graph", "anomaly", "diff", "error"],
+        typer.Argument(metavar="NAME", help="check, graph, anomaly, diff or error.", show_default=False),
     ],
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of a command's --format json document (error: the

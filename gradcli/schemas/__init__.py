@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 #: The schema of each command's document, by command name; error: any command's, when it stopped.
-NAMES = ("check", "graph", "anomaly", "error")
+NAMES = ("check", "graph", "anomaly", "diff", "error")
 
 
 def schema_text(name: str) -> str:

@@ -53,7 +53,7 @@ def test_gradcli_schema_prints_the_shipped_file_and_refuses_an_unknown_name():
         )
     unknown = CliRunner().invoke(app, ["schema", "report"])
     assert unknown.exit_code == 2
-    assert "'report' is not one of 'check', 'graph', 'anomaly', 'error'" in " ".join(
+    assert "'report' is not one of 'check', 'graph', 'anomaly', 'diff', 'error'" in " ".join(
         unknown.output.replace("│", " ").split()
     )
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import doc_examples  # noqa: E402
 
-DOCS = [ROOT / "docs" / "verdicts.md"]
+DOCS = [ROOT / "docs" / "verdicts.md", ROOT / "docs" / "diff.md"]
 EXAMPLES = [
     (path, command, shown) for path in DOCS for command, shown in doc_examples.examples(path.read_text())
 ]

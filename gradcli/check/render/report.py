@@ -449,8 +449,8 @@ def json_document(
             "elapsed": elapsed,
         },
         "settings": {**as_json(settings), "device": device, "seed": seed, "pattern": pattern},
-        "errors": [_load_error(e) for e in errors],
-        "skipped": [_load_error(e) for e in skipped],
+        "errors": [load_error_data(e) for e in errors],
+        "skipped": [load_error_data(e) for e in skipped],
         "cases": [as_json(r, leave_out=CASE_JSON_LEAVES_OUT) for r in results],
     }
     return json.dumps(document, indent=2)  # the records' nan/inf already made finite by as_json
@@ -459,7 +459,7 @@ def json_document(
 # --------------------------------------------------------------------------- helpers
 
 
-def _load_error(error: LoadError) -> dict[str, Any]:
+def load_error_data(error: LoadError) -> dict[str, Any]:
     return {"file": error.file, "line": error.line, "message": error.message, "source": error.source_line}
 
 
