@@ -23,7 +23,7 @@ from .streams import command_streams
 
 HELP = """Run two implementations of one computation on the same values and find where their forward values or gradients first part ways.
 
-PATH is a file, a directory (searched as gradcli check searches) or a node id FILE::NAME. A file declares pairs: top-level `reference`, `candidate` and `inputs` (callables or modules; the candidate's parameters get the reference's values, matched by name), or candidates decorated with `@gradcli.pair(reference=ref_fn, inputs=(...))`, each pair an item of its own. With --against, each check case of the file (the forms of gradcli check) is compared with itself run another way: float64 (its own dtype against float64 copies of its inputs, parameters and the tensors it reaches), torch (an engine file run as torch, parameters and tensors copied by name) eager (a torch file's case under torch.compile against the case as written) or cpu (the case on --device cuda against the case on the CPU, its inputs, parameters and tensors copied there).
+PATH is a file, a directory (searched as gradcli check searches) or a node id FILE::NAME. A file declares pairs: top-level `reference`, `candidate` and `inputs` (callables or modules; the candidate's parameters get the reference's values, matched by name), or candidates decorated with `@gradcli.pair(reference=ref_fn, inputs=(...))`, each pair an item of its own. With --against, each check case of the file (the forms of gradcli check) is compared with itself run another way: float64 (its own dtype against float64 copies of its inputs, parameters and the tensors it reaches), torch (an engine file run as torch, or a torch file run on the engine, parameters and tensors copied by name; the engine's side the reference), eager (a torch file's case under torch.compile against the case as written) or cpu (the case on --device cuda against the case on the CPU, its inputs, parameters and tensors copied there).
 
 Both sides run forward on copies of the same inputs (same seed), then backward from their outputs (from 1 for a scalar, else from the same random gradient), with their graphs recorded. Nodes are aligned by op and position in topological order (by the forward line and module where the ops differ). The report names, walking from the inputs, the first node whose forward output differs beyond tolerance and, walking from the loss, the first node whose incoming or outgoing gradient differs: the op, forward line, code and shape on both sides, and the largest difference and where it sits; then ops found on one side only, and the gradient of every input and parameter. Tolerances default by dtype (torch.testing.assert_close's); --rtol, --atol or [tool.gradcli] set them.
 
@@ -47,7 +47,7 @@ def diff(
     against: Annotated[
         Against | None,
         typer.Option(
-            help="Compare each check case with itself run in float64, or (an engine file) as torch."
+            help="Compare each check case with itself in float64, on the other library, compiled, or on the CPU."
         ),
     ] = None,
     rtol: Annotated[

@@ -154,26 +154,21 @@ def _against_float64(prepared: PreparedCase) -> DiffItem:
 
 
 def _against_torch(prepared: PreparedCase, *, seed: int) -> DiffItem:
-    if prepared.library is TORCH:
-        raise LoadError(
-            f"case {prepared.case.name!r} already runs on torch: --against torch runs an engine file as torch",
-            prepared.file.path,
-        )
-    as_torch = load_file(prepared.file.path, seed=seed, builtins=_builtins_reading_engine_as_torch())
-    twin = next((c for c in as_torch.cases if c.name == prepared.case.name), None)
+    """The case on the other library, the engine's side the reference: an engine file run as torch, a
+    torch file run on the engine (the file's imports of the one read as the other)."""
+    on_torch = prepared.library is TORCH
+    own, other = ("torch", "engine") if on_torch else ("engine", "torch")
+    mirror = load_file(prepared.file.path, seed=seed, builtins=_builtins_reading(own, other))
+    twin = next((c for c in mirror.cases if c.name == prepared.case.name), None)
     if twin is None:
-        raise LoadError(f"run as torch, the file has no case {prepared.case.name!r}", prepared.file.path)
-    twin.inputs = tuple(_in_torch(x) for x in prepared.inputs)
-    mirrored = prepare(as_torch, twin, seed=seed)
+        raise LoadError(f"run on {other}, the file has no case {prepared.case.name!r}", prepared.file.path)
+    twin.inputs = tuple(_in_library(x, other) for x in prepared.inputs)
+    mirrored = prepare(mirror, twin, seed=seed)
     copy_values(prepared.params, mirrored.params)
     copy_values(_reached_tensors(prepared), _reached_tensors(mirrored))
-    return DiffItem(
-        prepared.case.name,
-        prepared.file,
-        _side(prepared, prepared.file),
-        _side(mirrored, as_torch),
-        ("engine", "torch"),
-    )
+    sides = (_side(prepared, prepared.file), _side(mirrored, mirror))
+    engine_side, torch_side = reversed(sides) if on_torch else sides
+    return DiffItem(prepared.case.name, prepared.file, engine_side, torch_side, ("engine", "torch"))
 
 
 def _against_cpu(prepared: PreparedCase, device: str) -> DiffItem:
@@ -210,12 +205,14 @@ def _against_eager(prepared: PreparedCase) -> DiffItem:
     return DiffItem(prepared.case.name, prepared.file, eager, compiled, ("eager", "compiled"))
 
 
-def _builtins_reading_engine_as_torch() -> dict[str, Any]:
+def _builtins_reading(own: str, other: str) -> dict[str, Any]:
+    """Builtins whose `__import__` reads the library `own` (and its submodules) as `other`."""
+
     def imported(
         name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
     ) -> Any:
-        if level == 0 and (name == "engine" or name.startswith("engine.")):
-            name = "torch" + name[len("engine") :]
+        if level == 0 and (name == own or name.startswith(own + ".")):
+            name = other + name[len(own) :]
         return builtins.__import__(name, globals, locals, fromlist, level)
 
     return {**vars(builtins), "__import__": imported}
@@ -284,13 +281,13 @@ def _widened(x: Any) -> Any:
     return x.detach().double().requires_grad_(x.requires_grad)
 
 
-def _in_torch(x: Any) -> Any:
+def _in_library(x: Any, library: str) -> Any:
+    """`x` as a tensor of `library` ("engine" or "torch"), with its values, dtype and requires_grad."""
     if not is_tensor(x):
         return x
-    import torch
-
-    dtype = getattr(torch, str(x.dtype).rsplit(".", 1)[-1])
-    return torch.tensor(_host(x), dtype=dtype).requires_grad_(x.requires_grad)
+    lib = importlib.import_module(library)
+    dtype = getattr(lib, str(x.dtype).rsplit(".", 1)[-1])
+    return lib.tensor(_host(x), dtype=dtype).requires_grad_(x.requires_grad)
 
 
 def _host(t: Any) -> Any:

@@ -39,9 +39,18 @@ def test_engine_models_agree_with_torch(case):
 
 
 @pytest.mark.usefixtures("torch")
-def test_a_torch_file_against_torch_is_a_usage_error():
-    code, document = diff_json(FILES / "torch_pairs.py", "--against", "torch")
-    assert code == 2
+@pytest.mark.parametrize("case", ["run_mlp", "run_cnn"])
+def test_torch_models_run_on_the_engine_agree(tmp_path, case):
+    """A torch file against torch: run on the engine (its imports of torch read as engine), the
+    engine's side the reference, as for an engine file."""
+    twin = tmp_path / "torch_models.py"
+    twin.write_text((FILES / "models.py").read_text().replace("engine", "torch"))
+    code, document = diff_json(f"{twin}::{case}", "--against", "torch")
+    assert code == 0, document
+    (found,) = document["pairs"]
+    assert (found["reference_label"], found["candidate_label"]) == ("engine", "torch")
+    assert found["nodes"][0] == found["nodes"][1] and not found["structure"]
+    assert len(found["gradients"]) > 2 and {r["status"] for r in found["gradients"]} == {"agree"}
 
 
 @pytest.mark.usefixtures("torch")
