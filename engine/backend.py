@@ -267,11 +267,19 @@ def placement(spec) -> device:
 
 
 CPU = device("cpu")
-_default_device = [CPU]
+
+
+class _DefaultDevice(threading.local):
+    """The default device, per thread as torch keeps it: a new thread starts on the CPU."""
+
+    device = CPU
+
+
+_default_device = _DefaultDevice()
 
 
 def get_default_device() -> device:
-    return _default_device[0]
+    return _default_device.device
 
 
 def set_default_device(d) -> None:
@@ -280,7 +288,7 @@ def set_default_device(d) -> None:
         # Fail now, clearly, rather than at the first tensor; and make it CuPy's current device,
         # where CuPy allocates and runs kernels.
         cuda_module().cuda.Device(d.index).use()
-    _default_device[0] = d
+    _default_device.device = d
 
 
 class CudaUnavailable(RuntimeError):

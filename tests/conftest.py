@@ -145,7 +145,7 @@ def _install_fake(monkeypatch, device_count: int = 1):
     monkeypatch.setattr(backend, "_import_cupy", lambda: (cupy, cupyx))
     monkeypatch.setattr(backend, "_cupy", [])
     monkeypatch.setattr(backend, "_generators", {})
-    monkeypatch.setattr(backend, "_default_device", [backend.CPU])
+    monkeypatch.setattr(backend, "_default_device", backend._DefaultDevice())
     monkeypatch.setattr(namespaces, "_ARRAY_MATH", {})
     return cupy
 

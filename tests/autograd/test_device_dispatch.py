@@ -420,7 +420,7 @@ def test_missing_cupy_is_a_clear_error(monkeypatch):
 
     monkeypatch.setattr(backend, "_import_cupy", no_cupy)
     monkeypatch.setattr(backend, "_cupy", [])
-    monkeypatch.setattr(backend, "_default_device", [backend.CPU])
+    monkeypatch.setattr(backend, "_default_device", backend._DefaultDevice())
     with pytest.raises(backend.CudaUnavailable) as info:
         engine.set_default_device("cuda")
     text = str(info.value)

@@ -201,3 +201,22 @@ def test_a_node_made_on_another_thread_is_not_induced_by_this_threads_backward()
     with anomaly.set_detect_anomaly(True):
         _, z = made_during_backward(engine)
     assert type(z.grad_fn._trace) is list
+
+
+def test_the_default_device_is_per_thread_as_torchs(fake_cuda, torch):
+    """A thread started while the default device is a GPU starts on the CPU, in torch and here."""
+    torch.set_default_device("meta")  # a device torch has on any machine
+    try:
+        assert in_thread(lambda: torch.zeros(1).device.type) == "cpu"
+        assert torch.zeros(1).device.type == "meta"
+    finally:
+        torch.set_default_device(None)
+    engine.set_default_device("cuda")
+    try:
+        assert in_thread(lambda: (engine.get_default_device(), engine.zeros(1).device.type)) == (
+            engine.device("cpu"),
+            "cpu",
+        )
+        assert engine.zeros(1).device.type == "cuda"
+    finally:
+        engine.set_default_device(None)
