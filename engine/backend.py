@@ -608,33 +608,48 @@ def seed_device(dev: device, seed: int) -> None:
     _generators.pop(dev, None)
 
 
-#: While engine.func.vmap runs with randomness="different": `(batch shape, as_batched)`. Every draw
-#: gets the batch shape in front of its own (one independent draw per example) and `as_batched(tensor)`
-#: makes the drawn tensor the function's batched one; None otherwise.
-batched_draws: list = [None]
+class _Draws(threading.local):
+    """How this thread's random draws are made and watched (per thread, as functorch's vmap is).
+
+    `batch`: while engine.func.vmap runs with randomness="different", `(batch shape, as_batched)`:
+    every draw gets the batch shape in front of its own (one independent draw per example) and
+    `as_batched(tensor)` makes the drawn tensor the function's batched one; None otherwise.
+    `watchers`: called with the device each time a random generator is handed out: how a check
+    learns that a forward draws random numbers (gradcheck's determinism probe, vmap's "error"
+    randomness); empty, it costs one truth test.
+    """
+
+    def __init__(self) -> None:
+        self.batch = None
+        self.watchers: list = []
+
+    def snapshot(self) -> tuple:
+        return self.batch, self.watchers[:]
+
+    def adopt(self, snapshot: tuple) -> None:
+        self.batch, self.watchers = snapshot[0], snapshot[1][:]
+
+
+draws = _Draws()
 
 
 def drawn_shape(shape: tuple) -> tuple:
     """The shape a random draw of `shape` takes: with the batch in front inside vmap's "different"."""
-    batch = batched_draws[0]
+    batch = draws.batch
     return shape if batch is None else (*batch[0], *shape)
 
 
 def drawn(tensor):
     """A tensor of draws made in `drawn_shape`: batched inside vmap's "different"."""
-    batch = batched_draws[0]
+    batch = draws.batch
     return tensor if batch is None else batch[1](tensor)
-
-
-#: Called with the device each time a random generator is handed out: how a check learns that a
-#: forward draws random numbers (gradcheck's determinism probe); empty, it costs one truth test.
-random_watchers: list = []
 
 
 def generator(dev: device):
     """Per-device random generator, seeded by `manual_seed` (or `seed_device`)."""
-    if random_watchers:
-        for watch in random_watchers:
+    watchers = draws.watchers
+    if watchers:
+        for watch in watchers:
             watch(dev)
     gen = _generators.get(dev)
     if gen is None:

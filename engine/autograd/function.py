@@ -263,9 +263,10 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         uses_setup_context = cls.setup_context is not Function.setup_context
-        if FUNCTORCH[0]:  # inside an engine.func transform
+        transforms = this_thread.transforms
+        if transforms.functorch:  # inside an engine.func transform
             _check_functorch_support(cls, uses_setup_context)
-            if FUNCTORCH[1]:
+            if transforms.vmap_functorch:
                 _check_vmap_support(cls)
         if uses_setup_context:
             args, kwargs = _bind_defaults(cls.forward, args, kwargs)
@@ -314,22 +315,23 @@ def _check_vmap_support(cls) -> None:
 
 EXTENDING_FUNC_DOCS = "https://pytorch.org/docs/main/notes/extending.func.html"
 
-#: [transforms, vmaps]: how many engine.func transforms (grad, vjp, jvp, vmap and those built on
-#: them) are running a function, and how many of them are vmaps: torch.func's rules for custom
-#: Functions apply inside them. The older vmap that is_grads_batched, gradcheck's batched checks and
-#: autograd.functional's vectorize use (torch's too) has none, nor has autograd.functional's forward AD.
-FUNCTORCH: list = [0, 0]
-
 
 @contextmanager
 def functorch_rules(vmap: bool = False, on: bool = True) -> Iterator[None]:
-    """Count a torch.func transform (a vmap if `vmap`) as running; `on=False`: none, while it runs."""
-    saved = FUNCTORCH[:]
-    FUNCTORCH[:] = [saved[0] + 1, saved[1] + vmap] if on else [0, 0]
+    """Count a torch.func transform (a vmap if `vmap`) as running in this thread; `on=False`: none, while
+    it runs. Inside one, torch.func's rules for custom Functions apply. The older vmap that
+    is_grads_batched, gradcheck's batched checks and autograd.functional's vectorize use (torch's too)
+    has none, nor has autograd.functional's forward AD."""
+    transforms = this_thread.transforms
+    saved = transforms.functorch, transforms.vmap_functorch
+    if on:
+        transforms.functorch, transforms.vmap_functorch = saved[0] + 1, saved[1] + vmap
+    else:
+        transforms.functorch = transforms.vmap_functorch = 0
     try:
         yield
     finally:
-        FUNCTORCH[:] = saved
+        transforms.functorch, transforms.vmap_functorch = saved
 
 
 def _input_tangents(args: tuple) -> list | None:

@@ -19,6 +19,7 @@ import sys
 import numpy
 
 from ..autograd import forward_grad
+from ..autograd.thread_local import this_thread
 from ..ops import op as op_module
 from ..ops.batching import BatchedAttr, Unbatchable, run_batched, run_batched_outputs
 from ..tensor import SavedOutput, Tensor, wrap
@@ -192,16 +193,17 @@ def apply_batched(op, inputs, attrs, plain):
             sizes.update(zip(levels, phys.shape))
             first_attrs[k] = attrs[k].view(numpy.ndarray)
         first_attrs = tuple(first_attrs)
-    hook = op_module.BATCHED_APPLY[0]
+    thread = this_thread
+    hook = thread.batched_apply
     examples = [(x, x._data) for x in inputs if x.__class__ is BatchedTensor]
     for x, data in examples:  # the row itself may read the first example's values
         x._data = data.view(numpy.ndarray)
     dual = forward_grad.state[0]  # some tensor has a tangent: propagated below, on the batch
-    op_module.BATCHED_APPLY[0] = forward_grad.state[0] = None
+    thread.batched_apply = forward_grad.state[0] = None
     try:
         out = plain(op, inputs, first_attrs)  # the first example: its node, shapes and dtypes
     finally:
-        op_module.BATCHED_APPLY[0] = hook
+        thread.batched_apply = hook
         forward_grad.state[0] = dual
         for x, data in examples:
             x._data = data
@@ -308,7 +310,7 @@ def _aten_name(op) -> str:
 
 
 class BatchedWrites:
-    """How an in-place op meets batched tensors (ops/inplace.py's BATCHED_INPLACE while vmap runs)."""
+    """How an in-place op meets batched tensors (this thread's `batched_inplace` while vmap runs)."""
 
     @staticmethod
     def write(t: Tensor, result: Tensor, op) -> bool:

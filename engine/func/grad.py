@@ -16,29 +16,30 @@ from ..autograd import forward_grad
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.function import functorch_rules
 from ..autograd.grad_mode import enable_grad
+from ..autograd.thread_local import this_thread
 from ..ops.creation import zeros_like
 from ..ops.tangents import tangent_of
 from ..tensor import Tensor
 from .pytree import tree_flatten, tree_unflatten
 
-_depth = [0]  # reverse-mode transforms running, outermost first
-
 
 def running() -> bool:
-    """Whether a reverse-mode transform is running (its function, or its gradients, being computed)."""
-    return _depth[0] > 0
+    """Whether a reverse-mode transform is running in this thread (its function, or its gradients,
+    being computed)."""
+    return this_thread.transforms.reverse > 0
 
 
 @contextmanager
 def reverse_transform() -> Iterator[None]:
     """A reverse-mode transform's work: the results of transforms inside it keep their graph for it, and
     custom Functions run under torch.func's rules."""
-    _depth[0] += 1
+    transforms = this_thread.transforms
+    transforms.reverse += 1
     try:
         with functorch_rules():
             yield
     finally:
-        _depth[0] -= 1
+        transforms.reverse -= 1
 
 
 def differentiable(x):
@@ -60,7 +61,7 @@ def _detached(x: Tensor, tangent_as: Callable) -> Tensor:
 def finished(tree):
     """The outermost transform's results carry no graph (but their forward-AD tangents); a nested one's keep it for
     the transform around it."""
-    if _depth[0]:
+    if this_thread.transforms.reverse:
         return tree
     leaves, spec = tree_flatten(tree)
     return tree_unflatten(

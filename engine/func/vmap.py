@@ -11,8 +11,7 @@ from .. import backend
 from ..autograd import forward_grad
 from ..autograd.function import functorch_rules
 from ..autograd.grad_mode import is_grad_enabled
-from ..ops import inplace
-from ..ops import op as op_module
+from ..autograd.thread_local import this_thread
 from ..ops.shaping.core import cat, stack
 from ..ops.tangents import tangent_of
 from ..tensor import Tensor, wrap
@@ -24,13 +23,10 @@ RANDOM_ERROR = (
     "'different' randomness flags on vmap or perform the randomness operation out of vmap"
 )
 
-_levels: list[int] = []  # the vmap levels running, innermost last
-_different: list[tuple] = []  # (level, batch size) of the running vmaps whose draws differ per example
-
 
 def running() -> bool:
-    """Whether a vmap's function is being called."""
-    return bool(_levels)
+    """Whether a vmap's function is being called in this thread."""
+    return bool(this_thread.transforms.levels)
 
 
 def _name(func) -> str:
@@ -153,7 +149,7 @@ def _in_dims(func, in_dims, args, flat_args, spec) -> tuple[list, int]:
 
 def _random_watch(randomness: str) -> Callable:
     def watch(dev) -> None:
-        if _levels and randomness == "error":
+        if this_thread.transforms.levels and randomness == "error":
             raise RuntimeError(RANDOM_ERROR)
 
     return watch
@@ -165,36 +161,38 @@ def _refuse_draws(dev) -> None:
 
 def _as_drawn_batch(tensor: Tensor) -> BatchedTensor:
     """Draws made with every "different" level's batch in front: a batched tensor of those levels."""
-    return batched(tensor._data, tuple(level for level, _ in _different))
+    return batched(tensor._data, tuple(level for level, _ in this_thread.transforms.different))
 
 
 def _draw_batches():
-    """What backend.batched_draws holds while the running vmaps are what they are."""
-    return (tuple(size for _, size in _different), _as_drawn_batch) if _different else None
+    """What backend.draws.batch holds while this thread's running vmaps are what they are."""
+    different = this_thread.transforms.different
+    return (tuple(size for _, size in different), _as_drawn_batch) if different else None
 
 
 def _run(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, kwargs):
-    level = len(_levels) + 1
+    thread, transforms, draws = this_thread, this_thread.transforms, backend.draws
+    level = len(transforms.levels) + 1
     inputs = [x if d is None else _add_level(x, d, level) for x, d in zip(flat_args, flat_in_dims)]
-    hooks = op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0]
+    hooks = thread.batched_apply, thread.batched_elementwise, thread.batched_inplace
     watch = _random_watch(randomness)
-    _levels.append(level)
+    transforms.levels.append(level)
     if randomness == "different":
-        _different.append((level, size))
-    draws = backend.batched_draws[0]
-    backend.batched_draws[0] = _draw_batches()
-    op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0] = apply_batched, elementwise_batched
-    inplace.BATCHED_INPLACE[0] = BATCHED_WRITES
-    backend.random_watchers.append(watch)
+        transforms.different.append((level, size))
+    batch = draws.batch
+    draws.batch = _draw_batches()
+    thread.batched_apply, thread.batched_elementwise = apply_batched, elementwise_batched
+    thread.batched_inplace = BATCHED_WRITES
+    draws.watchers.append(watch)
     try:
         outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
-        backend.random_watchers.remove(watch)
-        backend.batched_draws[0] = draws
+        draws.watchers.remove(watch)
+        draws.batch = batch
         if randomness == "different":
-            _different.pop()
-        op_module.BATCHED_APPLY[0], op_module.BATCHED_ELEMENTWISE[0], inplace.BATCHED_INPLACE[0] = hooks
-        _levels.pop()
+            transforms.different.pop()
+        thread.batched_apply, thread.batched_elementwise, thread.batched_inplace = hooks
+        transforms.levels.pop()
     return _unbatch_outputs(func, outputs, out_dims, level, size)
 
 
@@ -313,8 +311,9 @@ def _run_each(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, k
     start = backend.rng_snapshot() if randomness == "same" else None
     watchers = [_refuse_draws] if randomness == "error" else []
     results = []
-    backend.random_watchers.extend(watchers)
-    op_module.PER_EXAMPLE[0] += 1
+    transforms, draws = this_thread.transforms, backend.draws
+    draws.watchers.extend(watchers)
+    transforms.per_example += 1
     try:
         for i in range(size):
             if start is not None:
@@ -322,9 +321,9 @@ def _run_each(func, flat_args, flat_in_dims, spec, size, out_dims, randomness, k
             example = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_in_dims)]
             results.append(tree_flatten(func(*tree_unflatten(example, spec), **kwargs)))
     finally:
-        op_module.PER_EXAMPLE[0] -= 1
+        transforms.per_example -= 1
         for watch in watchers:
-            backend.random_watchers.remove(watch)
+            draws.watchers.remove(watch)
     leaves, out_spec = results[0]
     flat_out_dims = _out_dims(func, out_dims, out_spec, len(leaves))
     stacked = []

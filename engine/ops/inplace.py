@@ -188,12 +188,6 @@ def _write(t: Tensor, data) -> None:
     dst[...] = data
 
 
-#: While engine.func.vmap runs: how in-place ops meet batched tensors (func/batched.py's `BATCHED_WRITES`:
-#: `write(t, result, op)` writes a batched result into t's batch and says whether it did, `copy(t)`
-#: a batched t's copy, `as_batched(t)` t itself where it is batched; both None for an unbatched t).
-BATCHED_INPLACE: list = [None]
-
-
 UNBATCHED_DRAWS_MESSAGE = (
     "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear like same "
     "randomness. If this is necessary for your usage, please file an issue with functorch."
@@ -201,7 +195,7 @@ UNBATCHED_DRAWS_MESSAGE = (
 
 
 def _write_result(t: Tensor, result: Tensor, op) -> None:
-    batched = BATCHED_INPLACE[0]
+    batched = this_thread.batched_inplace
     if batched is None or not batched.write(t, result, op):
         _write(t, result._data)
 
@@ -261,7 +255,8 @@ def _save_as_result(node: Node, t: Tensor) -> None:
     unpacked at the view's place in the graph after the change (`ViewPlace`), as in torch."""
     place = None if t._base is None else ViewPlace(t)
     outputs = [v.__class__ is SavedOutput for v in node._saved]
-    batched = BATCHED_INPLACE[0] and BATCHED_INPLACE[0].as_batched(t)
+    writes = this_thread.batched_inplace
+    batched = writes and writes.as_batched(t)
     if batched is not None:  # a batch under vmap is saved as the batched tensor itself
         node._saved = [batched if is_out else v for v, is_out in zip(node._saved, outputs)]
     else:
@@ -301,7 +296,8 @@ def write_untracked(t: Tensor, data) -> Tensor:
 
 def _snapshot(t: Tensor) -> Tensor:
     """The tensor's value and graph position before the in-place op."""
-    batched = BATCHED_INPLACE[0] and BATCHED_INPLACE[0].copy(t)
+    writes = this_thread.batched_inplace
+    batched = writes and writes.copy(t)
     old = batched if batched is not None else wrap(t._data.copy())
     old._node = t.grad_fn
     old._output_nr = t._output_nr
@@ -536,7 +532,7 @@ def bernoulli_(t, p=0.5, *, generator=None):
     else:
         probabilities = p
     shape = backend.drawn_shape(t.shape)
-    if shape != t.shape and BATCHED_INPLACE[0].as_batched(t) is None:
+    if shape != t.shape and this_thread.batched_inplace.as_batched(t) is None:
         raise RuntimeError(UNBATCHED_DRAWS_MESSAGE)
     with backend.device_scope(t.device):
         draws = backend.generator(t.device).random(shape) < probabilities

@@ -465,13 +465,6 @@ def kept_box(*tensors) -> list | None:
     return None
 
 
-#: While engine.func.vmap runs: how rows are applied (batched tensors through their batching
-#: rules); None otherwise, so outside vmap an op pays one test.
-BATCHED_APPLY: list = [None]
-#: While engine.func.vmap runs: how an elementwise array function that is no row (a comparison)
-#: runs on batched tensors: `(fn, operands) -> tensor`, or None when no operand is batched.
-BATCHED_ELEMENTWISE: list = [None]
-
 VMAP_DYNAMIC_SHAPE = (
     "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
     "aten::{}. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature."
@@ -482,16 +475,14 @@ VMAP_DYNAMIC_SHAPE = (
 VMAP_STORAGE = "vmap: no batching rule for engine.{} (it reads the storage, which a batch shares)"
 
 
-#: How many vmaps are running their function once per example (func/vmap.py's `_run_each`), whose
-#: examples are views into the batch's storage.
-PER_EXAMPLE: list = [0]
-
-
 def refuse_batched(tensor, message: str, storage: bool = False) -> None:
     """Refuse an op vmap cannot batch where `tensor` carries a vmap batch (engine.func's BatchedTensor,
     seen from below engine.func): one whose result's shape depends on each example's values (torch's
     messages), or, `storage`, one that reads the storage, refused in a per-example run too."""
-    if (BATCHED_APPLY[0] is not None and getattr(tensor, "_levels", None)) or (storage and PER_EXAMPLE[0]):
+    thread = this_thread
+    if (thread.batched_apply is not None and getattr(tensor, "_levels", None)) or (
+        storage and thread.transforms.per_example
+    ):
         raise RuntimeError(message)
 
 
@@ -501,11 +492,12 @@ def apply_op(op: Op, inputs: tuple, attrs: tuple = ()):
     This is the hot path of every op, hence the inlined Tensor construction and edges,
     and plain loops instead of helpers and comprehensions (each a Python call in 3.11).
     """
-    if BATCHED_APPLY[0] is not None:  # inside engine.func.vmap: the row's batching rule
-        return BATCHED_APPLY[0](op, inputs, attrs, apply_op)
     # This thread's state, read through its dict: a threading.local's cheapest read (ops/op.py
     # reads nothing else per op from it); a thread's first read also quiets its numpy.
     thread = this_thread.__dict__
+    batched = thread["batched_apply"]
+    if batched is not None:  # inside engine.func.vmap: the row's batching rule
+        return batched(op, inputs, attrs, apply_op)
     grad_enabled = thread["grad_enabled"]
     n = len(inputs)
     if n == 1:  # unary ops: the input is always a Tensor
@@ -654,9 +646,10 @@ def apply_multi(op: Op, inputs: tuple, attrs: tuple = ()) -> list:
     Not the hot path: these rows factor matrices. Saved outputs keep their version, as a
     single output's do in `apply_op`, so an in-place change of U before backward is caught.
     """
-    if BATCHED_APPLY[0] is not None:
-        return BATCHED_APPLY[0](op, inputs, attrs, apply_multi)
-    grad_enabled = this_thread.grad_enabled  # a thread's first read also quiets its numpy
+    thread = this_thread  # a thread's first read also quiets its numpy
+    if thread.batched_apply is not None:
+        return thread.batched_apply(op, inputs, attrs, apply_multi)
+    grad_enabled = thread.grad_enabled
     check_same_device(*inputs)
     datas = [x._data if isinstance(x, Tensor) else x for x in inputs]
     outs = [wrap(array) for array in op.forward(_xp_of_inputs(datas), *datas, *attrs)]

@@ -1,5 +1,5 @@
 """Autograd state across threads, as PyTorch 2.13 keeps it: grad mode, saved-tensor hooks and the
-running backward per thread; anomaly mode, the open forward-AD level and the default dtype for the
+running backward and torch.func's transforms per thread; anomaly mode, the open forward-AD level and the default dtype for the
 whole process. Threads run concurrently (barriers make them overlap at the point that matters)."""
 
 from __future__ import annotations
@@ -220,3 +220,65 @@ def test_the_default_device_is_per_thread_as_torchs(fake_cuda, torch):
         assert engine.zeros(1).device.type == "cuda"
     finally:
         engine.set_default_device(None)
+
+
+def while_another_thread_transforms(lib, transform: Callable, fn: Callable):
+    """`fn()` on this thread while another thread is inside `transform(g)`'s function g (a torch.func
+    transform, which torch keeps per thread); fn's result, and what the transform gave."""
+    inside, done = threading.Barrier(2), threading.Barrier(2)
+
+    def g(x):
+        inside.wait()
+        done.wait()
+        return (x * x).sum()
+
+    outcome: dict = {}
+    worker = threading.Thread(target=lambda: outcome.__setitem__("transformed", transform(g)(lib.ones(2, 3))))
+    worker.start()
+    inside.wait()
+    try:
+        seen = fn()
+    finally:
+        done.wait()
+        worker.join()
+    return seen, outcome["transformed"].tolist()
+
+
+def test_a_vmap_on_another_thread_leaves_this_threads_draws_alone(lib):
+    """vmap's randomness is its own thread's: randomness="error" does not refuse this thread's draw,
+    and "different" does not give this thread's draws a batch."""
+    draw = lambda: list(lib.rand(3).shape)  # noqa: E731
+    for randomness in ("error", "different"):
+        transform = lambda g, r=randomness: lib.func.vmap(g, randomness=r)  # noqa: E731
+        assert while_another_thread_transforms(lib, transform, draw) == ([3], [3.0, 3.0])
+
+
+def old_style_square(lib):
+    """An old-style custom Function (no setup_context), which torch.func refuses inside its transforms."""
+
+    class OldSquare(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    return OldSquare
+
+
+def test_a_transform_on_another_thread_leaves_this_threads_custom_functions_alone(lib):
+    """torch.func's rules for custom Functions hold in the transforming thread only: an old-style
+    Function still runs on this one while another thread is inside grad or vmap."""
+    square = old_style_square(lib)
+
+    def run():
+        x = lib.tensor([3.0], requires_grad=True)
+        square.apply(x).sum().backward()
+        return x.grad.tolist()
+
+    assert while_another_thread_transforms(lib, lib.func.grad, run) == ([6.0], [[2.0] * 3] * 2)
+    assert while_another_thread_transforms(lib, lib.func.vmap, run) == ([6.0], [3.0, 3.0])

@@ -208,11 +208,12 @@ class EngineTensors(Tensors):
         def watch(dev: Any) -> None:
             calls.append(random_call(sys._getframe(2), None))
 
-        backend.random_watchers.append(watch)
+        watchers = backend.draws.watchers
+        watchers.append(watch)
         try:
             yield calls
         finally:
-            backend.random_watchers.remove(watch)
+            watchers.remove(watch)
 
 
 ENGINE = EngineTensors()

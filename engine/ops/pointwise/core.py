@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy
 
 from ... import backend
+from ...autograd.thread_local import this_thread
 from ...tensor import Tensor, wrap
 from .. import arg_errors, creation, promotion
 from .. import derivatives as D
 from ..api import IN_PLACE, exported, public
-from ..op import BATCHED_ELEMENTWISE, apply_op, broadcast_error, check_same_device
+from ..op import apply_op, broadcast_error, check_same_device
 from ..operands import as_operand, broadcast_check, number_operands, with_number
 from ..promotion import result_type
 from . import kernels as K
@@ -229,8 +230,8 @@ def clip(input, min=None, max=None):
 
 def _compare(ufunc_name):
     def fn(input, other):
-        if BATCHED_ELEMENTWISE[0] is not None:  # inside vmap
-            out = BATCHED_ELEMENTWISE[0](getattr(numpy, ufunc_name), (input, other))
+        if this_thread.batched_elementwise is not None:  # inside vmap
+            out = this_thread.batched_elementwise(getattr(numpy, ufunc_name), (input, other))
             if out is not None:
                 return out
         data = other

@@ -16,12 +16,13 @@ import inspect
 import numpy
 
 from ... import backend
+from ...autograd.thread_local import this_thread
 from ...tensor import Tensor, wrap
 from .. import arg_errors, creation
 from .. import derivatives as D
 from .. import inplace as I
 from ..api import IN_PLACE, METHODS, exported, public
-from ..op import BATCHED_ELEMENTWISE, apply_op, broadcast_error, check_same_device
+from ..op import apply_op, broadcast_error, check_same_device
 from ..operands import as_operand, number_operands, with_number
 from ..promotion import result_type
 from . import kernels as K
@@ -407,8 +408,8 @@ def _forward_only_unary(name: str):
 
     def function(input):
         _require_tensor(name, "input", 1, input)
-        if BATCHED_ELEMENTWISE[0] is not None:  # inside vmap: each example's
-            out = BATCHED_ELEMENTWISE[0](getattr(numpy, name), (input,))
+        if this_thread.batched_elementwise is not None:  # inside vmap: each example's
+            out = this_thread.batched_elementwise(getattr(numpy, name), (input,))
             if out is not None:
                 return out
         return wrap(getattr(backend.xp_of(input._data), name)(input._data))
@@ -452,12 +453,12 @@ def _bitwise(name: str, kernel: str, compute, refused: str = "f"):
                 (arg_errors.TENSOR_OTHER, arg_errors.NUMBER_SELF, arg_errors.NUMBER_OTHER),
                 marked=(arg_errors.NUMBER_SELF,),
             )
-        if BATCHED_ELEMENTWISE[0] is not None:  # inside vmap: each example's
+        if this_thread.batched_elementwise is not None:  # inside vmap: each example's
             dt = result_type((input, other))
             if dt.kind in refused:
                 raise K.not_implemented(kernel, dt)
             operands = [x if isinstance(x, Tensor) else K.typed_number(x, dt) for x in (input, other)]
-            out = BATCHED_ELEMENTWISE[0](lambda a, b: compute(numpy, *_typed((a, b), dt)), operands)
+            out = this_thread.batched_elementwise(lambda a, b: compute(numpy, *_typed((a, b), dt)), operands)
             if out is not None:
                 return out
         return wrap(array(input, other))
@@ -494,10 +495,10 @@ def _inverted(input):
 
 def _inverted_tensor(input) -> Tensor:
     """~input as a new tensor (inside vmap, each example's)."""
-    if BATCHED_ELEMENTWISE[0] is not None:
+    if this_thread.batched_elementwise is not None:
         if input._data.dtype.kind == "f":
             raise K.not_implemented("bitwise_not_cpu", input._data.dtype)
-        out = BATCHED_ELEMENTWISE[0](numpy.invert, (input,))
+        out = this_thread.batched_elementwise(numpy.invert, (input,))
         if out is not None:
             return out
     return wrap(_inverted(input))

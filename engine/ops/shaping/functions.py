@@ -29,7 +29,6 @@ from .. import derivatives as D
 from ..api import exported, public
 from ..inplace import apply_inplace
 from ..op import (
-    BATCHED_APPLY,
     VMAP_DYNAMIC_SHAPE,
     VMAP_STORAGE,
     apply_op,
@@ -122,7 +121,7 @@ def _pieces(op, a, attrs, keys):
     then not be changed in place (PyTorch's MULTI_OUTPUT_NODE views). Inside engine.func.vmap, a
     batched `a` is cut by indexing, whose rows have batching rules, so every piece keeps the batch.
     """
-    if BATCHED_APPLY[0] is not None and getattr(a, "_levels", None):
+    if this_thread.batched_apply is not None and getattr(a, "_levels", None):
         return tuple(a[key] for key in keys)
     data = a._data
     recording = a._rg and this_thread.grad_enabled
