@@ -44,7 +44,9 @@ def torch_modes() -> dict:
     return {
         "plain": nullcontext,
         "detect_anomaly": torch.autograd.detect_anomaly,
-        "gradcli anomaly": lambda: torch_instrumented(TorchInstrument(torch, Sites(HERE, HERE))),
+        "gradcli anomaly": lambda: torch_instrumented(
+            TorchInstrument(torch, Sites(HERE, HERE), check_forward=True)
+        ),
     }
 
 
